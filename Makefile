@@ -1,0 +1,67 @@
+# Two commands do all the set-up: `make` (venv, launchers, a demo call) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PREFIX ?= $(HOME)/.local
+LIBDIR := $(PREFIX)/lib/ikigai-web-tools
+TOOLDIR := $(PREFIX)/libexec/ikigai
+USERTOOLS := $(HOME)/.ikigai/tools
+# [project.scripts] in pyproject.toml is the single list of tools.
+TOOLS := $(shell sed -n '/^\[project.scripts\]/,/^\[/s/^\([a-z0-9-]*-tool\) *=.*/\1/p' pyproject.toml)
+SHARED ?= ../shared
+
+.PHONY: all launchers demo test lint bench bench-extract install install-user uninstall clean
+
+all: launchers demo
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+launchers: $(BIN)/.installed
+	mkdir -p libexec/ikigai
+	for t in $(TOOLS); do ln -sfn ../../$(BIN)/$$t libexec/ikigai/$$t; done
+
+demo: launchers
+	@echo '$$ echo '"'"'{"query": "what is ikigai", "max_results": 3}'"'"' | libexec/ikigai/web-search-duckduckgo-tool'
+	@echo '{"query": "what is ikigai", "max_results": 3}' | libexec/ikigai/web-search-duckduckgo-tool
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
+	rm -f .coverage .coverage.*
+	$(BIN)/coverage run -m pytest
+	$(BIN)/coverage combine -q
+	$(BIN)/coverage report
+
+bench: launchers
+	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+bench-extract: $(BIN)/.installed
+	$(BIN)/python bench/extract.py $(SHARED)/bench/extraction
+
+install:
+	$(PYTHON) -m venv $(LIBDIR)/venv
+	$(LIBDIR)/venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(LIBDIR)/venv/bin/python -m pip install -q .
+	mkdir -p $(TOOLDIR)
+	for t in $(TOOLS); do ln -sfn $(LIBDIR)/venv/bin/$$t $(TOOLDIR)/$$t; done
+
+install-user: install
+	mkdir -p $(USERTOOLS)
+	for t in $(TOOLS); do ln -sfn $(TOOLDIR)/$$t $(USERTOOLS)/$$t; done
+
+uninstall:
+	for t in $(TOOLS); do \
+	  [ "$$(readlink $(USERTOOLS)/$$t)" = "$(TOOLDIR)/$$t" ] && rm -f $(USERTOOLS)/$$t; \
+	  rm -f $(TOOLDIR)/$$t; \
+	done; true
+	rm -rf $(LIBDIR)
+
+clean:
+	rm -rf $(VENV) libexec/ikigai .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache

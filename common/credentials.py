@@ -1,0 +1,221 @@
+"""Credential discovery and the one `config_required` event shape (protocol.md, section 3).
+
+Each credential is a non-empty environment variable, else an entry of `credentials.json` in
+the ikigai config directory, flat (keyed by the variable name) or nested
+(`web_search.<provider>.<field>`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from common.errors import ErrorCode, ToolError
+from common.redact import register_secret
+from common.settings import config_dir
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str  # the nested key and the name in the event's `credentials`
+    env: tuple[str, ...]  # variables, first non-empty wins
+    secret: bool = True
+
+
+@dataclass(frozen=True)
+class Provider:
+    key: str  # nested key under `web_search`
+    tool: str  # schema name of the tool that needs it
+    label: str  # what the model and the user are told to get
+    fields: tuple[Field, ...]
+    signup_url: str
+    how: str  # one sentence on where to get it
+
+
+PROVIDERS: dict[str, Provider] = {
+    p.key: p
+    for p in (
+        Provider(
+            "brave",
+            "web_search_brave",
+            "a Brave Search API key",
+            (Field("api_key", ("BRAVE_API_KEY",)),),
+            "https://brave.com/search/api/",
+            "Sign up at https://brave.com/search/api/, choose a Search plan and create a key.",
+        ),
+        Provider(
+            "google",
+            "web_search_google",
+            "a Google Custom Search API key and a search engine ID",
+            (
+                Field("api_key", ("GOOGLE_SEARCH_API_KEY",)),
+                Field("engine_id", ("GOOGLE_SEARCH_ENGINE_ID",), secret=False),
+            ),
+            "https://developers.google.com/custom-search/v1/overview",
+            "Create a key at https://developers.google.com/custom-search/v1/overview and an "
+            "engine (its ID is the `cx` value) at https://programmablesearchengine.google.com/.",
+        ),
+        Provider(
+            "tavily",
+            "web_search_tavily",
+            "a Tavily API key",
+            (Field("api_key", ("TAVILY_API_KEY",)),),
+            "https://app.tavily.com/",
+            "Sign up at https://app.tavily.com/ (free tier available) and copy the key.",
+        ),
+        Provider(
+            "searxng",
+            "web_search_searxng",
+            "the base URL of a SearXNG instance",
+            (Field("url", ("SEARXNG_URL",), secret=False),),
+            "https://docs.searxng.org/",
+            "Point it at a SearXNG instance you run (see https://docs.searxng.org/); its "
+            "settings.yml must enable the JSON format: `search: formats: [html, json]`.",
+        ),
+    )
+}
+
+_PLACEHOLDER = {"api_key": "your-api-key", "engine_id": "your-engine-id"}
+
+
+def credentials_path() -> Path:
+    """The `credentials.json` this machine reads."""
+    return config_dir() / "credentials.json"
+
+
+def resolve(provider: Provider) -> dict[str, str]:
+    """Every field of `provider`, or AUTH_MISSING with the `config_required` event."""
+    found: dict[str, str] = {}
+    problem = ""
+    for field in provider.fields:
+        value = _from_env(field)
+        if value is None:
+            file_values, problem = _read_file()
+            value = _from_file(file_values, provider, field)
+        if value is not None:
+            found[field.name] = value
+            if field.secret:
+                register_secret(value)
+    if len(found) < len(provider.fields):
+        raise missing(provider, problem)
+    return found
+
+
+def optional(provider: Provider, field: Field) -> str | None:
+    """A credential that may be absent (SearXNG's `auth`), looked up the same way."""
+    value = _from_env(field)
+    if value is None:
+        value = _from_file(_read_file()[0], provider, field)
+    if value is not None and field.secret:
+        register_secret(value)
+    return value
+
+
+def _from_env(field: Field) -> str | None:
+    for name in field.env:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def _from_file(values: dict[str, Any], provider: Provider, field: Field) -> str | None:
+    candidates: list[object] = [values.get(name) for name in field.env]
+    nested = values.get("web_search")
+    if isinstance(nested, dict) and isinstance(nested.get(provider.key), dict):
+        candidates.append(nested[provider.key].get(field.name))
+    for value in candidates:
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _read_file() -> tuple[dict[str, Any], str]:
+    """The file's JSON object and, when it is unusable, why (never an exception)."""
+    path = credentials_path()
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}, ""
+    except OSError as exc:
+        return {}, f"{path} could not be read ({exc.strerror or exc})"
+    except orjson.JSONDecodeError as exc:
+        return {}, f"{path} is not valid JSON ({exc})"
+    if not isinstance(data, dict):
+        return {}, f"{path} must hold a JSON object"
+    return data, ""
+
+
+def missing(provider: Provider, problem: str = "") -> ToolError:
+    """AUTH_MISSING, telling exactly what to set and where."""
+    path = credentials_path()
+    names = " and ".join(f.env[0] for f in provider.fields)
+    message = (
+        f"{provider.tool} needs {provider.label}: set {names} in the environment or add it "
+        f"to {path}. {provider.how}"
+    )
+    if problem:
+        message += f" Note: {problem}."
+    return ToolError(ErrorCode.AUTH_MISSING, message, event=event(provider))
+
+
+def event(
+    provider: Provider,
+    error_type: str | None = None,
+    alternatives: list[str] | None = None,
+) -> dict[str, Any]:
+    """The `config_required` event; `error_type` is `auth_invalid` or `rate_limit`."""
+    data: dict[str, Any] = {
+        "tool": provider.tool,
+        "credentials": [f.name for f in provider.fields],
+        "env": [f.env[0] for f in provider.fields],
+        "signup_url": provider.signup_url,
+    }
+    if error_type is not None:
+        data["error_type"] = error_type
+    if alternatives is not None:
+        data["alternative_tools"] = alternatives
+    return {"kind": "config_required", "content": _content(provider, error_type), "data": data}
+
+
+def _content(provider: Provider, error_type: str | None) -> str:
+    path = credentials_path()
+    lead = {
+        None: f"{provider.tool} needs {provider.label}.",
+        "auth_invalid": f"{provider.tool}: the provider rejected the configured credential.",
+        "rate_limit": f"{provider.tool}: the provider's rate limit or quota is used up.",
+    }[error_type]
+    exports = "\n".join(
+        f'  export {f.env[0]}="{_PLACEHOLDER.get(f.name, "https://searx.example.org")}"'
+        for f in provider.fields
+    )
+    nested = {
+        f.name: _PLACEHOLDER.get(f.name, "https://searx.example.org") for f in provider.fields
+    }
+    example = orjson.dumps({"web_search": {provider.key: nested}}).decode()
+    return (
+        f"⚠ Configuration Required\n\n{lead}\n{provider.how}\n\n"
+        f"Either set it in the environment:\n{exports}\n\n"
+        f"or put it in {path}:\n  {example}"
+    )
+
+
+def configured(provider: Provider) -> bool:
+    """Whether every field of `provider` resolves, without side effects on failure."""
+    try:
+        resolve(provider)
+    except ToolError:
+        return False
+    return True
+
+
+def alternatives(current: str) -> list[str]:
+    """Other search tools that would work right now: keyless, or with credentials set."""
+    names = [p.tool for p in PROVIDERS.values() if p.tool != current and configured(p)]
+    if current != "web_search_duckduckgo":
+        names.append("web_search_duckduckgo")
+    return names

@@ -1,0 +1,146 @@
+"""Domain filters (protocol.md, section 4): normalise, match, split, fan out, merge."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from common.errors import ErrorCode, ToolError, invalid
+
+Result = dict[str, Any]
+_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+_PORT = re.compile(r":\d*$")
+# When every domain of a fan-out fails, the most specific error wins.
+_PRECEDENCE = (
+    ErrorCode.RATE_LIMIT,
+    ErrorCode.AUTH_INVALID,
+    ErrorCode.NETWORK_ERROR,
+    ErrorCode.API_ERROR,
+)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One provider answer: results in rank order, and whether the provider has more."""
+
+    results: list[Result]
+    more: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Fetch = Callable[[str | None, int], Page]
+
+
+def normalise(entries: Iterable[str], name: str) -> list[str]:
+    """Clean, de-duplicated domains in input order, or INVALID_INPUT naming the bad entry."""
+    out: list[str] = []
+    for entry in entries:
+        domain = _normalise_one(entry)
+        if domain is None:
+            raise invalid(name, entry, "each entry must be a domain name such as example.com")
+        if domain not in out:
+            out.append(domain)
+    return out
+
+
+def _normalise_one(entry: str) -> str | None:
+    text = entry.strip().lower()
+    text = text.split("://", 1)[-1]
+    text = re.split(r"[/?#]", text, maxsplit=1)[0]
+    text = _PORT.sub("", text.rsplit("@", 1)[-1])
+    text = text.removeprefix("*.").lstrip(".").rstrip(".")
+    try:
+        text = text.encode("idna").decode("ascii")
+    except UnicodeError:
+        return None
+    labels = text.split(".")
+    if not text or len(text) > 253 or not all(_LABEL.match(label) for label in labels):
+        return None
+    return text
+
+
+def host_of(url: str) -> str:
+    """The URL's host, lower case, ASCII (IDNA), without port or userinfo; "" if none."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
+
+def matches(url: str, domains: Sequence[str]) -> bool:
+    """True when the URL's host is one of `domains` or a subdomain of one."""
+    host = host_of(url)
+    return any(host == d or host.endswith("." + d) for d in domains)
+
+
+def keep(results: Iterable[Result], allowed: Sequence[str], blocked: Sequence[str]) -> list[Result]:
+    """Post-filter: only allowed hosts (when any are given), never blocked ones."""
+    return [
+        r
+        for r in results
+        if (not allowed or matches(r["url"], allowed)) and not matches(r["url"], blocked)
+    ]
+
+
+def split(count: int, n: int) -> list[int]:
+    """`count` shared over `n` domains; the first `count % n` get one more."""
+    per, extra = divmod(count, n)
+    return [per + (1 if i < extra else 0) for i in range(n)]
+
+
+def url_key(url: str) -> str:
+    """Identity of a result URL: scheme and host lower-cased, fragment dropped."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    return parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower(), fragment="").geturl()
+
+
+def merge(pages: Sequence[Sequence[Result]], count: int) -> list[Result]:
+    """Round-robin in domain order, duplicate URLs dropped, at most `count`."""
+    merged: list[Result] = []
+    seen: set[str] = set()
+    for rank in range(max((len(p) for p in pages), default=0)):
+        for page in pages:
+            if rank < len(page) and url_key(page[rank]["url"]) not in seen:
+                seen.add(url_key(page[rank]["url"]))
+                merged.append(page[rank])
+    return merged[:count]
+
+
+def fan_out(fetch: Fetch, domains: Sequence[str], count: int) -> tuple[list[Result], list[ToolError]]:
+    """One request per domain, in parallel; results merged, failures returned per domain."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = [(d, n) for d, n in zip(domains, split(count, len(domains)), strict=True) if n > 0]
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = [(d, pool.submit(fetch, d, n)) for d, n in jobs]
+    pages: list[list[Result]] = []
+    failures: list[ToolError] = []
+    for domain, future in futures:
+        try:
+            pages.append(future.result().results)
+        except ToolError as err:
+            message = f"{domain}: {err.message}"
+            failures.append(ToolError(err.code, message, retry_after=err.retry_after, event=err.event))
+    if not pages:
+        raise most_specific(failures)
+    return merge(pages, count), failures
+
+
+def most_specific(errors: Sequence[ToolError]) -> ToolError:
+    def rank(err: ToolError) -> int:
+        return _PRECEDENCE.index(err.code) if err.code in _PRECEDENCE else len(_PRECEDENCE)
+
+    best = min(errors, key=rank)
+    if len(errors) > 1:
+        best.message = f"every domain failed; {best.message}"
+    return best

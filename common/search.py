@@ -1,0 +1,69 @@
+"""What every search tool does around its provider call: domain plan, cache, output shape."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from common import cache
+from common.domains import Fetch, Result, fan_out, keep
+from common.errors import ToolError
+from common.protocol import warning
+from common.settings import load
+
+
+def search(
+    provider: str,
+    fetch: Fetch,
+    count: int,
+    allowed: Sequence[str],
+    blocked: Sequence[str],
+    cache_key: object,
+) -> dict[str, Any]:
+    """The success object for one search; `fetch(site, n)` makes one provider request.
+
+    `fetch` gets the single domain to restrict to natively (or None) and how many results to
+    ask for. Several allowed domains fan out in parallel; blocked domains always apply last.
+    """
+    ttl = load().cache_ttl
+    key = [provider, cache_key]
+    cached = cache.get("search", key, ttl)
+    if isinstance(cached, dict):
+        return cached | {"cached": True}
+    results, extra, failures = _collect(fetch, count, allowed, blocked)
+    out: dict[str, Any] = {"success": True, "provider": provider}
+    out |= {"results": results, "count": len(results)} | extra
+    if failures:
+        out["warnings"] = [warning(f) for f in failures]
+    else:
+        cache.put("search", key, out, ttl)
+    return out
+
+
+def _collect(
+    fetch: Fetch, count: int, allowed: Sequence[str], blocked: Sequence[str]
+) -> tuple[list[Result], dict[str, Any], list[ToolError]]:
+    if len(allowed) > 1:
+        results, failures = fan_out(fetch, allowed, count)
+        return keep(results, allowed, blocked), {}, failures
+    page = fetch(allowed[0] if allowed else None, count)
+    return keep(page.results, allowed, blocked)[:count], page.extra, []
+
+
+_TAG = re.compile(r"<[^>]*>")
+_SPACE = re.compile(r"\s+")
+
+
+def plain(text: object) -> str:
+    """Provider text as plain text: highlight markup removed, entities decoded, spaces folded."""
+    if not isinstance(text, str):
+        return ""
+    return _SPACE.sub(" ", html.unescape(_TAG.sub("", text))).strip()
+
+
+def result(title: object, url: str, snippet: object, **extra: Any) -> Result:
+    """One result in the shared shape; extras with no value are left out."""
+    out: Result = {"title": plain(title), "url": url, "snippet": plain(snippet)}
+    return out | {k: v for k, v in extra.items() if v not in (None, "", [])}

@@ -1,0 +1,170 @@
+"""Shared fixtures: an isolated environment, no network, a loopback HTTP server, tool runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+BIN = Path(sys.executable).parent
+CREDENTIAL_VARS = (
+    "BRAVE_API_KEY",
+    "GOOGLE_SEARCH_API_KEY",
+    "GOOGLE_SEARCH_ENGINE_ID",
+    "TAVILY_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "SEARXNG_URL",
+    "SEARXNG_AUTH",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No real credentials, settings or cache leak into a test; each gets its own dirs."""
+    for name in list(os.environ):
+        if name in CREDENTIAL_VARS or name.startswith("IKIGAI_") or name.endswith("_API_URL"):
+            monkeypatch.delenv(name)
+    for name in ("DUCKDUCKGO_HTML_URL", "DUCKDUCKGO_LITE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path / "config"
+    config.mkdir()
+    monkeypatch.setenv("IKIGAI_CONFIG_DIR", str(config))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    return config
+
+
+def _not_loopback(request: Any) -> bool:
+    return request.url.host not in ("127.0.0.1", "localhost", "::1")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`@pytest.mark.loopback`: in-process requests to 127.0.0.1 go to a real local server."""
+    for item in items:
+        if item.get_closest_marker("loopback"):
+            item.add_marker(pytest.mark.httpx_mock(should_mock=_not_loopback))
+
+
+@pytest.fixture(autouse=True)
+def no_network(httpx_mock: Any) -> Any:
+    """pytest-httpx on every test: no request can leave the process unanswered."""
+    return httpx_mock
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | str | Any = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class FakeServer:
+    """A real HTTP server on 127.0.0.1; routes map a path to a Reply or a function of Seen."""
+
+    url: str = ""
+    routes: dict[str, Reply | Callable[[Seen], Reply]] = field(default_factory=dict)
+    seen: list[Seen] = field(default_factory=list)
+
+    def route(self, path: str, reply: Reply | Callable[[Seen], Reply]) -> str:
+        self.routes[path] = reply
+        return self.url + path
+
+
+def _handler(fake: FakeServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            parts = urlsplit(self.path)
+            seen = Seen(self.command, parts.path, parse_qs(parts.query), dict(self.headers),
+                        self.rfile.read(length))  # fmt: skip
+            fake.seen.append(seen)
+            reply = fake.routes.get(parts.path, Reply(404, b"not found"))
+            reply = reply(seen) if callable(reply) else reply
+            time.sleep(reply.delay)
+            body = reply.body
+            if not isinstance(body, bytes | str):
+                body = json.dumps(body)
+            data = body.encode() if isinstance(body, str) else body
+            self.send_response(reply.status)
+            headers = {"Content-Type": "application/json", "Content-Length": str(len(data))}
+            for key, value in (headers | reply.headers).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_HEAD = _serve  # noqa: N815
+
+    return Handler
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeServer]:
+    fake = FakeServer()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    server.daemon_threads = True
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield fake
+    server.shutdown()
+    server.server_close()
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> Any:
+        assert self.stdout.endswith("\n") and self.stdout.count("\n") == 1, self.stdout
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def run_tool() -> Callable[..., Run]:
+    """Run an installed console script as the host would: JSON on stdin, env inherited."""
+
+    def run(name: str, payload: object = None, *, args: tuple[str, ...] = (),
+            env: dict[str, str] | None = None, raw: bytes | None = None) -> Run:  # fmt: skip
+        data = raw if raw is not None else json.dumps(payload).encode()
+        proc = subprocess.run(
+            [str(BIN / name), *args],
+            input=data,
+            capture_output=True,
+            env=os.environ | (env or {}),
+            timeout=60,
+            check=False,
+        )
+        return Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+    return run

@@ -1,0 +1,291 @@
+"""web-search-brave-tool: web search through the Brave Search Web API."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from datetime import date
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from common import params as p
+from common.credentials import PROVIDERS, alternatives, event, resolve
+from common.domains import Page, normalise
+from common.errors import ErrorCode, ToolError, invalid
+from common.protocol import main as run_protocol
+from common.search import plain, result, search
+from common.settings import load
+
+if TYPE_CHECKING:
+    import httpx
+
+    from common.http import Deadline
+
+DEFAULT_URL = "https://api.search.brave.com/res/v1/web/search"
+MAX_QUERY = 400
+FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
+_RANGE = re.compile(r"^(\d{4}-\d{2}-\d{2})to(\d{4}-\d{2}-\d{2})$")
+# Brave's documented `country` values.
+COUNTRIES = (
+    "AR AU AT BE BR CA CL DK FI FR DE GR HK IN ID IT JP KR MY MX NL NZ NO CN PL PT PH RU SA ZA "
+    "ES SE CH TW TR GB US ALL"
+).split()
+_LANG = re.compile(r"^[a-z]{2}(-[a-z]{2,4})?$")
+
+SCHEMA: dict[str, Any] = {
+    "name": "web_search_brave",
+    "description": (
+        "Search the web with Brave Search. Returns up to 20 results, each with title, url and "
+        "snippet. Use allowed_domains / blocked_domains to restrict sites."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Search query, 2-400 characters."},
+            "count": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 20,
+                "default": 10,
+                "description": "Number of results (1-20).",
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 9,
+                "default": 0,
+                "description": "Page index in units of count (0-9): offset 1 with count 10 "
+                "returns results 11-20. Use next_offset from a previous answer.",
+            },
+            "allowed_domains": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Only results from these domains or their subdomains.",
+            },
+            "blocked_domains": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Never results from these domains or their subdomains.",
+            },
+            "freshness": {
+                "type": "string",
+                "description": "Age of results: day, week, month, year, or a date range "
+                "YYYY-MM-DDtoYYYY-MM-DD.",
+            },
+            "country": {
+                "type": "string",
+                "description": "Two-letter country code for regional results, e.g. US, GB, DE.",
+            },
+            "search_lang": {
+                "type": "string",
+                "description": "Language of results, e.g. en, de, pt-br.",
+            },
+            "safesearch": {
+                "type": "string",
+                "enum": ["off", "moderate", "strict"],
+                "description": "Adult content filter; Brave's default is moderate.",
+            },
+        },
+        "required": ["query"],
+    },
+}
+
+
+@dataclass(frozen=True)
+class Params:
+    query: str
+    count: int = 10
+    offset: int = 0
+    allowed: tuple[str, ...] = ()
+    blocked: tuple[str, ...] = ()
+    freshness: str | None = None
+    country: str | None = None
+    search_lang: str | None = None
+    safesearch: str | None = None
+
+
+def parse_input(raw: dict[str, Any]) -> Params:
+    return Params(
+        query=p.query(raw, lo=2, hi=MAX_QUERY),
+        count=p.integer(raw, "count", 10, 1, 20),
+        offset=p.integer(raw, "offset", 0, 0, 9),
+        allowed=tuple(normalise(p.string_list(raw, "allowed_domains"), "allowed_domains")),
+        blocked=tuple(normalise(p.string_list(raw, "blocked_domains"), "blocked_domains")),
+        freshness=_freshness(p.text(raw, "freshness")),
+        country=_country(p.text(raw, "country")),
+        search_lang=_search_lang(p.text(raw, "search_lang")),
+        safesearch=p.choice(raw, "safesearch", ("off", "moderate", "strict")),
+    )
+
+
+def _freshness(value: str | None) -> str | None:
+    if value is None or value.lower() in FRESHNESS:
+        return FRESHNESS[value.lower()] if value else None
+    allowed = "allowed values are day, week, month, year or YYYY-MM-DDtoYYYY-MM-DD"
+    match = _RANGE.match(value)
+    if not match:
+        raise invalid("freshness", value, allowed)
+    try:
+        start, end = (date.fromisoformat(d) for d in match.groups())
+    except ValueError:
+        raise invalid("freshness", value, allowed + " with real dates") from None
+    if start > end:
+        raise invalid("freshness", value, "the range must start on or before its end")
+    return value
+
+
+def _country(value: str | None) -> str | None:
+    if value is not None and value.upper() not in COUNTRIES:
+        raise invalid("country", value, "Brave accepts " + ", ".join(COUNTRIES))
+    return value.upper() if value else None
+
+
+def _search_lang(value: str | None) -> str | None:
+    if value is not None and not _LANG.match(value.lower()):
+        raise invalid("search_lang", value, "it must be a language code such as en, de or pt-br")
+    return value.lower() if value else None
+
+
+def build_query(params: Params, site: str | None) -> str:
+    """The query with `site:` for a native restriction and `-site:` for blocked domains."""
+    q = f"{params.query} site:{site}" if site else params.query
+    excluded = " ".join(f"-site:{d}" for d in params.blocked)
+    # Exclusions only save the page from waste; past Brave's limit the post-filter suffices.
+    return f"{q} {excluded}" if excluded and len(q) + len(excluded) < MAX_QUERY else q
+
+
+def request_params(params: Params, site: str | None, count: int) -> dict[str, str | int]:
+    query: dict[str, str | int] = {
+        "q": build_query(params, site),
+        "count": count,
+        "offset": params.offset,
+        "text_decorations": "false",
+        "extra_snippets": "true",
+    }
+    optional = {
+        "freshness": params.freshness,
+        "country": params.country,
+        "search_lang": params.search_lang,
+        "safesearch": params.safesearch,
+    }
+    return query | {k: v for k, v in optional.items() if v is not None}
+
+
+def fetch_page(
+    http: httpx.Client, deadline: Deadline, url: str, key: str, params: Params,
+    site: str | None, count: int,
+) -> Page:  # fmt: skip
+    """One Brave request: the only function that touches the network."""
+    from common.http import json_body, send
+
+    headers = {"X-Subscription-Token": key, "Accept": "application/json"}
+    request = http.build_request("GET", url, params=request_params(params, site, count), headers=headers)
+    response = send(http, request, deadline, wait_hint=reset_seconds)
+    if response.status_code != 200:
+        raise error_for(response.status_code, _body(response), reset_seconds(response))
+    return shape_output(json_body(response, "Brave"), params.offset)
+
+
+def _body(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return response.text[:300]
+
+
+def reset_seconds(response: httpx.Response) -> int | None:
+    """Seconds to wait: the first value of X-RateLimit-Reset, else Retry-After."""
+    from common.http import retry_after
+
+    first = response.headers.get("x-ratelimit-reset", "").split(",")[0].strip()
+    return int(first) if first.isdigit() else retry_after(response)
+
+
+def error_for(status: int, body: Any, wait: int | None) -> ToolError:
+    """Brave's error answer as a ToolError."""
+
+    error = body.get("error") if isinstance(body, dict) else None
+    code = str(error.get("code", "")) if isinstance(error, dict) else ""
+    detail = _detail(error) if isinstance(error, dict) else str(body).strip()[:300]
+    said = f"Brave answered HTTP {status}" + (f" ({code}: {detail})" if code else f": {detail}")
+    if status in (401, 403) or "SUBSCRIPTION_TOKEN" in code.upper():
+        message = f"{said}. The API key was rejected: check BRAVE_API_KEY or get a new key."
+        return ToolError(ErrorCode.AUTH_INVALID, message, event=event(PROVIDERS["brave"], "auth_invalid"))
+    if status == 429:
+        alts = alternatives("web_search_brave")
+        message = f"{said}. Brave's rate limit or monthly quota is used up; wait"
+        message += f" {wait} s" if wait is not None else ""
+        message += " or use another search tool: " + ", ".join(alts) + "."
+        rate_event = event(PROVIDERS["brave"], "rate_limit", alts)
+        return ToolError(ErrorCode.RATE_LIMIT, message, retry_after=wait, event=rate_event)
+    if status == 422 and code.upper() == "VALIDATION":
+        return ToolError(ErrorCode.INVALID_INPUT, f"{said}. Fix the parameters Brave names.")
+    return ToolError(ErrorCode.API_ERROR, f"{said}.")
+
+
+def _detail(error: dict[str, Any]) -> str:
+    detail = str(error.get("detail", "")).strip()
+    meta = error.get("meta")
+    problems = meta.get("errors") if isinstance(meta, dict) else None
+    for problem in problems if isinstance(problems, list) else []:
+        if isinstance(problem, dict) and problem.get("msg"):
+            where = ".".join(str(x) for x in problem.get("loc", []) if x != "query")
+            detail += f"; {where}: {problem['msg']}" if where else f"; {problem['msg']}"
+    return detail
+
+
+def shape_output(body: Any, offset: int) -> Page:
+    """Brave's JSON as a Page of our results, with next_offset when Brave has more."""
+
+    if not isinstance(body, dict):
+        raise ToolError(ErrorCode.API_ERROR, "Brave answered HTTP 200 with JSON that is not an object")
+    web = body.get("web") if isinstance(body.get("web"), dict) else {}
+    items = web.get("results") if isinstance(web.get("results"), list) else []
+    results = [
+        result(i["title"], i["url"], i.get("description"), age=i.get("age"),
+               published=_published(i.get("page_age")), extra_snippets=_extra(i))
+        for i in items if _usable(i)
+    ]  # fmt: skip
+    query = body.get("query") if isinstance(body.get("query"), dict) else {}
+    more = bool(query.get("more_results_available")) and offset < 9
+    return Page(results, more, {"next_offset": offset + 1} if more else {})
+
+
+def _usable(item: object) -> bool:
+    return (
+        isinstance(item, dict)
+        and isinstance(item.get("title"), str)
+        and isinstance(item.get("url"), str)
+        and item["url"].startswith(("http://", "https://"))
+    )
+
+
+def _published(page_age: object) -> str | None:
+    if not isinstance(page_age, str) or len(page_age) < 10:
+        return None
+    try:
+        return date.fromisoformat(page_age[:10]).isoformat()
+    except ValueError:
+        return None
+
+
+def _extra(item: dict[str, Any]) -> list[str]:
+
+    extra = item.get("extra_snippets")
+    return [plain(s) for s in extra if isinstance(s, str) and s.strip()] if isinstance(extra, list) else []
+
+
+def execute(raw: dict[str, Any]) -> dict[str, Any]:
+    from common.http import Deadline, client, endpoint
+
+    params = parse_input(raw)
+    key = resolve(PROVIDERS["brave"])["api_key"]
+    url = endpoint("BRAVE_SEARCH_API_URL", DEFAULT_URL)
+    settings = load()
+    with client(settings) as http:
+        fetch = partial(fetch_page, http, Deadline(settings.timeout), url, key, params)
+        return search("brave", fetch, params.count, params.allowed, params.blocked, [url, asdict(params)])
+
+
+def main() -> None:
+    run_protocol(SCHEMA, execute)
