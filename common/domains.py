@@ -101,7 +101,9 @@ def url_key(url: str) -> str:
         parts = urlsplit(url)
     except ValueError:
         return url
-    return parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower(), fragment="").geturl()
+    return parts._replace(
+        scheme=parts.scheme.lower(), netloc=parts.netloc.lower(), fragment=""
+    ).geturl()
 
 
 def merge(pages: Sequence[Sequence[Result]], count: int) -> list[Result]:
@@ -116,7 +118,9 @@ def merge(pages: Sequence[Sequence[Result]], count: int) -> list[Result]:
     return merged[:count]
 
 
-def fan_out(fetch: Fetch, domains: Sequence[str], count: int) -> tuple[list[Result], list[ToolError]]:
+def fan_out(
+    fetch: Fetch, domains: Sequence[str], count: int
+) -> tuple[list[Result], list[ToolError]]:
     """One request per domain, in parallel; results merged, failures returned per domain."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -130,7 +134,9 @@ def fan_out(fetch: Fetch, domains: Sequence[str], count: int) -> tuple[list[Resu
             pages.append(future.result().results)
         except ToolError as err:
             message = f"{domain}: {err.message}"
-            failures.append(ToolError(err.code, message, retry_after=err.retry_after, event=err.event))
+            failures.append(
+                ToolError(err.code, message, retry_after=err.retry_after, event=err.event)
+            )
     if not pages:
         raise most_specific(failures)
     return merge(pages, count), failures

@@ -12,13 +12,15 @@ import socket
 import ssl
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from common.errors import ErrorCode, ToolError
 from common.redact import redact
-from common.settings import Settings
+
+if TYPE_CHECKING:
+    from common.settings import Settings
 
 CONNECT_TIMEOUT = 5.0
 SHORT_WAIT = 2.0  # a 429 asking for at most this long is retried once
@@ -165,7 +167,7 @@ def _host(exc: httpx.HTTPError) -> str:
 
 def json_body(response: httpx.Response, provider: str) -> Any:
     """The response's JSON, or API_ERROR naming the status when the body is not JSON."""
-    import orjson  # noqa: PLC0415 - cheap, and keeps this module's top light
+    import orjson
 
     try:
         return orjson.loads(response.content)

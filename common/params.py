@@ -6,10 +6,12 @@ these getters handle the optional fields and every value check.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common.errors import invalid
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 
 def integer(raw: Mapping[str, Any], name: str, default: int, lo: int, hi: int) -> int:

@@ -47,17 +47,20 @@ def run(
     if argv == ["--schema"]:
         stdout.write(orjson.dumps(schema) + b"\n")
         return 0
+    if argv:
+        sys.stderr.write(
+            f"{schema['name']}: unexpected arguments {argv!r}: run with --schema or none\n"
+        )
+        return 1
     try:
-        if argv:
-            raise UsageError(f"unexpected arguments {argv!r}: run with --schema, or with none")
         call = read_call(stdin.read(MAX_INPUT_BYTES + 1), schema)
     except UsageError as exc:
-        print(f"{schema['name']}: {exc}", file=sys.stderr)
+        sys.stderr.write(f"{schema['name']}: {exc}\n")
         return 1
     try:
         result, budget = answer(execute, call)
     except Exception:  # noqa: BLE001 - a bug: report it on stderr, never as partial JSON
-        print(redact(traceback.format_exc()), file=sys.stderr, end="")
+        sys.stderr.write(redact(traceback.format_exc()))
         return _EXIT_CRASH
     stdout.write(render(result, budget))
     stdout.flush()
@@ -158,6 +161,6 @@ def _over_budget(budget: int) -> bytes:
 
 def output_budget() -> int:
     """The output budget from settings (imported lazily: only a call needs it)."""
-    from common.settings import load  # noqa: PLC0415 - keep --schema free of settings I/O
+    from common.settings import load
 
     return load().output_budget

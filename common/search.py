@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common import cache
 from common.domains import Fetch, Result, fan_out, keep
-from common.errors import ToolError
 from common.protocol import warning
 from common.settings import load
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from common.errors import ToolError
 
 
 def search(

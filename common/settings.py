@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common import __version__
 from common.errors import ErrorCode, ToolError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 PREFIX = "IKIGAI_WEB_"
 DEFAULT_SEARCH_ORDER = ("brave", "google", "tavily", "searxng", "duckduckgo")
@@ -43,13 +45,13 @@ def config_dir() -> Path:
     explicit = os.environ.get("IKIGAI_CONFIG_DIR", "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    from platformdirs import user_config_dir  # noqa: PLC0415 - only a call needs it
+    from platformdirs import user_config_dir
 
     return Path(user_config_dir("ikigai", appauthor=False))
 
 
 def cache_dir() -> Path:
-    from platformdirs import user_cache_dir  # noqa: PLC0415 - only a call needs it
+    from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("ikigai-web-tools", appauthor=False))
 
@@ -73,7 +75,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ToolError(ErrorCode.INVALID_INPUT, f"settings file {path} is unusable: {exc}") from None
+        raise ToolError(
+            ErrorCode.INVALID_INPUT, f"settings file {path} is unusable: {exc}"
+        ) from None
 
 
 def _parse(name: str, raw: object, parse: Callable[[object], Any]) -> Any:

@@ -8,14 +8,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 BIN = Path(sys.executable).parent
 CREDENTIAL_VARS = (
@@ -146,7 +148,8 @@ class Run:
 
     @property
     def json(self) -> Any:
-        assert self.stdout.endswith("\n") and self.stdout.count("\n") == 1, self.stdout
+        assert self.stdout.endswith("\n"), self.stdout
+        assert self.stdout.count("\n") == 1, self.stdout
         return json.loads(self.stdout)
 
 

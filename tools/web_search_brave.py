@@ -27,9 +27,10 @@ FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 _RANGE = re.compile(r"^(\d{4}-\d{2}-\d{2})to(\d{4}-\d{2}-\d{2})$")
 # Brave's documented `country` values.
 COUNTRIES = (
-    "AR AU AT BE BR CA CL DK FI FR DE GR HK IN ID IT JP KR MY MX NL NZ NO CN PL PT PH RU SA ZA "
-    "ES SE CH TW TR GB US ALL"
-).split()
+    *("AR", "AU", "AT", "BE", "BR", "CA", "CL", "DK", "FI", "FR", "DE", "GR", "HK", "IN", "ID"),
+    *("IT", "JP", "KR", "MY", "MX", "NL", "NZ", "NO", "CN", "PL", "PT", "PH", "RU", "SA", "ZA"),
+    *("ES", "SE", "CH", "TW", "TR", "GB", "US", "ALL"),
+)
 _LANG = re.compile(r"^[a-z]{2}(-[a-z]{2,4})?$")
 
 SCHEMA: dict[str, Any] = {
@@ -179,7 +180,9 @@ def fetch_page(
     from common.http import json_body, send
 
     headers = {"X-Subscription-Token": key, "Accept": "application/json"}
-    request = http.build_request("GET", url, params=request_params(params, site, count), headers=headers)
+    request = http.build_request(
+        "GET", url, params=request_params(params, site, count), headers=headers
+    )
     response = send(http, request, deadline, wait_hint=reset_seconds)
     if response.status_code != 200:
         raise error_for(response.status_code, _body(response), reset_seconds(response))
@@ -210,7 +213,9 @@ def error_for(status: int, body: Any, wait: int | None) -> ToolError:
     said = f"Brave answered HTTP {status}" + (f" ({code}: {detail})" if code else f": {detail}")
     if status in (401, 403) or "SUBSCRIPTION_TOKEN" in code.upper():
         message = f"{said}. The API key was rejected: check BRAVE_API_KEY or get a new key."
-        return ToolError(ErrorCode.AUTH_INVALID, message, event=event(PROVIDERS["brave"], "auth_invalid"))
+        return ToolError(
+            ErrorCode.AUTH_INVALID, message, event=event(PROVIDERS["brave"], "auth_invalid")
+        )
     if status == 429:
         alts = alternatives("web_search_brave")
         message = f"{said}. Brave's rate limit or monthly quota is used up; wait"
@@ -238,17 +243,22 @@ def shape_output(body: Any, offset: int) -> Page:
     """Brave's JSON as a Page of our results, with next_offset when Brave has more."""
 
     if not isinstance(body, dict):
-        raise ToolError(ErrorCode.API_ERROR, "Brave answered HTTP 200 with JSON that is not an object")
-    web = body.get("web") if isinstance(body.get("web"), dict) else {}
-    items = web.get("results") if isinstance(web.get("results"), list) else []
+        raise ToolError(
+            ErrorCode.API_ERROR, "Brave answered HTTP 200 with JSON that is not an object"
+        )
+    web = _mapping(body.get("web"))
+    items = web.get("results")
     results = [
         result(i["title"], i["url"], i.get("description"), age=i.get("age"),
                published=_published(i.get("page_age")), extra_snippets=_extra(i))
-        for i in items if _usable(i)
+        for i in (items if isinstance(items, list) else []) if _usable(i)
     ]  # fmt: skip
-    query = body.get("query") if isinstance(body.get("query"), dict) else {}
-    more = bool(query.get("more_results_available")) and offset < 9
+    more = bool(_mapping(body.get("query")).get("more_results_available")) and offset < 9
     return Page(results, more, {"next_offset": offset + 1} if more else {})
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _usable(item: object) -> bool:
@@ -272,7 +282,11 @@ def _published(page_age: object) -> str | None:
 def _extra(item: dict[str, Any]) -> list[str]:
 
     extra = item.get("extra_snippets")
-    return [plain(s) for s in extra if isinstance(s, str) and s.strip()] if isinstance(extra, list) else []
+    return (
+        [plain(s) for s in extra if isinstance(s, str) and s.strip()]
+        if isinstance(extra, list)
+        else []
+    )
 
 
 def execute(raw: dict[str, Any]) -> dict[str, Any]:
@@ -284,7 +298,9 @@ def execute(raw: dict[str, Any]) -> dict[str, Any]:
     settings = load()
     with client(settings) as http:
         fetch = partial(fetch_page, http, Deadline(settings.timeout), url, key, params)
-        return search("brave", fetch, params.count, params.allowed, params.blocked, [url, asdict(params)])
+        return search(
+            "brave", fetch, params.count, params.allowed, params.blocked, [url, asdict(params)]
+        )
 
 
 def main() -> None:
