@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -39,4 +40,5 @@ def put(namespace: str, key: object, value: Any, ttl: int) -> None:
         tmp.write_bytes(orjson.dumps({"stored": time.time(), "value": value}))
         tmp.replace(path)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)

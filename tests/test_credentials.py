@@ -1,0 +1,130 @@
+"""Credential discovery and the config_required event."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from common import credentials as c
+from common.errors import ErrorCode, ToolError
+
+BRAVE = c.PROVIDERS["brave"]
+GOOGLE = c.PROVIDERS["google"]
+
+
+def missing(provider) -> ToolError:
+    with pytest.raises(ToolError) as info:
+        c.resolve(provider)
+    assert info.value.code is ErrorCode.AUTH_MISSING
+    return info.value
+
+
+def test_environment_wins(isolated_env, monkeypatch):
+    (isolated_env / "credentials.json").write_text('{"BRAVE_API_KEY": "from-file"}')
+    monkeypatch.setenv("BRAVE_API_KEY", " from-env ")
+    assert c.resolve(BRAVE) == {"api_key": "from-env"}
+
+
+def test_flat_file(isolated_env):
+    (isolated_env / "credentials.json").write_text('{"BRAVE_API_KEY": "flat-key"}')
+    assert c.resolve(BRAVE) == {"api_key": "flat-key"}
+
+
+def test_nested_file_and_fields_resolved_separately(isolated_env, monkeypatch):
+    nested = {"web_search": {"google": {"api_key": "nested-key", "engine_id": "cx1"}}}
+    (isolated_env / "credentials.json").write_text(json.dumps(nested))
+    monkeypatch.setenv("GOOGLE_SEARCH_ENGINE_ID", "cx-env")
+    assert c.resolve(GOOGLE) == {"api_key": "nested-key", "engine_id": "cx-env"}
+
+
+def test_empty_strings_count_as_missing(isolated_env, monkeypatch):
+    monkeypatch.setenv("BRAVE_API_KEY", "")
+    (isolated_env / "credentials.json").write_text('{"BRAVE_API_KEY": " ", "web_search": {}}')
+    missing(BRAVE)
+
+
+def test_one_of_two_missing(monkeypatch):
+    monkeypatch.setenv("GOOGLE_SEARCH_API_KEY", "k")
+    err = missing(GOOGLE)
+    assert err.event is not None
+    assert err.event["data"]["credentials"] == ["api_key", "engine_id"]
+    assert err.event["data"]["env"] == ["GOOGLE_SEARCH_API_KEY", "GOOGLE_SEARCH_ENGINE_ID"]
+
+
+def test_event_names_variable_and_the_exact_file(isolated_env):
+    err = missing(BRAVE)
+    path = str(isolated_env / "credentials.json")
+    assert "BRAVE_API_KEY" in err.message
+    assert path in err.message
+    event = err.event
+    assert event is not None
+    assert event["kind"] == "config_required"
+    assert event["content"].startswith("⚠ Configuration Required\n\n")
+    assert 'export BRAVE_API_KEY="' in event["content"]
+    assert path in event["content"]
+    assert '{"web_search":{"brave":{"api_key":' in event["content"]
+    assert event["data"] == {
+        "tool": "web_search_brave",
+        "credentials": ["api_key"],
+        "env": ["BRAVE_API_KEY"],
+        "signup_url": "https://brave.com/search/api/",
+    }
+
+
+def test_default_path_is_platform_config_dir(monkeypatch, tmp_path):
+    monkeypatch.delenv("IKIGAI_CONFIG_DIR")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert str(tmp_path / "xdg" / "ikigai" / "credentials.json") in missing(BRAVE).message
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [(b"{broken", "not valid JSON"), (b"[1]", "must hold a JSON object")],
+)
+def test_bad_file_is_named_in_the_message(isolated_env, content, reason):
+    (isolated_env / "credentials.json").write_bytes(content)
+    err = missing(BRAVE)
+    assert reason in err.message
+    assert str(isolated_env / "credentials.json") in err.message
+
+
+def test_unreadable_file_is_named_not_a_crash(isolated_env):
+    (isolated_env / "credentials.json").mkdir()  # reading a directory fails with OSError
+    assert "could not be read" in missing(BRAVE).message
+
+
+def test_error_type_events():
+    event = c.event(BRAVE, "rate_limit", ["web_search_duckduckgo"])
+    assert event["data"]["error_type"] == "rate_limit"
+    assert event["data"]["alternative_tools"] == ["web_search_duckduckgo"]
+    assert "rate limit" in event["content"]
+    assert c.event(BRAVE, "auth_invalid")["data"]["error_type"] == "auth_invalid"
+
+
+def test_searxng_event_shape():
+    data = c.event(c.PROVIDERS["searxng"])["data"]
+    assert data == {
+        "tool": "web_search_searxng",
+        "credentials": ["url"],
+        "env": ["SEARXNG_URL"],
+        "signup_url": "https://docs.searxng.org/",
+    }
+
+
+def test_alternatives_are_configured_tools_and_duckduckgo(monkeypatch):
+    assert c.alternatives("web_search_brave") == ["web_search_duckduckgo"]
+    monkeypatch.setenv("TAVILY_API_KEY", "t")
+    monkeypatch.setenv("BRAVE_API_KEY", "b")
+    assert c.alternatives("web_search_brave") == ["web_search_tavily", "web_search_duckduckgo"]
+    assert c.alternatives("web_search_duckduckgo") == ["web_search_brave", "web_search_tavily"]
+
+
+def test_optional_field(isolated_env, monkeypatch):
+    field = c.Field("auth", ("SEARXNG_AUTH",))
+    provider = c.PROVIDERS["searxng"]
+    assert c.optional(provider, field) is None
+    (isolated_env / "credentials.json").write_text('{"web_search": {"searxng": {"auth": "u:p"}}}')
+    assert c.optional(provider, field) == "u:p"
+    monkeypatch.setenv("SEARXNG_AUTH", "tok")
+    assert c.optional(provider, field) == "tok"

@@ -1,0 +1,190 @@
+"""The HTTP layer: client defaults, retries, error mapping, redaction."""
+
+from __future__ import annotations
+
+import email.utils
+import socket
+import ssl
+import time
+
+import httpx
+import pytest
+
+from common import http
+from common.errors import ErrorCode, ToolError
+from common.settings import Settings
+
+URL = "https://api.test/search?key=top-secret-key&q=x"
+
+
+@pytest.fixture
+def no_sleep(monkeypatch):
+    slept: list[float] = []
+    monkeypatch.setattr("common.http.time.sleep", slept.append)
+    return slept
+
+
+def send(httpx_mock=None, deadline=None, **kwargs) -> httpx.Response:
+    with http.client(Settings()) as c:
+        return http.send(c, c.build_request("GET", URL), deadline or http.Deadline(25), **kwargs)
+
+
+def test_client_defaults(httpx_mock):
+    httpx_mock.add_response(url=URL)
+    send()
+    request = httpx_mock.get_request()
+    assert request.headers["user-agent"].startswith("ikigai-web-tools/")
+    assert "gzip" in request.headers["accept-encoding"]
+
+
+def test_custom_user_agent(httpx_mock):
+    httpx_mock.add_response()
+    with http.client(Settings(), user_agent="Mozilla/5.0", headers={"X-A": "1"}) as c:
+        c.get("https://a.test/")
+    assert httpx_mock.get_request().headers["user-agent"] == "Mozilla/5.0"
+    assert httpx_mock.get_request().headers["x-a"] == "1"
+
+
+def test_endpoint_override(monkeypatch):
+    assert http.endpoint("X_API_URL", "https://default") == "https://default"
+    monkeypatch.setenv("X_API_URL", " http://127.0.0.1:9/x ")
+    assert http.endpoint("X_API_URL", "https://default") == "http://127.0.0.1:9/x"
+
+
+def test_connection_error_retried_once(httpx_mock, no_sleep):
+    httpx_mock.add_exception(httpx.ConnectError("refused"))
+    httpx_mock.add_response(json={"ok": True})
+    assert send().json() == {"ok": True}
+    assert len(no_sleep) == 1
+    assert 0.2 <= no_sleep[0] <= 0.6
+
+
+def test_connection_error_twice_is_network_error(httpx_mock, no_sleep):
+    httpx_mock.add_exception(httpx.ConnectError("refused"), is_reusable=True)
+    with pytest.raises(ToolError) as info:
+        send()
+    assert info.value.code is ErrorCode.NETWORK_ERROR
+    assert info.value.message.startswith("connect:")
+    assert len(httpx_mock.get_requests()) == 2
+
+
+def test_server_error_retried_once_then_returned(httpx_mock, no_sleep):
+    httpx_mock.add_response(status_code=502, is_reusable=True)
+    assert send().status_code == 502
+    assert len(httpx_mock.get_requests()) == 2
+
+
+def test_server_error_then_success(httpx_mock, no_sleep):
+    httpx_mock.add_response(status_code=503)
+    httpx_mock.add_response(status_code=200)
+    assert send().status_code == 200
+
+
+def test_short_429_is_retried_after_the_wait(httpx_mock, no_sleep):
+    httpx_mock.add_response(status_code=429, headers={"Retry-After": "2"})
+    httpx_mock.add_response(status_code=200)
+    assert send().status_code == 200
+    assert no_sleep == [2.0]
+
+
+def test_long_or_unknown_429_is_not_retried(httpx_mock, no_sleep):
+    httpx_mock.add_response(status_code=429, headers={"Retry-After": "30"})
+    assert send().status_code == 429
+    httpx_mock.add_response(status_code=429)
+    assert send().status_code == 429
+    assert no_sleep == []
+
+
+def test_wait_hint_overrides_retry_after(httpx_mock, no_sleep):
+    httpx_mock.add_response(status_code=429)
+    httpx_mock.add_response(status_code=200)
+    assert send(wait_hint=lambda _: 1).status_code == 200
+    assert no_sleep == [1.0]
+
+
+def test_no_retry_when_the_deadline_cannot_fit_it(httpx_mock, no_sleep):
+    httpx_mock.add_response(status_code=500)
+    assert send(deadline=http.Deadline(0.5)).status_code == 500
+    assert no_sleep == []
+
+
+def test_timeout_is_not_retried(httpx_mock, no_sleep):
+    httpx_mock.add_exception(httpx.ReadTimeout("slow"))
+    with pytest.raises(ToolError) as info:
+        send()
+    assert info.value.message.startswith("timeout:")
+    assert "api.test" in info.value.message
+
+
+def test_deadline_applies_to_each_request(httpx_mock):
+    httpx_mock.add_response()
+    send(deadline=http.Deadline(3))
+    timeout = httpx_mock.get_request().extensions["timeout"]
+    assert 0 < timeout["read"] <= 3
+    assert timeout["connect"] <= http.CONNECT_TIMEOUT
+
+
+def _wrapped(outer: type[httpx.RequestError], inner: BaseException) -> httpx.HTTPError:
+    """An httpx error chained to its low-level cause, as httpx raises them."""
+    exc = outer(f"failed for {URL}", request=httpx.Request("GET", URL))
+    exc.__cause__ = inner
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (_wrapped(httpx.ConnectError, socket.gaierror(-2, "Name or service not known")), "DNS:"),
+        (_wrapped(httpx.ConnectError, ssl.SSLCertVerificationError("bad cert")), "TLS:"),
+        (_wrapped(httpx.ReadError, ConnectionResetError(104, "reset")), "reset:"),
+        (_wrapped(httpx.ConnectError, ConnectionRefusedError(111, "refused")), "connect:"),
+        (_wrapped(httpx.RemoteProtocolError, ValueError("eof")), "reset:"),
+        (_wrapped(httpx.ConnectTimeout, TimeoutError()), "timeout: connecting to"),
+        (_wrapped(httpx.PoolTimeout, TimeoutError()), "timeout: waiting for"),
+        (_wrapped(httpx.UnsupportedProtocol, ValueError("x")), "network:"),
+    ],
+)
+def test_network_error_says_which_kind_and_hides_the_query(exc, kind):
+    err = http.network_error(exc)
+    assert err.code is ErrorCode.NETWORK_ERROR
+    assert err.message.startswith(kind)
+    assert "top-secret-key" not in err.message
+
+
+def test_deadline_expiry_is_named():
+    deadline = http.Deadline(0.001)
+    deadline.end -= 1
+    err = http.network_error(_wrapped(httpx.ReadTimeout, TimeoutError()), deadline)
+    assert "deadline" in err.message
+    assert "IKIGAI_WEB_TIMEOUT" in err.message
+
+
+def test_error_without_request_still_maps():
+    assert http.network_error(httpx.ConnectError("x")).code is ErrorCode.NETWORK_ERROR
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({}, None),
+        ({"Retry-After": "12"}, 12),
+        ({"Retry-After": "soon"}, None),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0),
+    ],
+)
+def test_retry_after(headers, seconds):
+    assert http.retry_after(httpx.Response(429, headers=headers)) == seconds
+
+
+def test_retry_after_future_date():
+    when = email.utils.formatdate(time.time() + 100, usegmt=True)
+    assert 95 <= (http.retry_after(httpx.Response(429, headers={"Retry-After": when})) or 0) <= 100
+
+
+def test_json_body():
+    assert http.json_body(httpx.Response(200, content=b'{"a": 1}'), "P") == {"a": 1}
+    with pytest.raises(ToolError) as info:
+        http.json_body(httpx.Response(200, content=b"<html>oops</html>"), "P")
+    assert info.value.code is ErrorCode.API_ERROR
+    assert "HTTP 200" in info.value.message
+    assert "oops" in info.value.message
