@@ -10,7 +10,7 @@ USERTOOLS := $(HOME)/.ikigai/tools
 TOOLS := $(shell sed -n '/^\[project.scripts\]/,/^\[/s/^\([a-z0-9-]*-tool\) *=.*/\1/p' pyproject.toml)
 SHARED ?= ../shared
 
-.PHONY: all launchers demo test lint bench bench-extract install install-user uninstall clean
+.PHONY: all launchers demo test lint bench bench-extract install install-user uninstall clean tools
 
 all: launchers demo
 
@@ -21,8 +21,7 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 launchers: $(BIN)/.installed
-	mkdir -p libexec/ikigai
-	for t in $(TOOLS); do ln -sfn ../../$(BIN)/$$t libexec/ikigai/$$t; done
+	$(BIN)/python -m common.launchers libexec/ikigai $(BIN) >/dev/null
 
 demo: launchers
 	@echo '$$ echo '"'"'{"query": "what is ikigai", "max_results": 3}'"'"' | libexec/ikigai/web-search-duckduckgo-tool'
@@ -49,8 +48,7 @@ install:
 	$(PYTHON) -m venv $(LIBDIR)/venv
 	$(LIBDIR)/venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 	$(LIBDIR)/venv/bin/python -m pip install -q .
-	mkdir -p $(TOOLDIR)
-	for t in $(TOOLS); do ln -sfn $(LIBDIR)/venv/bin/$$t $(TOOLDIR)/$$t; done
+	$(LIBDIR)/venv/bin/python -m common.launchers $(TOOLDIR) $(LIBDIR)/venv/bin >/dev/null
 
 install-user: install
 	mkdir -p $(USERTOOLS)
@@ -62,6 +60,9 @@ uninstall:
 	  rm -f $(TOOLDIR)/$$t; \
 	done; true
 	rm -rf $(LIBDIR)
+
+tools:
+	@echo $(TOOLS)
 
 clean:
 	rm -rf $(VENV) libexec/ikigai .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache

@@ -172,7 +172,8 @@ def json_body(response: httpx.Response, provider: str) -> Any:
     try:
         return orjson.loads(response.content)
     except orjson.JSONDecodeError:
-        excerpt = response.text[:200].strip().replace("\n", " ")
+        # Redact before cutting: a cut secret would no longer be recognised.
+        excerpt = redact(response.text)[:200].strip().replace("\n", " ")
         raise ToolError(
             ErrorCode.API_ERROR,
             f"{provider} answered HTTP {response.status_code} with a body that is not JSON: "

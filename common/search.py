@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from common import cache
 from common.domains import Fetch, Result, fan_out, keep
-from common.protocol import warning
+from common.runner import warning
 from common.settings import load
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ def search(
     out: dict[str, Any] = {"success": True, "provider": provider}
     out |= {"results": results, "count": len(results)} | extra
     if failures:
-        out["warnings"] = [warning(f) for f in failures]
-    else:
+        out["warnings"] = [*out.get("warnings", []), *(warning(f) for f in failures)]
+    if "warnings" not in out:  # a partial answer is not worth keeping
         cache.put("search", key, out, ttl)
     return out
 

@@ -188,3 +188,13 @@ def test_json_body():
     assert info.value.code is ErrorCode.API_ERROR
     assert "HTTP 200" in info.value.message
     assert "oops" in info.value.message
+
+
+def test_json_body_redacts_before_cutting():
+    from common.redact import register_secret
+
+    register_secret("AIzaSy-cut-me-0123456789")
+    body = "x" * 190 + " https://g.test/v1?key=AIzaSy-cut-me-0123456789 " + "y" * 50
+    with pytest.raises(ToolError) as info:
+        http.json_body(httpx.Response(200, content=body.encode()), "P")
+    assert "AIzaSy" not in info.value.message

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from common import protocol
+from common import protocol, runner
 from common.errors import ErrorCode, ToolError
 from common.redact import register_secret
 
@@ -29,17 +29,45 @@ def echo(call: dict[str, Any]) -> dict[str, Any]:
 
 def invoke(stdin: bytes, execute=echo, argv=()) -> tuple[int, bytes]:
     out = io.BytesIO()
-    code = protocol.run(SCHEMA, execute, list(argv), io.BytesIO(stdin), out)
+    code = runner.run(SCHEMA, execute, list(argv), io.BytesIO(stdin), out)
     return code, out.getvalue()
 
 
-def test_schema_prints_one_compact_object():
-    code, out = invoke(b"", argv=["--schema"])
-    assert code == 0
-    assert out.endswith(b"\n")
-    assert out.count(b"\n") == 1
+def test_schema_json_is_compact_utf8_json():
+    schema = SCHEMA | {"description": 'quotes " and ünïcode ⚠\n', "x": [1, 2.5, True, None]}
+    text = protocol.schema_json(schema)
+    assert json.loads(text) == schema
+    assert text == json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_schema_json_rejects_non_json_values():
+    with pytest.raises(TypeError):
+        protocol.schema_json({"name": {1, 2}})
+
+
+def test_main_answers_schema_and_runs_calls(monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["demo-tool", "--schema"])
+    with pytest.raises(SystemExit) as info:
+        protocol.main(SCHEMA, echo)
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
     assert json.loads(out) == SCHEMA
-    assert b": " not in out
+    monkeypatch.setattr("sys.argv", ["demo-tool"])
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'{"query": "q"}')))
+    with pytest.raises(SystemExit) as info:
+        protocol.main(SCHEMA, echo)
+    assert info.value.code == 0
+
+
+def test_schema_path_imports_only_sys():
+    import subprocess
+    import sys
+
+    code = "import sys; b = set(sys.modules); import common.protocol; "
+    code += "print(sorted(set(sys.modules) - b))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['__future__', 'common', 'common.protocol']"
 
 
 def test_success_is_compact_json_and_newline():
@@ -79,7 +107,7 @@ def test_unusable_input_exits_1_with_one_line_on_stderr(stdin, message, capsys):
 
 
 def test_oversized_input_exits_1(capsys):
-    code, out = invoke(b'{"query": "' + b"a" * protocol.MAX_INPUT_BYTES + b'"}')
+    code, out = invoke(b'{"query": "' + b"a" * runner.MAX_INPUT_BYTES + b'"}')
     assert (code, out) == (1, b"")
     assert "larger than" in capsys.readouterr().err
 
@@ -124,7 +152,7 @@ def test_crash_exits_nonzero_with_redacted_traceback_and_empty_stdout(capsys):
 
     code, out = invoke(b'{"query": "x"}', crash)
     err = capsys.readouterr().err
-    assert code == protocol._EXIT_CRASH
+    assert code == runner._EXIT_CRASH
     assert out == b""
     assert "Traceback" in err
     assert "RuntimeError" in err
@@ -147,11 +175,11 @@ def _results(n: int, size: int) -> dict[str, Any]:
 
 def test_render_leaves_small_output_alone():
     result = _results(3, 10)
-    assert json.loads(protocol.render(result, 60_000)) == result
+    assert json.loads(runner.render(result, 60_000)) == result
 
 
 def test_render_drops_trailing_results_to_fit_and_says_so():
-    data = protocol.render(_results(20, 5_000), 60_000)
+    data = runner.render(_results(20, 5_000), 60_000)
     out = json.loads(data)
     assert len(data) <= 60_000
     assert 0 < out["count"] < 20
@@ -173,13 +201,13 @@ def test_render_uses_the_configured_budget(monkeypatch):
 
 
 def test_render_never_exceeds_budget_even_without_results():
-    data = protocol.render({"success": True, "content": "x" * 100_000}, 60_000)
+    data = runner.render({"success": True, "content": "x" * 100_000}, 60_000)
     assert len(data) <= 60_000
     assert json.loads(data)["success"] is False
 
 
 def test_warning_shape():
-    assert protocol.warning(ToolError(ErrorCode.NETWORK_ERROR, "a.com: down")) == {
+    assert runner.warning(ToolError(ErrorCode.NETWORK_ERROR, "a.com: down")) == {
         "code": "NETWORK_ERROR",
         "message": "a.com: down",
     }

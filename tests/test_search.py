@@ -63,6 +63,20 @@ def test_partial_failure_is_a_warning_and_not_cached():
     assert len(fetch.calls) == 4
 
 
+def test_answer_with_provider_warnings_is_not_cached():
+    calls = []
+
+    def fetch(site, n):
+        calls.append(site)
+        warning = {"code": "RATE_LIMIT", "message": "page 2 blocked"}
+        return Page([r("https://a.com/1")], extra={"warnings": [warning]})
+
+    out = search("p", fetch, 5, [], [], "kw")
+    assert out["warnings"] == [{"code": "RATE_LIMIT", "message": "page 2 blocked"}]
+    search("p", fetch, 5, [], [], "kw")
+    assert len(calls) == 2
+
+
 def test_success_is_cached_per_key(monkeypatch):
     fetch = Recorder()
     first = search("p", fetch, 2, [], [], "same")

@@ -13,6 +13,7 @@ from common.credentials import PROVIDERS, alternatives, event, resolve
 from common.domains import Page, normalise
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
+from common.redact import redact
 from common.search import plain, result, search
 from common.settings import load
 
@@ -193,7 +194,7 @@ def _body(response: httpx.Response) -> Any:
     try:
         return response.json()
     except ValueError:
-        return response.text[:300]
+        return response.text
 
 
 def reset_seconds(response: httpx.Response) -> int | None:
@@ -209,7 +210,8 @@ def error_for(status: int, body: Any, wait: int | None) -> ToolError:
 
     error = body.get("error") if isinstance(body, dict) else None
     code = str(error.get("code", "")) if isinstance(error, dict) else ""
-    detail = _detail(error) if isinstance(error, dict) else str(body).strip()[:300]
+    # Redact before cutting: a cut secret would no longer be recognised.
+    detail = _detail(error) if isinstance(error, dict) else redact(str(body)).strip()[:300]
     said = f"Brave answered HTTP {status}" + (f" ({code}: {detail})" if code else f": {detail}")
     if status in (401, 403) or "SUBSCRIPTION_TOKEN" in code.upper():
         message = f"{said}. The API key was rejected: check BRAVE_API_KEY or get a new key."

@@ -1,0 +1,97 @@
+"""Start-up and search overhead, as ratios measured in one run.
+
+1. `TOOL --schema` median wall time against the bare interpreter's start-up (`python -c pass`).
+   The host allows 1 s; the target is a median within 2x the interpreter.
+2. One Brave search through the installed tool against a loopback fake, against a minimal
+   standard-library client (urllib + json) making the same request and printing the same
+   fields, both as fresh processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / ".venv" / "bin"
+PYTHON = str(BIN / "python")
+RUNS = 25
+BODY = (ROOT / "tests" / "fixtures" / "brave" / "search.json").read_bytes()
+STDLIB_CLIENT = """
+import json, os, urllib.parse, urllib.request
+q = urllib.parse.urlencode({"q": "ikigai meaning", "count": 10, "offset": 0, "text_decorations": "false"})
+req = urllib.request.Request(os.environ["URL"] + "?" + q, headers={"X-Subscription-Token": "k", "Accept": "application/json"})
+body = json.load(urllib.request.urlopen(req, timeout=25))
+rows = [{"title": r["title"], "url": r["url"], "snippet": r.get("description", "")} for r in body["web"]["results"]]
+print(json.dumps({"success": True, "results": rows, "count": len(rows)}))
+"""
+
+
+def timed(cmd: list[str], stdin: bytes = b"", env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, input=stdin, capture_output=True, check=True, env=env)
+    return time.perf_counter() - start
+
+
+def medians(cmds: dict[str, tuple[list[str], bytes, dict[str, str] | None]]) -> dict[str, float]:
+    """Interleave the commands so machine noise hits them alike."""
+    samples: dict[str, list[float]] = {k: [] for k in cmds}
+    for _ in range(RUNS):
+        for name, (cmd, stdin, env) in cmds.items():
+            samples[name].append(timed(cmd, stdin, env))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def schema_startup() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    cmds = {"python -c pass": ([PYTHON, "-c", "pass"], b"", None)}
+    cmds |= {s: ([str(BIN / s), "--schema"], b"", None) for s in scripts}
+    result = medians(cmds)
+    base = result.pop("python -c pass")
+    print(f"--schema start-up (median of {RUNS}; bare interpreter {base * 1000:.1f} ms):")
+    for script, value in result.items():
+        print(f"  {script:32s} {value * 1000:6.1f} ms  ratio {value / base:.2f}x  (target <= 2x)")
+
+
+class Fake(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(BODY)))
+        self.end_headers()
+        self.wfile.write(BODY)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def search_overhead() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Fake)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/res/v1/web/search"
+    env = os.environ | {"BRAVE_API_KEY": "k", "BRAVE_SEARCH_API_URL": url, "URL": url}
+    env |= {"IKIGAI_WEB_CACHE_TTL": "0"}
+    call = json.dumps({"query": "ikigai meaning"}).encode()
+    result = medians({
+        "stdlib": ([PYTHON, "-c", STDLIB_CLIENT], b"", env),
+        "tool": ([str(BIN / "web-search-brave-tool")], call, env),
+    })  # fmt: skip
+    server.shutdown()
+    ratio = result["tool"] / result["stdlib"]
+    print(f"one search via loopback (median of {RUNS}, fresh process each):")
+    print(f"  stdlib urllib client {result['stdlib'] * 1000:6.1f} ms")
+    print(f"  web-search-brave-tool {result['tool'] * 1000:6.1f} ms  ratio {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    print(f"bench_search on {sys.platform}, {os.cpu_count()} cores")
+    schema_startup()
+    search_overhead()

@@ -1,0 +1,62 @@
+"""`python -m common.launchers DEST BIN`: write the `libexec/ikigai/` launcher of every tool.
+
+A launcher is a POSIX shell script. It answers `--schema` with the schema written into it
+here, so a host's discovery scan starts no interpreter at all (the host allows 1 s, and an
+interpreter that imports even `re` takes twice its bare start-up); any other call execs the
+tool's console script in BIN. `make` rewrites the launchers on every run.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from common.protocol import schema_json
+
+DISTRIBUTION = "ikigai-web-tools"
+TEMPLATE = """#!/bin/sh
+# {script}: written by `make` from {module}; do not edit.
+if [ "$#" -eq 1 ] && [ "$1" = "--schema" ]; then
+  printf '%s\\n' {schema}
+  exit 0
+fi
+exec {target} "$@"
+"""
+
+
+def tools() -> dict[str, str]:
+    """Console script name -> `module:function`, from the installed distribution."""
+    found = entry_points(group="console_scripts")
+    return {ep.name: ep.value for ep in found if ep.dist and ep.dist.name == DISTRIBUTION}
+
+
+def quote(text: str) -> str:
+    """One shell word, single-quoted."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def launcher(script: str, target: str, bin_dir: Path) -> str:
+    module = target.split(":", maxsplit=1)[0]
+    schema = schema_json(import_module(module).SCHEMA)
+    executable = quote(str(bin_dir.resolve() / script))
+    return TEMPLATE.format(script=script, module=module, schema=quote(schema), target=executable)
+
+
+def write_all(dest: Path, bin_dir: Path) -> list[Path]:
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for script, target in sorted(tools().items()):
+        path = dest / script
+        if path.is_symlink():
+            path.unlink()
+        path.write_text(launcher(script, target, bin_dir))
+        path.chmod(0o755)
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for path in write_all(Path(sys.argv[1]), Path(sys.argv[2])):
+        sys.stdout.write(f"{path}\n")

@@ -1,0 +1,106 @@
+"""One name in four places: console script, module, schema name, launcher. And fast schemas."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from conftest import BIN
+
+from common import launchers
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+HEAVY = (
+    "httpx",
+    "httpcore",
+    "lxml",
+    "trafilatura",
+    "readability",
+    "pypdf",
+    "protego",
+    "charset_normalizer",
+)
+
+
+def schema_name(script: str) -> str:
+    return script.removesuffix("-tool").replace("-", "_")
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_script_module_and_schema_agree(script):
+    name = schema_name(script)
+    assert script.endswith("-tool")
+    assert SCRIPTS[script] == f"tools.{name}:main"
+    assert (ROOT / "tools" / f"{name}.py").is_file()
+    module = importlib.import_module(f"tools.{name}")
+    assert module.SCHEMA["name"] == name
+    assert callable(module.main)
+    assert (BIN / script).is_file()
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_schema_is_a_valid_tool_description(script):
+    schema = importlib.import_module(f"tools.{schema_name(script)}").SCHEMA
+    assert set(schema) == {"name", "description", "parameters"}
+    params = schema["parameters"]
+    assert params["type"] == "object"
+    assert set(params["required"]) <= set(params["properties"])
+    for prop in params["properties"].values():
+        assert prop.get("type") in {"string", "integer", "number", "boolean", "array", "object"}
+        assert prop.get("description")
+
+
+def test_makefile_builds_a_launcher_for_every_script():
+    listed = subprocess.run(
+        ["make", "-s", "tools"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert sorted(listed.stdout.split()) == sorted(SCRIPTS)
+
+
+def test_launchers_answer_schema_without_python_and_exec_the_script(tmp_path):
+    written = launchers.write_all(tmp_path, BIN)
+    assert sorted(p.name for p in written) == sorted(SCRIPTS)
+    for path in written:
+        schema = importlib.import_module(f"tools.{schema_name(path.name)}").SCHEMA
+        out = subprocess.run([str(path), "--schema"], capture_output=True, check=True)
+        assert json.loads(out.stdout) == schema
+        assert out.stdout.count(b"\n") == 1
+        call = subprocess.run([str(path)], input=b"", capture_output=True, check=False)
+        assert call.returncode == 1
+        assert f"{schema['name']}: empty input" in call.stderr.decode()
+
+
+def test_launcher_quotes_awkward_text():
+    assert launchers.quote("it's") == "'it'\\''s'"
+    out = subprocess.run(
+        ["sh", "-c", "printf %s " + launchers.quote("a'b $HOME `x`")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout == "a'b $HOME `x`"
+
+
+def test_generated_launchers_are_current():
+    """The checkout's libexec/ikigai, when `make` has built it, matches the modules."""
+    built = ROOT / "libexec" / "ikigai"
+    if not built.is_dir():
+        pytest.skip("launchers not generated (run `make`)")
+    for script, target in launchers.tools().items():
+        assert (built / script).read_text() == launchers.launcher(script, target, BIN)
+
+
+def test_schema_path_imports_nothing_heavy():
+    modules = ", ".join(f"tools.{schema_name(s)}" for s in SCRIPTS)
+    code = f"import sys, {modules}; "
+    code += f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

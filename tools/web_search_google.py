@@ -1,0 +1,408 @@
+"""web-search-google-tool: web search through the Google Custom Search JSON API."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from datetime import date, datetime, time, timedelta
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from common import params as p
+from common.credentials import PROVIDERS, alternatives, event, resolve
+from common.domains import Page, normalise
+from common.errors import ErrorCode, ToolError, invalid
+from common.protocol import main as run_protocol
+from common.redact import redact
+from common.search import result, search
+from common.settings import load
+
+if TYPE_CHECKING:
+    import httpx
+
+    from common.http import Deadline
+
+DEFAULT_URL = "https://customsearch.googleapis.com/customsearch/v1"
+MAX_QUERY = 2048
+MAX_NUM = 10
+# Google never returns a result past the 100th: with at most 10 per page, 91 is the last start.
+LAST_RESULT = 100
+MAX_START = LAST_RESULT - MAX_NUM + 1
+_DATE_RESTRICT = re.compile(r"^[dwmy][1-9]\d{0,4}$")
+_COUNTRY = re.compile(r"^[a-z]{2}$")
+# Google's documented `lr` values, without the `lang_` prefix.
+# fmt: off
+LANGUAGES = (
+    "ar", "bg", "ca", "cs", "da", "de", "el", "en", "es", "et", "fi", "fr", "hr", "hu", "id", "is",
+    "it", "iw", "ja", "ko", "lt", "lv", "nl", "no", "pl", "pt", "ro", "ru", "sk", "sl", "sr", "sv",
+    "tr", "zh-CN", "zh-TW",
+)
+# fmt: on
+_LANGUAGE_ALIASES = {"he": "iw", "nb": "no", "zh": "zh-CN"}
+RATE_REASONS = frozenset(
+    {"dailyLimitExceeded", "quotaExceeded", "rateLimitExceeded", "userRateLimitExceeded"}
+)
+AUTH_REASONS = frozenset({"API_KEY_INVALID", "keyInvalid"})
+CLOSED_MARKER = "does not have the access to custom search json api"
+OTHER_TOOLS = (
+    "web_search_brave",
+    "web_search_duckduckgo",
+    "web_search_searxng",
+    "web_search_tavily",
+)
+PACIFIC = "America/Los_Angeles"
+
+SCHEMA: dict[str, Any] = {
+    "name": "web_search_google",
+    "description": (
+        "Search the web with Google (Custom Search JSON API). Returns up to 10 results per "
+        "call, each with title, url and snippet. Use allowed_domains / blocked_domains to "
+        "restrict sites and start to page."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Search query, at least 2 characters."},
+            "num": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_NUM,
+                "default": MAX_NUM,
+                "description": "Number of results (1-10).",
+            },
+            "start": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_START,
+                "default": 1,
+                "description": "1-based index of the first result (1-91); Google stops at "
+                "result 100. Use next_start from a previous answer.",
+            },
+            "allowed_domains": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Only results from these domains or their subdomains.",
+            },
+            "blocked_domains": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Never results from these domains or their subdomains.",
+            },
+            "safe": {
+                "type": "string",
+                "enum": ["active", "off"],
+                "description": "SafeSearch filter; Google's default is off.",
+            },
+            "date_restrict": {
+                "type": "string",
+                "description": "Only pages from the last n days, weeks, months or years: "
+                "d[n], w[n], m[n], y[n], e.g. d7, m6.",
+            },
+            "language": {
+                "type": "string",
+                "description": "Language of results, e.g. en, de, ja, zh-CN.",
+            },
+            "country": {
+                "type": "string",
+                "description": "Two-letter country code to favour results from, e.g. us, de.",
+            },
+        },
+        "required": ["query"],
+    },
+}
+
+
+@dataclass(frozen=True)
+class Params:
+    query: str
+    num: int = MAX_NUM
+    start: int = 1
+    allowed: tuple[str, ...] = ()
+    blocked: tuple[str, ...] = ()
+    safe: str | None = None
+    date_restrict: str | None = None
+    language: str | None = None
+    country: str | None = None
+
+
+def parse_input(raw: dict[str, Any]) -> Params:
+    return Params(
+        query=p.query(raw, lo=2, hi=MAX_QUERY),
+        num=p.integer(raw, "num", MAX_NUM, 1, MAX_NUM),
+        start=_start(raw),
+        allowed=tuple(normalise(p.string_list(raw, "allowed_domains"), "allowed_domains")),
+        blocked=tuple(normalise(p.string_list(raw, "blocked_domains"), "blocked_domains")),
+        safe=p.choice(raw, "safe", ("active", "off")),
+        date_restrict=_date_restrict(p.text(raw, "date_restrict")),
+        language=_language(p.text(raw, "language")),
+        country=_country(p.text(raw, "country")),
+    )
+
+
+def _start(raw: dict[str, Any]) -> int:
+    # With num <= 10, start <= 91 is exactly Google's cap of start + num - 1 <= 100.
+    allowed = (
+        f"it must be an integer from 1 to {MAX_START}: Google returns at most {LAST_RESULT} "
+        "results, so start + num - 1 may not pass 100"
+    )
+    value = raw.get("start")
+    try:
+        return p.integer(raw, "start", 1, 1, MAX_START)
+    except ToolError:
+        raise invalid("start", value, allowed) from None
+
+
+def _date_restrict(value: str | None) -> str | None:
+    if value is not None and not _DATE_RESTRICT.match(value.lower()):
+        allowed = "use d[n], w[n], m[n] or y[n] for the last n days, weeks, months or years"
+        raise invalid("date_restrict", value, allowed + ", e.g. d7 or m6")
+    return value.lower() if value else None
+
+
+def _language(value: str | None) -> str | None:
+    """A language code as Google's `lr` value (`lang_xx`)."""
+    if value is None:
+        return None
+    code = value.replace("_", "-").lower().removeprefix("lang-")
+    code = _LANGUAGE_ALIASES.get(code, code)
+    for known in LANGUAGES:
+        if known.lower() == code:
+            return f"lang_{known}"
+    raise invalid("language", value, "Google accepts " + ", ".join(LANGUAGES))
+
+
+def _country(value: str | None) -> str | None:
+    if value is not None and not _COUNTRY.match(value.lower()):
+        raise invalid("country", value, "it must be a two-letter country code such as us or de")
+    return value.lower() if value else None
+
+
+def request_params(
+    params: Params, credentials: dict[str, str], site: str | None, num: int
+) -> dict[str, str | int]:
+    """The query string of one request; `site` restricts it natively to one domain."""
+    query: dict[str, str | int] = {
+        "key": credentials["api_key"],
+        "cx": credentials["engine_id"],
+        "q": params.query,
+        "num": num,
+        "start": params.start,
+    }
+    if site is not None:
+        query |= {"siteSearch": site, "siteSearchFilter": "i"}
+    elif len(params.blocked) == 1:
+        query |= {"siteSearch": params.blocked[0], "siteSearchFilter": "e"}
+    optional = {
+        "safe": params.safe,
+        "dateRestrict": params.date_restrict,
+        "lr": params.language,
+        "gl": params.country,
+    }
+    return query | {k: v for k, v in optional.items() if v is not None}
+
+
+def fetch_page(
+    http: httpx.Client, deadline: Deadline, url: str, credentials: dict[str, str],
+    params: Params, site: str | None, num: int,
+) -> Page:  # fmt: skip
+    """One Custom Search request: the only function that touches the network."""
+    import httpx
+
+    from common.http import retry_after, send
+
+    query = request_params(params, credentials, site, num)
+    request = http.build_request("GET", url, params=query, headers={"Accept": "application/json"})
+    try:
+        response = send(http, request, deadline)
+    except httpx.DecodingError as exc:
+        message = f"Google answered with a body that could not be decoded ({exc}); try again"
+        raise ToolError(ErrorCode.API_ERROR, message) from None
+    if response.status_code != 200:
+        raise error_for(response.status_code, _body(response), retry_after(response))
+    return shape_output(_json(response))
+
+
+def _json(response: httpx.Response) -> Any:
+    import orjson
+
+    try:
+        return orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        excerpt = _excerpt(response.text)
+        message = f"Google answered HTTP 200 with a body that is not JSON: {excerpt!r}"
+        raise ToolError(ErrorCode.API_ERROR, message + "; try again later") from None
+
+
+def _body(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return response.text
+
+
+def error_for(status: int, body: Any, wait: int | None) -> ToolError:
+    """Google's error answer as a ToolError."""
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
+    message = str(error.get("message") or "").strip() or _excerpt(body)
+    found = reasons(error)
+    said = f"Google answered HTTP {status}" + (f" ({', '.join(found)})" if found else "")
+    said += f": {message}" if message else ""
+    if status == 429 or RATE_REASONS & set(found):
+        return _rate_limit(said, message, found, wait)
+    if CLOSED_MARKER in message.lower():
+        return ToolError(ErrorCode.API_ERROR, f"{said}. {closure_note()}")
+    if AUTH_REASONS & set(found) or status in (401, 403):
+        return _auth_invalid(said)
+    hint = (
+        " Check the parameters and GOOGLE_SEARCH_ENGINE_ID (the cx value)." if status == 400 else ""
+    )
+    return ToolError(ErrorCode.API_ERROR, f"{said}.{hint or ' Try again later.'}")
+
+
+def reasons(error: dict[str, Any]) -> list[str]:
+    """The `reason` of every entry of `errors` (v1 style) and `details` (ErrorInfo), in order."""
+    found: list[str] = []
+    for key in ("errors", "details"):
+        entries = error.get(key)
+        for entry in entries if isinstance(entries, list) else []:
+            reason = entry.get("reason") if isinstance(entry, dict) else None
+            if isinstance(reason, str) and reason and reason not in found:
+                found.append(reason)
+    return found
+
+
+def _excerpt(body: Any) -> str:
+    """The start of a body that is not Google's JSON; secrets masked before the cut.
+
+    A gateway may echo the request URL, key included: cutting first could leave a prefix of
+    the key that masking no longer recognises.
+    """
+    text = redact(body) if isinstance(body, str) else ""
+    return " ".join(text.split())[:200]
+
+
+def closure_note() -> str:
+    return (
+        "Google has closed the Custom Search JSON API to new customers, and existing customers "
+        "lose access on 2027-01-01. Use another search tool instead: "
+        + ", ".join(OTHER_TOOLS)
+        + " (web_search_duckduckgo needs no key)."
+    )
+
+
+def _auth_invalid(said: str) -> ToolError:
+    message = (
+        f"{said}. Google rejected the API key: check GOOGLE_SEARCH_API_KEY, that the key's "
+        "project has the Custom Search JSON API enabled and that the key's restrictions allow it."
+    )
+    return ToolError(
+        ErrorCode.AUTH_INVALID, message, event=event(PROVIDERS["google"], "auth_invalid")
+    )
+
+
+def _rate_limit(said: str, message: str, found: list[str], wait: int | None) -> ToolError:
+    daily = "dailyLimitExceeded" in found or "per day" in message.lower()
+    if wait is None and daily:
+        wait = seconds_to_pacific_midnight()
+    alts = alternatives("web_search_google")
+    text = (
+        f"{said}. Google's quota is used up: the free quota is 100 queries a day and resets at "
+        "midnight Pacific time. Wait, or use another search tool: " + ", ".join(alts) + "."
+    )
+    rate_event = event(PROVIDERS["google"], "rate_limit", alts)
+    return ToolError(ErrorCode.RATE_LIMIT, text, retry_after=wait, event=rate_event)
+
+
+def seconds_to_pacific_midnight(now: datetime | None = None) -> int | None:
+    """Seconds until the daily quota resets (midnight in California), None without tz data."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        zone = ZoneInfo(PACIFIC)
+    except ZoneInfoNotFoundError:
+        return None
+    here = (now or datetime.now(zone)).astimezone(zone)
+    midnight = datetime.combine(here.date() + timedelta(days=1), time(), zone)
+    # Timestamps, not wall-clock subtraction, so days with a DST change come out right.
+    return max(1, round(midnight.timestamp() - here.timestamp()))
+
+
+def shape_output(body: Any) -> Page:
+    """Google's JSON as a Page of our results, with next_start when Google has more."""
+    if not isinstance(body, dict):
+        raise ToolError(
+            ErrorCode.API_ERROR, "Google answered HTTP 200 with JSON that is not an object"
+        )
+    items = _list(body.get("items"))
+    results = [
+        result(i["title"], i["link"], i.get("snippet"), published=_published(i))
+        for i in items if _usable(i)
+    ]  # fmt: skip
+    next_start = _next_start(body)
+    return Page(results, next_start is not None, {"next_start": next_start} if next_start else {})
+
+
+def _usable(item: object) -> bool:
+    return (
+        isinstance(item, dict)
+        and isinstance(item.get("title"), str)
+        and bool(item["title"].strip())
+        and isinstance(item.get("link"), str)
+        and item["link"].startswith(("http://", "https://"))
+    )
+
+
+def _next_start(body: dict[str, Any]) -> int | None:
+    pages = _list(_dict(body.get("queries")).get("nextPage"))
+    start = _dict(pages[0] if pages else None).get("startIndex")
+    if isinstance(start, bool) or not isinstance(start, int):
+        return None
+    # Past MAX_START the next page would cross Google's 100-result cap.
+    return start if 1 < start <= MAX_START else None
+
+
+def _published(item: dict[str, Any]) -> str | None:
+    """The page's own `article:published_time`, when Google's pagemap carries it."""
+    tags = _list(_dict(item.get("pagemap")).get("metatags"))
+    value = _dict(tags[0] if tags else None).get("article:published_time")
+    if not isinstance(value, str) or len(value) < 10:
+        return None
+    try:
+        return date.fromisoformat(value[:10]).isoformat()
+    except ValueError:
+        return None
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _credentials() -> dict[str, str]:
+    try:
+        return resolve(PROVIDERS["google"])
+    except ToolError as err:
+        # Signing up is no longer possible: say so before the model sends a user to try.
+        err.message += f" Note: {closure_note()}"
+        raise
+
+
+def execute(raw: dict[str, Any]) -> dict[str, Any]:
+    from common.http import Deadline, client, endpoint
+
+    params = parse_input(raw)
+    credentials = _credentials()
+    url = endpoint("GOOGLE_SEARCH_API_URL", DEFAULT_URL)
+    settings = load()
+    cache_key = [url, credentials["engine_id"], asdict(params)]
+    with client(settings) as http:
+        fetch = partial(fetch_page, http, Deadline(settings.timeout), url, credentials, params)
+        return search("google", fetch, params.num, params.allowed, params.blocked, cache_key)
+
+
+def main() -> None:
+    run_protocol(SCHEMA, execute)
