@@ -24,11 +24,16 @@ _PRECEDENCE = (
 
 @dataclass(frozen=True)
 class Page:
-    """One provider answer: results in rank order, and whether the provider has more."""
+    """One provider answer: results in rank order, and whether the provider has more.
+
+    `complete` is False when part of the answer failed (its `extra` then says how): such an
+    answer is shown but not cached.
+    """
 
     results: list[Result]
     more: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    complete: bool = True
 
 
 Fetch = Callable[[str | None, int], Page]

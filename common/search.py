@@ -35,24 +35,24 @@ def search(
     cached = cache.get("search", key, ttl)
     if isinstance(cached, dict):
         return cached | {"cached": True}
-    results, extra, failures = _collect(fetch, count, allowed, blocked)
+    results, extra, failures, complete = _collect(fetch, count, allowed, blocked)
     out: dict[str, Any] = {"success": True, "provider": provider}
     out |= {"results": results, "count": len(results)} | extra
     if failures:
-        out["warnings"] = [*out.get("warnings", []), *(warning(f) for f in failures)]
-    if "warnings" not in out:  # a partial answer is not worth keeping
+        out["warnings"] = [warning(f) for f in failures]
+    elif complete:
         cache.put("search", key, out, ttl)
     return out
 
 
 def _collect(
     fetch: Fetch, count: int, allowed: Sequence[str], blocked: Sequence[str]
-) -> tuple[list[Result], dict[str, Any], list[ToolError]]:
+) -> tuple[list[Result], dict[str, Any], list[ToolError], bool]:
     if len(allowed) > 1:
         results, failures = fan_out(fetch, allowed, count)
-        return keep(results, allowed, blocked), {}, failures
+        return keep(results, allowed, blocked), {}, failures, True
     page = fetch(allowed[0] if allowed else None, count)
-    return keep(page.results, allowed, blocked)[:count], page.extra, []
+    return keep(page.results, allowed, blocked)[:count], page.extra, [], page.complete
 
 
 _TAG = re.compile(r"<[^>]*>")

@@ -63,13 +63,13 @@ def test_partial_failure_is_a_warning_and_not_cached():
     assert len(fetch.calls) == 4
 
 
-def test_answer_with_provider_warnings_is_not_cached():
+def test_incomplete_answer_is_shown_but_not_cached():
     calls = []
 
     def fetch(site, n):
         calls.append(site)
         warning = {"code": "RATE_LIMIT", "message": "page 2 blocked"}
-        return Page([r("https://a.com/1")], extra={"warnings": [warning]})
+        return Page([r("https://a.com/1")], extra={"warnings": [warning]}, complete=False)
 
     out = search("p", fetch, 5, [], [], "kw")
     assert out["warnings"] == [{"code": "RATE_LIMIT", "message": "page 2 blocked"}]

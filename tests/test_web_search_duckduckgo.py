@@ -17,7 +17,7 @@ import pytest
 from conftest import Reply
 
 from common.errors import ErrorCode, ToolError
-from common.protocol import answer
+from common.runner import answer
 from tools import web_search_duckduckgo as ddg
 
 FIXTURES = Path(__file__).parent / "fixtures" / "duckduckgo"

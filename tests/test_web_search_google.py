@@ -18,7 +18,7 @@ from conftest import Reply, Seen
 
 from common import http as common_http
 from common.errors import ErrorCode, ToolError
-from common.protocol import answer
+from common.runner import answer
 from tools import web_search_google as g
 
 if TYPE_CHECKING:

@@ -423,7 +423,8 @@ def fetch_page(session: Session, params: Params, site: str | None, count: int) -
             break
         results += _fresh(parsed.results, results, allowed, params.blocked)
         form, pages = parsed.next_form, pages + 1
-    return Page(results[:count], extra={"warnings": warnings} if warnings else {})
+    extra = {"warnings": warnings} if warnings else {}
+    return Page(results[:count], extra=extra, complete=not warnings)
 
 
 def _fresh(
