@@ -48,7 +48,7 @@ install:
 	$(PYTHON) -m venv $(LIBDIR)/venv
 	$(LIBDIR)/venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 	$(LIBDIR)/venv/bin/python -m pip install -q .
-	$(LIBDIR)/venv/bin/python -m common.launchers $(TOOLDIR) $(LIBDIR)/venv/bin >/dev/null
+	$(LIBDIR)/venv/bin/python -I -m common.launchers $(TOOLDIR) $(LIBDIR)/venv/bin >/dev/null
 
 install-user: install
 	mkdir -p $(USERTOOLS)

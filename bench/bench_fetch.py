@@ -1,0 +1,192 @@
+"""web-fetch memory: does a 10 MiB HTML page stay under 150 MB of peak RSS and the budget?
+
+A loopback server serves a 10 MiB article-like HTML page (gzip-encoded on the wire, as most
+sites send it, and once plain). The installed web-fetch-tool fetches it in a subprocess with
+IKIGAI_WEB_FETCH_ALLOW_PRIVATE=1; the peak RSS of that process comes from
+getrusage(RUSAGE_CHILDREN) after each run (a fresh interpreter per run, so the maximum of
+the children is the largest single run). Also reported: wall time and stdout size against the
+60,000-byte output budget. A gzip bomb (1 GiB of zeros) checks the cap holds memory down too.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOL = ROOT / ".venv" / "bin" / "web-fetch-tool"
+PAGE_BYTES = 10 * 1024 * 1024
+BUDGET = 60_000
+TARGET_MB = 150.0
+
+
+def article(size: int) -> str:
+    """An article of sections, paragraphs, links, lists and tables, about `size` bytes long."""
+    section = (
+        "<h2>Section {n}</h2><p>Paragraph {n} of the benchmark page, with a "
+        "<a href='/docs/{n}.html'>relative link</a>, some <em>emphasis</em> and enough words "
+        "to look like prose: the quick brown fox jumps over the lazy dog, again and again, "
+        "café naïve résumé.</p><ul><li>item one of {n}</li><li>item two of {n}</li></ul>"
+        "<table><tr><th>key</th><th>value</th></tr><tr><td>{n}</td><td>x{n}</td></tr></table>"
+    )
+    parts, used, n = [], 0, 0
+    while used < size:
+        parts.append(section.format(n=n))
+        used += len(parts[-1].encode())
+        n += 1
+    return "".join(parts)
+
+
+def page(text_bytes: int, total: int) -> bytes:
+    """A page of `total` bytes whose article holds `text_bytes`; the rest is what makes real
+    pages heavy: inline CSS and JavaScript, base64 images, SVG."""
+    head = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Big page</title>"
+        "<meta name='author' content='Bench Writer'>"
+    )
+    body = (
+        "</head><body><nav><a href='/'>Home</a> <a href='/about'>About</a></nav>"
+        f"<main><article><h1>Big page</h1>{article(text_bytes)}</article></main>"
+        "<footer>footer</footer></body></html>"
+    )
+    rest = max(0, total - len(head) - len(body.encode()))
+    style = "<style>" + ".c{color:red;margin:0 auto;padding:1px 2px}\n" * (rest // 5 // 44)
+    script = "<script>" + "function f(a,b){return a+b*2;}var x=[1,2,3];\n" * (rest // 3 // 46)
+    svg = "<svg>" + '<path d="M10 10 L20 20 L30 10 Z"/>' * (rest // 8 // 36) + "</svg>"
+    heavy = style + "</style>" + script + "</script>" + svg
+    image = "<img alt='chart' src='data:image/png;base64,{}'>"
+    filler = max(0, rest - len(heavy) - len(image) - 64)
+    pixels = base64.b64encode(random.Random(1).randbytes(filler * 3 // 4)).decode()
+    html = head + heavy + body.replace("<h1>", image.format(pixels) + "<h1>", 1)
+    pad = total - len(html.encode()) - len("<!---->")
+    return html.replace("<main>", f"<!--{'p' * max(0, pad)}--><main>", 1).encode()
+
+
+def serve(routes: dict[str, tuple[bytes, dict[str, str]]]) -> tuple[ThreadingHTTPServer, str]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body, headers = routes.get(self.path, (b"not found", {}))
+            self.send_response(200 if self.path in routes else 404)
+            for key, value in ({"Content-Length": str(len(body))} | headers).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+    class Server(ThreadingHTTPServer):
+        def handle_error(self, *_: object) -> None:
+            pass  # the tool hangs up on the bomb and the oversized page on purpose
+
+    server = Server(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def run(url: str, home: Path) -> tuple[dict[str, object], int, float, float]:
+    """The answer, stdout bytes, wall seconds and the tool process's peak RSS in MB.
+
+    The peak is VmHWM from /proc, polled while the tool runs: it starts afresh at exec, unlike
+    getrusage(RUSAGE_CHILDREN).ru_maxrss, which on Linux also counts this parent's memory
+    inherited through fork or vfork before the exec.
+    """
+    env = os.environ | {
+        "IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1",
+        "IKIGAI_CONFIG_DIR": str(home / "config"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+    }
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [str(TOOL)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env
+        )
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.write(json.dumps({"url": url}).encode())
+        proc.stdin.close()
+        peak_kb = 0
+        while proc.poll() is None:
+            peak_kb = max(peak_kb, _hwm_kb(proc.pid))
+            time.sleep(0.005)
+        out = proc.stdout.read()
+        wall = time.perf_counter() - started
+        if proc.returncode != 0:
+            err.seek(0)
+            sys.exit(f"web-fetch-tool failed: {err.read().decode()[-2000:]}")
+    return json.loads(out), len(out), wall, peak_kb / 1024
+
+
+def _hwm_kb(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def bomb(inflated: int) -> bytes:
+    """Gzip of `inflated` zero bytes, made in pieces so this process stays small."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = bytes(1 << 20)
+    return b"".join(packer.compress(zeros) for _ in range(inflated >> 20)) + packer.flush()
+
+
+def main() -> None:
+    big = page(400 * 1024, PAGE_BYTES)
+    dense = article(1024 * 1024).encode()
+    html = {"Content-Type": "text/html; charset=utf-8"}
+    gz = html | {"Content-Encoding": "gzip"}
+    routes = {
+        "/big.html": (big, html),
+        "/big-gzip.html": (gzip.compress(big, 6), gz),
+        "/bomb": (bomb(1 << 30), gz),
+        "/dense-1mib.html": (dense, html),
+    }
+    server, base = serve(routes)
+    print(
+        f"web-fetch of a {len(big) / 2**20:.2f} MiB HTML page (400 KiB of article text, the rest "
+        "inline CSS/JS/SVG/base64 image) from 127.0.0.1; then gzip, a gzip bomb, 1 MiB of text"
+    )
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in routes:
+            answer, size, wall, peak = run(base + path, Path(tmp))
+            status = "ok" if answer.get("success") else answer.get("error_code")
+            lines = answer.get("total_lines", "-")
+            print(
+                f"  {path:17} {status!s:9} total_lines={lines!s:6} stdout={size:,} B "
+                f"(budget {BUDGET:,}: {'under' if size <= BUDGET else 'OVER'}) "
+                f"wall={wall:.2f} s peak RSS={peak:.1f} MB"
+            )
+            if path != "/dense-1mib.html":
+                worst = max(worst, peak)
+            if size > BUDGET:
+                sys.exit("stdout exceeded the output budget")
+    server.shutdown()
+    verdict = "PASS" if worst < TARGET_MB else "FAIL"
+    print(f"peak RSS of the tool on the 10 MiB page: {worst:.1f} MB (target < {TARGET_MB:.0f} MB) "
+          f"{verdict}")  # fmt: skip
+    if worst >= TARGET_MB:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

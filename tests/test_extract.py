@@ -1,0 +1,320 @@
+"""Tests of tools.fetch.extract: HTML to markdown of the main content."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from common.errors import ErrorCode, ToolError
+from tools.fetch import extract
+from tools.fetch.extract import Document, html_to_markdown
+
+URL = "https://example.com/blog/2024/post.html"
+FILLER = (
+    "Readers who follow the project will find the details below, with the reasoning behind "
+    "each choice and the trade-offs that were weighed before the decision was made."
+)
+
+ARTICLE = f"""<!DOCTYPE html>
+<html lang="en"><head>
+<title>Growing Tomatoes Indoors | Garden Notes</title>
+<meta name="author" content="Jane Gardener">
+<meta name="description" content="How to grow tomatoes on a windowsill.">
+<meta property="og:site_name" content="Garden Notes">
+<meta property="og:title" content="Growing Tomatoes Indoors">
+<meta property="article:published_time" content="2024-03-05T10:00:00Z">
+<script>var tracking = "should never appear";</script>
+<style>.x {{ color: red }}</style>
+</head><body>
+<nav class="menu"><ul><li><a href="/">Home page link</a></li><li><a href="/shop">Shop</a></li>
+<li><a href="/about">About us and our team</a></li></ul></nav>
+<div id="cookie-banner" class="cookie-consent">We use cookies to improve your experience.
+<button>Accept all cookies</button></div>
+<main><article>
+<h1>Growing Tomatoes Indoors</h1>
+<p>Tomatoes grow well on a sunny windowsill. {FILLER} See the
+<a href="../guides/soil.html">soil guide</a> before you start.</p>
+<h2>What you need</h2>
+<p>Gather the following before sowing. {FILLER}</p>
+<ol><li>A deep pot with drainage</li>
+<li>Seed compost<ul><li>peat-free blend</li><li>fine grade</li></ul></li>
+<li>Seeds of a dwarf variety</li></ol>
+<h3>Watering schedule</h3>
+<p>Water every other day, more in summer. {FILLER}</p>
+<pre><code class="language-python">def water(days):
+    return [d for d in days if d % 2 == 0]
+</code></pre>
+<p>The table compares three varieties grown last year. {FILLER}</p>
+<table><thead><tr><th>Variety</th><th>Yield (kg)</th></tr></thead>
+<tbody><tr><td>Tiny Tim</td><td>1.2</td></tr><tr><td>Red Robin</td><td>0.9</td></tr></tbody></table>
+<p><img src="img/seedlings.jpg" alt="Seedlings on a windowsill"> Seedlings appear after a week
+or so, and need turning daily towards the light. {FILLER}</p>
+<p>Harvest when the fruit is fully red. {FILLER}</p>
+</article></main>
+<footer class="site-footer"><p>Copyright 2024 Garden Notes Ltd. All rights reserved.</p>
+<a href="/privacy">Privacy policy</a></footer>
+</body></html>"""
+
+
+@pytest.fixture(scope="module")
+def article() -> Document:
+    return html_to_markdown(ARTICLE, URL)
+
+
+def test_headings_are_atx_and_the_title_heading_is_not_repeated(article):
+    assert "## What you need" in article.markdown
+    assert "### Watering schedule" in article.markdown
+    assert "# Growing Tomatoes Indoors" not in article.markdown
+    assert article.title == "Growing Tomatoes Indoors"
+
+
+def test_ordered_list_with_a_nested_list_indented_under_its_item(article):
+    lines = article.markdown.splitlines()
+    assert "1. A deep pot with drainage" in lines
+    assert "2. Seed compost" in lines
+    assert "3. Seeds of a dwarf variety" in lines
+    # CommonMark nests a sub-list only when indented to the parent item's text ("2. " = 3).
+    assert "   - peat-free blend" in lines
+    assert "   - fine grade" in lines
+
+
+def test_code_block_is_fenced_with_the_language_the_page_gives(article):
+    assert "```python\ndef water(days):\n    return [d for d in days if d % 2 == 0]" in (
+        article.markdown
+    )
+
+
+def test_table_becomes_a_markdown_table(article):
+    assert "| Variety | Yield (kg) |" in article.markdown
+    assert "| Tiny Tim | 1.2 |" in article.markdown
+    assert "|---|---|" in article.markdown
+
+
+def test_relative_link_is_made_absolute_against_the_final_url(article):
+    assert "[soil guide](https://example.com/blog/guides/soil.html)" in article.markdown
+
+
+def test_image_keeps_alt_text_and_absolute_source(article):
+    assert (
+        "![Seedlings on a windowsill](https://example.com/blog/2024/img/seedlings.jpg)"
+        in article.markdown
+    )
+
+
+def test_boilerplate_and_scripts_are_removed(article):
+    for noise in ("Home page link", "cookies", "Copyright 2024", "Privacy policy", "tracking"):
+        assert noise not in article.markdown
+
+
+def test_metadata_fields(article):
+    assert article.author == "Jane Gardener"
+    assert article.date == "2024-03-05"
+    assert article.site_name == "Garden Notes"
+    assert article.description == "How to grow tomatoes on a windowsill."
+
+
+def test_include_links_false_keeps_the_text_and_drops_the_target():
+    doc = html_to_markdown(ARTICLE, URL, include_links=False)
+    assert "soil guide" in doc.markdown
+    assert "](https://example.com/blog/guides/soil.html)" not in doc.markdown
+    assert "[soil guide]" not in doc.markdown
+
+
+def test_full_page_converts_everything_without_extraction():
+    doc = html_to_markdown(ARTICLE, URL, full_page=True)
+    for kept in ("Home page link", "Accept all cookies", "Copyright 2024", "Privacy policy"):
+        assert kept in doc.markdown
+    assert "# Growing Tomatoes Indoors" in doc.markdown
+    assert "[Shop](https://example.com/shop)" in doc.markdown
+    assert "| Tiny Tim | 1.2 |" in doc.markdown
+    assert "```python\ndef water(days):" in doc.markdown
+    assert "   - peat-free blend" in doc.markdown
+    assert "tracking" not in doc.markdown
+    assert "color: red" not in doc.markdown
+    assert doc.title == "Growing Tomatoes Indoors"
+
+
+def test_full_page_without_links():
+    doc = html_to_markdown(ARTICLE, URL, full_page=True, include_links=False)
+    assert "Shop" in doc.markdown
+    assert "https://example.com/shop" not in doc.markdown
+
+
+def test_base_href_is_honoured_for_relative_links():
+    page = ARTICLE.replace("<head>", '<head><base href="https://cdn.example.org/docs/">')
+    doc = html_to_markdown(page, URL)
+    assert "[soil guide](https://cdn.example.org/guides/soil.html)" in doc.markdown
+
+
+def test_lang_prefix_class_on_pre_also_labels_the_fence():
+    page = ARTICLE.replace('<pre><code class="language-python">', '<pre class="lang-rust"><code>')
+    assert "```rust\ndef water(days):" in html_to_markdown(page, URL).markdown
+
+
+def test_code_without_language_keeps_a_bare_fence():
+    page = ARTICLE.replace('<code class="language-python">', "<code>")
+    assert "```\ndef water(days):" in html_to_markdown(page, URL).markdown
+
+
+def test_falls_back_to_readability_when_trafilatura_finds_nothing(monkeypatch):
+    import trafilatura
+
+    monkeypatch.setattr(trafilatura, "extract", lambda *_args, **_kwargs: None)
+    doc = html_to_markdown(ARTICLE, URL)
+    assert "Tomatoes grow well on a sunny windowsill." in doc.markdown
+    assert "[soil guide](https://example.com/blog/guides/soil.html)" in doc.markdown
+    assert "```python\ndef water(days):" in doc.markdown
+    assert "| Tiny Tim | 1.2 |" in doc.markdown
+    assert "Home page link" not in doc.markdown
+
+
+def test_falls_back_when_trafilatura_stops_short(monkeypatch):
+    monkeypatch.setattr(extract, "_trafilatura", lambda *_args, **_kwargs: "Tomatoes grow well.")
+    doc = html_to_markdown(ARTICLE, URL)
+    assert "Harvest when the fruit is fully red." in doc.markdown
+
+
+def test_readability_fallback_when_both_find_nothing_gives_empty_markdown():
+    doc = html_to_markdown("<html><body><div></div></body></html>", URL)
+    assert doc.markdown == ""
+
+
+def words(count: int, start: int = 0) -> str:
+    return " ".join(f"w{i}" for i in range(start, start + count))
+
+
+def test_choose_keeps_trafilatura_when_the_two_agree():
+    assert extract._choose(words(100), words(100)) == words(100)
+
+
+def test_choose_takes_readability_when_trafilatura_found_a_small_part():
+    assert extract._choose(words(30), words(100)) == words(100)
+
+
+def test_choose_takes_readability_when_trafilatura_adds_much_around_it():
+    teasers = words(100) + "\n\n" + words(40, start=500)
+    assert extract._choose(teasers, words(100)) == words(100)
+
+
+def test_choose_keeps_trafilatura_when_readability_found_another_part():
+    assert extract._choose(words(100), words(100, start=1000)) == words(100)
+
+
+def test_choose_with_an_empty_side():
+    assert extract._choose("", words(10)) == words(10)
+    assert extract._choose(words(10), "") == words(10)
+
+
+def test_title_heading_kept_when_it_differs_from_the_title():
+    markdown = "# Something else entirely\n\nBody text."
+    assert extract._drop_title(markdown, "Growing Tomatoes Indoors") == markdown
+    assert extract._drop_title(markdown, None) == markdown
+
+
+def test_title_heading_dropped_when_the_title_carries_the_site_name():
+    markdown = "# Growing Tomatoes Indoors\n\nBody text."
+    assert extract._drop_title(markdown, "Growing Tomatoes Indoors | Garden") == "Body text."
+
+
+def test_indent_fixer_leaves_code_blocks_alone():
+    markdown = "1. one\n  - sub\n\n```\n  - not a list\n    code\n```\ntext"
+    expected = "1. one\n   - sub\n\n```\n  - not a list\n    code\n```\ntext"
+    assert extract._fix_indents(markdown) == expected
+
+
+def test_indent_fixer_keeps_source_indentation_from_making_code_blocks():
+    markdown = (
+        "Intro\n        indented prose\n- \n                    [Teaser](https://e.com/t)\n- b"
+    )
+    expected = "Intro\nindented prose\n- \n  [Teaser](https://e.com/t)\n- b"
+    assert extract._fix_indents(markdown) == expected
+
+
+def test_indent_fixer_keeps_fences_inside_list_items():
+    markdown = "1. step\n\n   ```\n   x = 1\n   ```\n2. next"
+    assert extract._fix_indents(markdown) == markdown
+
+
+@pytest.mark.parametrize(
+    ("html", "reason"),
+    [
+        ("", "empty"),
+        ("   \n\t ", "empty"),
+        ("\x00\x00\x00", "empty"),
+        ("<!-- nothing but a comment -->", "empty"),
+        ("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01\x02\x03\x04\x05\x06\x07" * 20, "binary"),
+    ],
+)
+def test_unparsable_input_is_parse_error(html, reason):
+    with pytest.raises(ToolError) as caught:
+        html_to_markdown(html, URL)
+    assert caught.value.code is ErrorCode.PARSE_ERROR
+    assert reason in caught.value.message
+    assert URL in caught.value.message
+
+
+def test_xml_declaration_in_a_string_is_accepted():
+    page = '<?xml version="1.0" encoding="ISO-8859-1"?>\n' + ARTICLE.replace("<!DOCTYPE html>", "")
+    doc = html_to_markdown(page, URL)
+    assert "Tomatoes grow well on a sunny windowsill." in doc.markdown
+
+
+def test_non_ascii_text_survives():
+    page = ARTICLE.replace("Tomatoes grow well", "Les tomates poussent très bien — 日本語")
+    assert "Les tomates poussent très bien — 日本語" in html_to_markdown(page, URL).markdown
+
+
+def test_importing_the_module_does_not_import_the_extractors():
+    code = (
+        "import sys, tools.fetch.extract\n"
+        "heavy = {'trafilatura', 'readability', 'lxml', 'markdownify', 'bs4'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_huge_extraction_skips_the_readability_comparison(monkeypatch):
+    def fail(*_args, **_kwargs):
+        raise AssertionError("readability must not run on a huge page")
+
+    monkeypatch.setattr(extract, "_LARGE", 100)
+    monkeypatch.setattr(extract, "_readability", fail)
+    doc = html_to_markdown(ARTICLE, URL)
+    assert "```python\ndef water(days):" in doc.markdown
+
+
+def test_readability_failure_leaves_trafilatura_output(monkeypatch):
+    from readability.readability import Unparseable
+
+    def broken(*_args, **_kwargs):
+        raise Unparseable
+
+    monkeypatch.setattr("readability.Document.summary", broken)
+    assert extract._readability(extract._parse(ARTICLE, URL), include_links=True) == ""
+    assert "Tomatoes grow well" in html_to_markdown(ARTICLE, URL).markdown
+
+
+def test_short_heading_inside_a_longer_title_is_kept():
+    markdown = "# News\n\nBody text."
+    assert extract._drop_title(markdown, "News about tomatoes | Garden") == markdown
+    assert extract._drop_title(markdown, "News") == "Body text."
+
+
+def test_full_page_leaves_out_hidden_elements():
+    page = (
+        "<html><body><p>Shown text.</p><div hidden>Hidden by attribute.</div>"
+        '<div style="color: red; display: none">Hidden by style.</div></body></html>'
+    )
+    assert html_to_markdown(page, URL, full_page=True).markdown == "Shown text."
+
+
+def test_title_heading_that_is_a_link_is_dropped_too():
+    markdown = "# [Growing Tomatoes Indoors](https://example.com/t)\n\nBody text."
+    assert extract._drop_title(markdown, "Growing Tomatoes Indoors") == "Body text."
+
+
+def test_full_page_labels_a_pre_without_code_from_its_own_class():
+    page = '<html><body><pre class="language-sh">ls -la\n</pre></body></html>'
+    assert html_to_markdown(page, URL, full_page=True).markdown == "```sh\nls -la\n```"

@@ -1,0 +1,803 @@
+"""web-fetch against real HTTP servers on 127.0.0.1: content, charsets, redirects, limits, robots.
+
+The servers here write raw responses (chunked, gzip, stalls); private addresses are let through
+with IKIGAI_WEB_FETCH_ALLOW_PRIVATE or IKIGAI_WEB_FETCH_ALLOW_HOSTS as each test says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import pytest
+
+from common.runner import answer, render
+from tools import web_fetch
+from tools.fetch import robots
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.loopback
+
+Handler = Callable[[BaseHTTPRequestHandler], None]
+
+
+@dataclass
+class Web:
+    """A loopback server whose routes write whole raw responses."""
+
+    url: str = ""
+    host_port: str = ""
+    routes: dict[str, Handler] = field(default_factory=dict)
+    seen: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def route(self, path: str, handler: Handler) -> str:
+        self.routes[path] = handler
+        return self.url + path
+
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.seen]
+
+
+def reply(
+    body: bytes | str = b"",
+    ctype: str | None = "text/html; charset=utf-8",
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+) -> Handler:
+    data = body.encode() if isinstance(body, str) else body
+
+    def handle(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(status)
+        if ctype is not None:
+            h.send_header("Content-Type", ctype)
+        for key, value in ({"Content-Length": str(len(data))} | (headers or {})).items():
+            h.send_header(key, value)
+        h.end_headers()
+        h.wfile.write(data)
+
+    return handle
+
+
+def redirect(location: str, status: int = 302) -> Handler:
+    return reply(b"", None, status, {"Location": location})
+
+
+class QuietServer(ThreadingHTTPServer):
+    def handle_error(self, *_: object) -> None:
+        pass  # clients that hang up early are what several tests are about
+
+
+def _serve() -> Iterator[Web]:
+    web = Web()
+
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            web.seen.append((path, dict(self.headers)))
+            handler = web.routes.get(path, reply("<h1>Nope</h1>", status=404))
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                handler(self)
+
+    server = QuietServer(("127.0.0.1", 0), H)
+    server.daemon_threads = True
+    web.host_port = f"127.0.0.1:{server.server_address[1]}"
+    web.url = f"http://{web.host_port}"
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    yield web
+    web.stop.set()
+    server.shutdown()
+    server.server_close()
+
+
+web = pytest.fixture(_serve)
+other_web = pytest.fixture(_serve)
+
+
+@pytest.fixture
+def private(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
+
+
+def fetch(url: str, **options: Any) -> dict[str, Any]:
+    """One call through the protocol runner's answer and render, as the host would see it."""
+    result, budget = answer(web_fetch.execute, {"url": url} | options)
+    assert len(render(result, budget)) <= budget
+    return result
+
+
+ARTICLE = """<!DOCTYPE html><html><head><title>The Title</title>
+<meta name="author" content="Ann Author"><meta name="description" content="About things.">
+</head><body><nav><a href="/home">Home</a> | <a href="/about">About us menu</a></nav>
+<main><article><h1>Main heading</h1>
+<p>The first paragraph has a <a href="/docs/page.html">relative link</a> and enough words to be
+clearly the main content of this document, which the extractor should keep in full.</p>
+<p>A second paragraph follows, with more sentences, so that the article is long enough for the
+extractor to trust it. It talks about nothing in particular, but at some length.</p>
+<ol><li>first item</li><li>second item</li></ol>
+</article></main><footer>Copyright footer text</footer></body></html>"""
+
+
+# ---------------------------------------------------------------- content types
+
+
+def test_html_main_content_with_absolute_links(web, private):
+    url = web.route("/a/page.html", reply(ARTICLE))
+    out = fetch(url)
+    assert out["success"] is True, out
+    assert out["url"] == url
+    assert out["content_type"] == "text/html"
+    assert "first paragraph has" in out["content"]
+    assert f"({web.url}/docs/page.html)" in out["content"]
+    assert "1. first item" in out["content"]
+    assert "Copyright footer" not in out["content"]
+    assert out["title"]
+    assert out["author"] == "Ann Author"
+    assert out["description"] == "About things."
+    assert out["total_lines"] == len(out["content"].split("\n"))
+    assert out["truncated"] is False
+    assert "next_offset" not in out
+
+
+def test_request_headers(web, private):
+    url = web.route("/p", reply(ARTICLE))
+    fetch(url)
+    headers = {k.lower(): v for k, v in web.seen[-1][1].items()}
+    assert headers["user-agent"].startswith("ikigai-web-tools/")
+    assert headers["accept"].startswith("text/html")
+    assert "gzip" in headers["accept-encoding"]
+
+
+def test_user_agent_setting(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_USER_AGENT", "my-agent/2.0")
+    fetch(web.route("/p", reply(ARTICLE)))
+    assert all(h["User-Agent"] == "my-agent/2.0" for _, h in web.seen)
+
+
+def test_include_links_false_and_full_page(web, private):
+    url = web.route("/p", reply(ARTICLE))
+    plain = fetch(url, include_links=False)
+    assert "relative link" in plain["content"]
+    assert "](" not in plain["content"]
+    whole = fetch(url, full_page=True)
+    assert "About us menu" in whole["content"]
+    assert "About us menu" not in fetch(url)["content"]
+
+
+def test_xhtml(web, private):
+    page = (
+        '<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+        "<head><title>X</title></head><body><h1>XHTML heading</h1><p>"
+        + "Some xhtml words in a paragraph. " * 20
+        + "</p></body></html>"
+    )
+    out = fetch(web.route("/x", reply(page, "application/xhtml+xml")))
+    assert out["content_type"] == "application/xhtml+xml"
+    assert "Some xhtml words" in out["content"]
+
+
+@pytest.mark.parametrize("ctype", ["text/plain; charset=utf-8", "text/markdown"])
+def test_text_and_markdown_as_is(web, private, ctype):
+    text = "# Title\n\n* keep <b>this</b> exactly\n\n    code\n"
+    out = fetch(web.route("/t", reply(text, ctype)))
+    assert out["content"] == text.rstrip("\n")
+    assert out["content_type"] == ctype.split(";")[0]
+
+
+@pytest.mark.parametrize("ctype", ["application/json", "application/problem+json"])
+def test_json_pretty_in_a_fence(web, private, ctype):
+    out = fetch(web.route("/j", reply(b'{"k":[1,{"n":null}]}', ctype)))
+    assert out["content"].startswith('```json\n{\n  "k": [')
+    assert out["content"].endswith("\n```")
+    assert out["content_type"] == ctype
+
+
+def make_pdf(text: str) -> bytes:
+    content = f"BT /F1 24 Tf 72 700 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>"
+        ),
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Title (A PDF Title) /Author (Pat Writer) >>",
+    ]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\n" % (len(objects) + 1)
+    return out + b"startxref\n%d\n%%%%EOF\n" % xref
+
+
+@pytest.mark.parametrize("ctype", ["application/pdf", "application/octet-stream", None])
+def test_pdf_text_and_metadata(web, private, ctype):
+    out = fetch(web.route("/doc.pdf", reply(make_pdf("Hello from a PDF"), ctype)))
+    assert out["success"] is True, out
+    assert out["content_type"] == "application/pdf"
+    assert "Hello from a PDF" in out["content"]
+    assert out["title"] == "A PDF Title"
+    assert out["author"] == "Pat Writer"
+
+
+def test_missing_content_type_is_sniffed_as_html(web, private):
+    out = fetch(web.route("/n", reply(ARTICLE, None)))
+    assert out["content_type"] == "text/html"
+    assert "first paragraph has" in out["content"]
+
+
+def test_unsupported_content(web, private):
+    out = fetch(web.route("/img", reply(b"\x89PNG\r\n\x1a\n\0\0\0", "image/png")))
+    assert out["error_code"] == "UNSUPPORTED_CONTENT"
+    assert "image/png" in out["error"]
+
+
+def test_broken_pdf_is_parse_error(web, private):
+    out = fetch(web.route("/bad.pdf", reply(b"%PDF-1.7\nbroken", "application/pdf")))
+    assert out["error_code"] == "PARSE_ERROR"
+
+
+def test_empty_html_is_parse_error(web, private):
+    out = fetch(web.route("/empty", reply(b"   ", "text/html")))
+    assert out["error_code"] == "PARSE_ERROR"
+
+
+# ---------------------------------------------------------------- charsets
+
+JAPANESE = "日本語の記事です。文字コードを宣言しないページでも正しく読めるはずです。" * 15
+FRENCH = "Le café était très agréable, même si la crème brûlée était déjà froide. " * 15
+GREEK_UTF8 = "Καλημέρα κόσμε — “quotes” and emoji 🙂 in UTF-8. " * 15
+
+
+def _undeclared(text: str) -> str:
+    return f"<html><head></head><body><article><p>{text}</p></article></body></html>"
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"), [(JAPANESE, "shift_jis"), (FRENCH, "cp1252"), (GREEK_UTF8, "utf-8")]
+)
+def test_undeclared_charsets_are_detected(web, private, text, encoding):
+    body = _undeclared(text).encode(encoding)
+    out = fetch(web.route("/c", reply(body, "text/html")))
+    assert out["success"] is True, out
+    assert text[:40] in out["content"]
+    assert "\ufffd" not in out["content"]
+
+
+def test_charset_from_header_meta_and_bom(web, private):
+    sjis = _undeclared(JAPANESE).encode("shift_jis")
+    by_header = fetch(web.route("/h", reply(sjis, "text/html; charset=Shift_JIS")))
+    meta = f'<html><head><meta charset="shift_jis"></head><body><p>{JAPANESE}</p></body></html>'
+    by_meta = fetch(web.route("/m", reply(meta.encode("shift_jis"), "text/html")))
+    bom = "\ufeff" + _undeclared(FRENCH)
+    by_bom = fetch(web.route("/b", reply(bom.encode("utf-16"), "text/html")))
+    assert JAPANESE[:10] in by_header["content"]
+    assert JAPANESE[:10] in by_meta["content"]
+    assert FRENCH[:30] in by_bom["content"]
+
+
+# ---------------------------------------------------------------- redirects
+
+
+def test_redirect_chain_reports_the_final_url(web, private):
+    final = web.route("/final", reply(ARTICLE))
+    web.route("/r2", redirect("/final", 301))
+    web.route("/r1", redirect(web.url + "/r2", 307))
+    out = fetch(web.url + "/r1")
+    assert out["url"] == final
+    assert web.paths().count("/final") == 1
+
+
+def test_five_redirects_are_followed_six_are_too_many(web, private):
+    web.route("/end", reply(ARTICLE))
+    for i in range(6):
+        web.route(f"/h{i}", redirect(f"/h{i + 1}" if i < 5 else "/end"))
+    assert fetch(web.url + "/h1")["success"] is True  # h1..h5: five redirects
+    out = fetch(web.url + "/h0")
+    assert out["error_code"] == "HTTP_ERROR"
+    assert "too many redirects" in out["error"]
+
+
+def test_redirect_loop(web, private):
+    web.route("/a", redirect("/b"))
+    web.route("/b", redirect("/a"))
+    out = fetch(web.url + "/a")
+    assert out["error_code"] == "HTTP_ERROR"
+    assert "too many redirects" in out["error"]
+    assert len(web.paths()) <= 4
+
+
+@pytest.mark.parametrize(
+    "location", ["ftp://example.com/x", "file:///etc/passwd", "javascript:alert(1)"]
+)
+def test_redirect_to_another_scheme_is_blocked(web, private, location):
+    out = fetch(web.route("/r", redirect(location)))
+    assert out["error_code"] == "BLOCKED_URL"
+    assert "http" in out["error"]
+
+
+# ---------------------------------------------------------------- SSRF through redirects
+
+# The allowed address is 127.0.0.1 alone, so loopback targets use 127.0.0.2 in every spelling.
+REDIRECT_TARGETS = [
+    "http://127.0.0.2/",
+    "http://2130706434/",
+    "http://0x7f.0.0.2/",
+    "http://0177.0.0.2/",
+    "http://127.2/",
+    "http://0x7f000002/",
+    "http://10.0.0.1/",
+    "http://192.168.1.1/",
+    "http://100.64.0.1/",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://[::1]/",
+    "http://[fd00::1]/",
+    "http://[fe80::1]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://[::ffff:169.254.169.254]/",
+    "http://[64:ff9b::a9fe:a9fe]/",
+    "http://0.0.0.0/",
+    "http://224.0.0.1/",
+]
+
+
+@pytest.mark.parametrize("target", REDIRECT_TARGETS)
+def test_redirect_from_an_allowed_host_to_a_private_address_is_blocked(web, monkeypatch, target):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_HOSTS", "127.0.0.1/32")
+    url = web.route("/go", redirect(target))
+    out = fetch(url)
+    assert out["error_code"] == "BLOCKED_URL", out
+    assert "redirected" in out["error"]
+    assert web.paths() == ["/robots.txt", "/go"]  # the blocked hop was never contacted
+
+
+def test_allow_hosts_by_name_is_case_insensitive_and_does_not_extend_to_ips(web, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_HOSTS", " LOCALHOST ")
+    port = web.host_port.split(":")[1]
+    web.route("/p", reply(ARTICLE))
+    assert fetch(f"http://localhost:{port}/p")["success"] is True
+    web.route("/hop", redirect(f"http://127.0.0.1:{port}/p"))
+    out = fetch(f"http://localhost:{port}/hop")
+    assert out["error_code"] == "BLOCKED_URL"
+
+
+def test_loopback_is_blocked_without_the_settings(web):
+    out = fetch(web.route("/p", reply(ARTICLE)))
+    assert out["error_code"] == "BLOCKED_URL"
+    assert web.seen == []
+
+
+# ---------------------------------------------------------------- limits
+
+
+def test_content_length_over_the_cap_fails_fast(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_MAX_BYTES", "2048")
+    out = fetch(web.route("/big", reply("x" * 5000, "text/plain")))
+    assert out["error_code"] == "TOO_LARGE"
+    assert "5,000" in out["error"]
+    assert "IKIGAI_WEB_FETCH_MAX_BYTES" in out["error"]
+
+
+def _chunked(pieces: list[bytes], ctype: str, extra: dict[str, str] | None = None) -> Handler:
+    def handle(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", ctype)
+        h.send_header("Transfer-Encoding", "chunked")
+        for key, value in (extra or {}).items():
+            h.send_header(key, value)
+        h.end_headers()
+        for piece in pieces:
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        h.wfile.write(b"0\r\n\r\n")
+
+    return handle
+
+
+def test_streamed_body_over_the_cap(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_MAX_BYTES", "10000")
+    out = fetch(web.route("/s", _chunked([b"y" * 4000] * 5, "text/plain")))
+    assert out["error_code"] == "TOO_LARGE"
+    ok = fetch(web.route("/ok", _chunked([b"y" * 4000] * 2, "text/plain")))
+    assert ok["content"] == "y" * 8000
+
+
+def test_gzip_body_is_decoded(web, private):
+    body = gzip.compress(ARTICLE.encode())
+    out = fetch(web.route("/gz", reply(body, "text/html", headers={"Content-Encoding": "gzip"})))
+    assert "first paragraph has" in out["content"]
+
+
+def test_gzip_bomb_hits_the_cap(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_MAX_BYTES", str(1024 * 1024))
+    bomb = gzip.compress(b"A" * (200 * 1024 * 1024), compresslevel=9)
+    assert len(bomb) < 1024 * 1024
+    headers = {"Content-Encoding": "gzip"}
+    out = fetch(web.route("/bomb", reply(bomb, "text/plain", headers=headers)))
+    assert out["error_code"] == "TOO_LARGE"
+
+
+def _stall(first: bytes, web: Web, *, trickle: bool = False) -> Handler:
+    def handle(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/plain")
+        h.send_header("Content-Length", "1000000")
+        h.end_headers()
+        h.wfile.write(first)
+        h.wfile.flush()
+        while trickle and not web.stop.wait(0.1):
+            h.wfile.write(b"z")
+            h.wfile.flush()
+        web.stop.wait(30)
+
+    return handle
+
+
+@pytest.mark.parametrize("trickle", [False, True])
+def test_a_server_that_stalls_mid_body_times_out(web, private, monkeypatch, trickle):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1.5")
+    url = web.route("/stall", _stall(b"partial " * 100, web, trickle=trickle))
+    started = time.monotonic()
+    out = fetch(url)
+    elapsed = time.monotonic() - started
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "timeout" in out["error"]
+    assert elapsed < 3.0
+
+
+def test_a_slow_first_byte_times_out(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
+
+    def slow(h: BaseHTTPRequestHandler) -> None:
+        web.stop.wait(5)
+
+    out = fetch(web.route("/slow", slow))
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "timeout" in out["error"]
+
+
+def test_connection_refused_is_a_connect_error(private):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = fetch(f"http://127.0.0.1:{port}/")
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "connect" in out["error"]
+
+
+def test_connection_reset_mid_body(web, private):
+    def reset(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Length", "5000")
+        h.end_headers()
+        h.wfile.write(b"short")
+        h.wfile.flush()
+        h.close_connection = True
+        h.connection.shutdown(2)
+
+    out = fetch(web.route("/reset", reset))
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "reset" in out["error"]
+
+
+# ---------------------------------------------------------------- HTTP errors
+
+
+def test_404_with_the_pages_own_title(web, private):
+    page = "<html><head><title>Page Not Found</title></head><body>sorry</body></html>"
+    out = fetch(web.route("/missing", reply(page, status=404)))
+    assert out["error_code"] == "HTTP_ERROR"
+    assert "404" in out["error"]
+    assert "Page Not Found" in out["error"]
+
+
+def test_500_with_the_pages_first_text(web, private):
+    out = fetch(web.route("/boom", reply("  Database   exploded\n", "text/plain", 500)))
+    assert out["error_code"] == "HTTP_ERROR"
+    assert "500" in out["error"]
+    assert "Database exploded" in out["error"]
+
+
+def test_429_carries_retry_after(web, private):
+    out = fetch(web.route("/rl", reply("", "text/plain", 429, {"Retry-After": "30"})))
+    assert out["error_code"] == "HTTP_ERROR"
+    assert out["retry_after"] == 30
+
+
+# ---------------------------------------------------------------- robots.txt
+
+
+def test_robots_disallow(web, private):
+    web.route("/robots.txt", reply("User-agent: *\nDisallow: /private\n", "text/plain"))
+    web.route("/private/page", reply(ARTICLE))
+    web.route("/public", reply(ARTICLE))
+    out = fetch(web.url + "/private/page")
+    assert out["error_code"] == "ROBOTS_DISALLOWED"
+    assert "IKIGAI_WEB_FETCH_ROBOTS=0" in out["error"]
+    assert fetch(web.url + "/public")["success"] is True
+    assert "/private/page" not in web.paths()
+
+
+def test_robots_group_for_our_agent(web, private):
+    rules = "User-agent: *\nAllow: /\n\nUser-agent: ikigai-web-tools\nDisallow: /\n"
+    web.route("/robots.txt", reply(rules, "text/plain"))
+    out = fetch(web.route("/p", reply(ARTICLE)))
+    assert out["error_code"] == "ROBOTS_DISALLOWED"
+
+
+def test_robots_setting_off(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ROBOTS", "0")
+    web.route("/robots.txt", reply("User-agent: *\nDisallow: /\n", "text/plain"))
+    assert fetch(web.route("/p", reply(ARTICLE)))["success"] is True
+    assert "/robots.txt" not in web.paths()
+
+
+@pytest.mark.parametrize(("status", "code"), [(404, None), (403, None), (503, "ROBOTS_DISALLOWED")])
+def test_robots_status(web, private, status, code):
+    web.route("/robots.txt", reply("User-agent: *\nDisallow: /\n", "text/plain", status))
+    out = fetch(web.route("/p", reply(ARTICLE)))
+    assert out.get("error_code") == code, out
+
+
+def test_robots_that_redirects_is_followed(web, private):
+    web.route("/robots.txt", redirect("/real-robots.txt", 301))
+    web.route("/real-robots.txt", reply("User-agent: *\nDisallow: /\n", "text/plain"))
+    assert fetch(web.route("/p", reply(ARTICLE)))["error_code"] == "ROBOTS_DISALLOWED"
+
+
+def test_robots_of_every_redirect_hop(web, other_web, private):
+    other_web.route("/robots.txt", reply("User-agent: *\nDisallow: /\n", "text/plain"))
+    other_web.route("/target", reply(ARTICLE))
+    out = fetch(web.route("/hop", redirect(other_web.url + "/target")))
+    assert out["error_code"] == "ROBOTS_DISALLOWED"
+    assert other_web.paths() == ["/robots.txt"]
+
+
+def test_slow_robots_is_unreachable(web, private, monkeypatch):
+    monkeypatch.setattr(robots, "ROBOTS_WAIT", 0.5)
+
+    def slow(h: BaseHTTPRequestHandler) -> None:
+        web.stop.wait(5)
+
+    web.route("/robots.txt", slow)
+    started = time.monotonic()
+    out = fetch(web.route("/p", reply(ARTICLE)))
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "robots.txt" in out["error"]
+    assert time.monotonic() - started < 2.5
+
+
+def test_unreachable_robots_is_a_network_error(private):
+    out = fetch("http://127.0.0.1:9/page")  # the discard port: nothing listens
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "robots.txt" in out["error"]
+
+
+# ---------------------------------------------------------------- paging, budget, cache
+
+LINES = "\n".join(f"line number {i} " + "w" * 80 for i in range(1, 3001))
+
+
+def test_paging_reads_the_whole_page_within_the_budget(web, private):
+    url = web.route("/long.txt", reply(LINES, "text/plain"))
+    offset, pieces = 1, []
+    while True:
+        out = fetch(url, offset=offset)
+        assert len(orjson.dumps(out)) + 1 <= 60_000
+        pieces.append(out["content"])
+        if not out["truncated"]:
+            break
+        offset = out["next_offset"]
+    assert "\n".join(pieces) == LINES
+    assert len(pieces) > 3
+    assert web.paths().count("/long.txt") == 1  # paging reuses the cached download
+
+
+def test_limit_and_offset_past_the_end(web, private):
+    url = web.route("/long.txt", reply(LINES, "text/plain"))
+    out = fetch(url, offset=10, limit=3)
+    assert out["content"].split("\n")[0].startswith("line number 10 ")
+    assert (out["total_lines"], out["truncated"], out["next_offset"]) == (3000, True, 13)
+    past = fetch(url, offset=3001)
+    assert (past["content"], past["truncated"]) == ("", False)
+    assert "next_offset" not in past
+
+
+def test_cache_key_has_options_and_policy(web, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
+    url = web.route("/p", reply(ARTICLE))
+    fetch(url)
+    fetch(url, offset=2)
+    fetch(url, include_links=False)
+    assert web.paths().count("/p") == 2
+    monkeypatch.delenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE")
+    assert fetch(url)["error_code"] == "BLOCKED_URL"
+
+
+def test_cache_ttl_zero_refetches(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_CACHE_TTL", "0")
+    url = web.route("/p", reply(ARTICLE))
+    fetch(url)
+    fetch(url)
+    assert web.paths().count("/p") == 2
+
+
+# ---------------------------------------------------------------- through the installed tool
+
+
+def test_tool_fetches_over_the_protocol(web, run_tool):
+    url = web.route("/p", reply(ARTICLE))
+    run = run_tool("web-fetch-tool", {"url": url}, env={"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"})
+    assert run.code == 0, run.stderr
+    assert run.json["success"] is True
+    assert f"({web.url}/docs/page.html)" in run.json["content"]
+
+
+def test_tool_budget_and_gzip_bomb_over_the_protocol(web, run_tool):
+    env = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1", "IKIGAI_WEB_FETCH_MAX_BYTES": "2000000"}
+    url = web.route("/long.txt", reply(LINES * 3, "text/plain"))
+    run = run_tool("web-fetch-tool", {"url": url}, env=env)
+    assert len(run.stdout.encode()) <= 60_000
+    assert run.json["truncated"] is True
+    bomb = gzip.compress(b"B" * (100 * 1024 * 1024))
+    url = web.route("/bomb", reply(bomb, "text/plain", headers={"Content-Encoding": "gzip"}))
+    run = run_tool("web-fetch-tool", {"url": url}, env=env)
+    assert run.json["error_code"] == "TOO_LARGE"
+
+
+def test_tool_redirect_to_metadata_address_is_blocked(web, run_tool):
+    url = web.route("/go", redirect("http://169.254.169.254/latest/meta-data/"))
+    env = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1"}
+    run = run_tool("web-fetch-tool", {"url": url}, env=env)
+    assert run.json["error_code"] == "BLOCKED_URL"
+
+
+def test_tool_stall_times_out(web, run_tool):
+    url = web.route("/stall", _stall(b"x" * 100, web))
+    env = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1", "IKIGAI_WEB_TIMEOUT": "1"}
+    started = time.monotonic()
+    run = run_tool("web-fetch-tool", {"url": url}, env=env)
+    assert run.json["error_code"] == "NETWORK_ERROR"
+    assert time.monotonic() - started < 5
+
+
+REBIND = """
+import ipaddress, socket
+_real = socket.getaddrinfo
+_calls = []
+def getaddrinfo(host, port, *args, **kwargs):
+    if host == "rebind.test":
+        _calls.append(host)
+        ip = "127.0.0.1" if len(_calls) == 1 else "10.255.255.1"
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port))]
+    return _real(host, port, *args, **kwargs)
+socket.getaddrinfo = getaddrinfo
+"""
+
+
+def test_connection_is_pinned_to_the_vetted_address(web, run_tool, tmp_path: Path):
+    """A DNS answer that changes after the check (rebinding) does not move the connection."""
+    (tmp_path / "sitecustomize.py").write_text(REBIND)
+    port = web.host_port.split(":")[1]
+    web.route("/p", reply(ARTICLE))
+    env = {
+        "PYTHONPATH": str(tmp_path),
+        "IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1",
+        "IKIGAI_WEB_TIMEOUT": "3",
+    }
+    run = run_tool("web-fetch-tool", {"url": f"http://rebind.test:{port}/p"}, env=env)
+    assert run.json["success"] is True, run.json
+    assert web.seen[-1][1]["Host"] == f"rebind.test:{port}"
+
+
+MAP_TLS_TEST = """
+import socket
+_real = socket.getaddrinfo
+def getaddrinfo(host, port, *args, **kwargs):
+    if host == "tls.test":
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+    return _real(host, port, *args, **kwargs)
+socket.getaddrinfo = getaddrinfo
+"""
+
+
+def test_tls_keeps_sni_and_certificate_check_on_the_host_name(run_tool, tmp_path: Path):
+    """Dialling the pinned IP still sends SNI for the name and rejects an untrusted cert."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=tls.test", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    names: list[str | None] = []
+    context.sni_callback = lambda _sock, name, _ctx: names.append(name)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def accept() -> None:
+        conn, _ = listener.accept()
+        with contextlib.suppress(OSError), context.wrap_socket(conn, server_side=True):
+            pass
+
+    threading.Thread(target=accept, daemon=True).start()
+    (tmp_path / "sitecustomize.py").write_text(MAP_TLS_TEST)
+    env = {"PYTHONPATH": str(tmp_path), "IKIGAI_WEB_FETCH_ALLOW_HOSTS": "tls.test",
+           "IKIGAI_WEB_FETCH_ROBOTS": "0", "IKIGAI_WEB_TIMEOUT": "5"}  # fmt: skip
+    run = run_tool("web-fetch-tool", {"url": f"https://tls.test:{port}/"}, env=env)
+    listener.close()
+    assert run.json["error_code"] == "NETWORK_ERROR"
+    assert "TLS" in run.json["error"]
+    assert names == ["tls.test"]
+
+
+# ---------------------------------------------------------------- odd corners
+
+
+@pytest.mark.parametrize("location", ["http://[::1/x", "http://e.com:99999/", "http://:80/"])
+def test_redirect_to_an_unusable_url(web, private, location):
+    out = fetch(web.route("/r", redirect(location)))
+    assert out["error_code"] == "HTTP_ERROR"
+    assert "unusable URL" in out["error"]
+
+
+@pytest.mark.parametrize(("status", "advice"), [(403, "refuses access"), (418, "Check the URL")])
+def test_other_http_errors(web, private, status, advice):
+    out = fetch(web.route("/e", reply("<title>Teapot</title>", status=status)))
+    assert out["error_code"] == "HTTP_ERROR"
+    assert str(status) in out["error"]
+    assert advice in out["error"]
+    assert "Teapot" in out["error"]
+
+
+def test_a_huge_error_page_is_read_only_in_part(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_MAX_BYTES", "2048")
+    page = "<html><head><title>Big Error</title></head><body>" + "x" * 500_000 + "</body></html>"
+    out = fetch(web.route("/e", reply(page, status=500)))
+    assert out["error_code"] == "HTTP_ERROR"
+    assert "Big Error" in out["error"]
+
+
+def test_utf8_bom_with_a_declared_utf8_charset(web, private):
+    body = "\ufeffplain text".encode()
+    out = fetch(web.route("/t", reply(body, "text/plain; charset=utf-8")))
+    assert out["content"] == "plain text"
+
+
+def test_a_stale_cache_entry_of_another_shape_is_refetched(web, private):
+    from common import cache
+    from common.settings import load
+
+    url = web.route("/p", reply("fresh", "text/plain"))
+    params = web_fetch.parse_input({"url": url})
+    settings = load()
+    cache.put("web_fetch", web_fetch.cache_key(params, settings), {"old": 1}, 900)
+    assert fetch(url)["content"] == "fresh"
+    assert fetch(url)["content"] == "fresh"
+    assert web.paths().count("/p") == 1

@@ -1,0 +1,1 @@
+"""Fetching, guarding and decoding helpers for the web-fetch tool."""

@@ -1,0 +1,250 @@
+"""Bytes to text: the charset (header, BOM, <meta>, detection) and each content type's reader."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import TYPE_CHECKING
+
+from common.errors import ErrorCode, ToolError
+
+if TYPE_CHECKING:
+    from tools.fetch.extract import Document
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
+SNIFF_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "unknown/unknown"})
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+# Labels that browsers (WHATWG Encoding) read as windows-1252, which is a superset.
+_AS_1252 = frozenset({"iso-8859-1", "latin-1", "latin1", "us-ascii", "ascii", "iso8859-1"})
+_META = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-z0-9_.:-]+)""", re.IGNORECASE)
+_XML_DECL = re.compile(rb"""^<\?xml[^>]+encoding\s*=\s*["']([a-z0-9_.:-]+)""", re.IGNORECASE)
+_HTML_START = re.compile(
+    rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)[\s>]", re.IGNORECASE | re.DOTALL
+)
+_PREVIEW = 4096
+_NO_CHARSET_SAMPLE = 1 << 20
+_CLOSE_CHAOS = 0.1
+
+
+def media_type(header: str | None) -> str:
+    """`text/html; charset=x` -> `text/html`."""
+    return (header or "").split(";", 1)[0].strip().lower()
+
+
+def header_charset(header: str | None) -> str | None:
+    for part in (header or "").split(";")[1:]:
+        name, _, value = part.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip("\"'") or None
+    return None
+
+
+def codec(label: str | None) -> str | None:
+    """A Python codec for a charset label, or None when the label is unknown."""
+    if not label:
+        return None
+    lowered = label.strip().lower()
+    if lowered in _AS_1252:
+        return "cp1252"
+    try:
+        return codecs.lookup(lowered).name
+    except LookupError:
+        return None
+
+
+def declared_charset(body: bytes | bytearray, header: str | None) -> str | None:
+    """The charset the response states: header, else BOM, else <meta> or XML declaration."""
+    found = codec(header_charset(header))
+    if found:
+        return found
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            return name
+    head = body[:_PREVIEW]
+    match = _META.search(head) or _XML_DECL.search(head)
+    return codec(match.group(1).decode("ascii")) if match else None
+
+
+def to_text(body: bytes | bytearray, header: str | None) -> str:
+    """The body as text in its declared charset, else UTF-8 if valid, else a detected one."""
+    name = declared_charset(body, header)
+    if name is None:
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError:
+            name = _detect(body)
+    if body.startswith(codecs.BOM_UTF8) and name in ("utf-8", "utf_8"):
+        name = "utf-8-sig"
+    return body.decode(name, errors="replace")
+
+
+def _detect(body: bytes | bytearray) -> str:
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(bytes(body[:_NO_CHARSET_SAMPLE]))
+    best = matches.best()
+    if best is None:
+        return "cp1252"
+    if _single_byte(best.encoding):
+        # Unlabelled single-byte pages are mostly windows-1252 (the WHATWG default); the
+        # detector often ranks a sibling code page first on short Western text.
+        for match in matches:
+            if match.encoding == "cp1252" and match.chaos <= best.chaos + _CLOSE_CHAOS:
+                return "cp1252"
+    return codec(best.encoding) or "cp1252"
+
+
+def _single_byte(name: str) -> bool:
+    return len(bytes(range(256)).decode(name, errors="replace")) == 256
+
+
+def sniff(body: bytes | bytearray) -> str | None:
+    """The content type of an unlabelled body, when it is plainly one we read."""
+    head = body[:_PREVIEW].lstrip(b"\xef\xbb\xbf")
+    if head.startswith(b"%PDF-"):
+        return "application/pdf"
+    if _HTML_START.match(head):
+        return "text/html"
+    if head.lstrip()[:1] in (b"{", b"[") and _json_or_none(body) is not None:
+        return "application/json"
+    if b"\x00" not in head and _is_utf8(head):
+        return "text/plain"
+    return None
+
+
+def _is_utf8(head: bytes | bytearray) -> bool:
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 3  # a character cut by the preview's end
+    return True
+
+
+def is_json(kind: str) -> bool:
+    return kind == "application/json" or kind.endswith("+json")
+
+
+def _json_or_none(body: bytes | bytearray) -> object | None:
+    import orjson
+
+    try:
+        value: object = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return value
+
+
+def readable_type(header: str | None, body: bytes | bytearray) -> str:
+    """The media type to read the body as, or UNSUPPORTED_CONTENT naming it."""
+    kind = media_type(header)
+    if kind in SNIFF_TYPES:
+        kind = sniff(body) or kind
+    if kind in HTML_TYPES or kind in TEXT_TYPES or kind == "application/pdf" or is_json(kind):
+        return kind
+    shown = kind or "no Content-Type"
+    raise ToolError(
+        ErrorCode.UNSUPPORTED_CONTENT,
+        f"The URL returned {shown}, which web-fetch cannot turn into text (it reads HTML, "
+        "XHTML, plain text, markdown, JSON and PDF). Look for an HTML or PDF version.",
+    )
+
+
+def to_document(
+    body: bytearray, header: str | None, url: str, *, full_page: bool, include_links: bool
+) -> tuple[Document, str]:
+    """The body as a markdown Document, and the media type it was read as.
+
+    The body is consumed: emptied as soon as it is decoded, so a 10 MiB page is not held
+    twice while the extractor builds its tree.
+    """
+    from tools.fetch.extract import Document, html_to_markdown
+
+    kind = readable_type(header, body)
+    if kind in HTML_TYPES:
+        html = to_text(body, header)
+        body.clear()
+        return html_to_markdown(html, url, full_page=full_page, include_links=include_links), kind
+    if kind == "application/pdf":
+        return pdf_document(bytes(body), url), kind
+    if is_json(kind):
+        return Document(markdown=json_markdown(body, header, url)), kind
+    return Document(markdown=to_text(body, header)), kind
+
+
+def json_markdown(body: bytes | bytearray, header: str | None, url: str) -> str:
+    import orjson
+
+    text = to_text(body, header)
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise ToolError(
+            ErrorCode.PARSE_ERROR,
+            f"{url} says it is JSON but is not valid JSON ({exc}). Fetch another URL.",
+        ) from None
+    pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    return f"```json\n{pretty}\n```"
+
+
+def pdf_document(body: bytes, url: str) -> Document:
+    """The text of every page, pages separated by a blank line, and the PDF's metadata."""
+    from io import BytesIO
+
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    from tools.fetch.extract import Document
+
+    try:
+        reader = PdfReader(BytesIO(body))
+        if reader.is_encrypted:
+            reader.decrypt("")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+        info = reader.metadata
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ToolError(
+            ErrorCode.PARSE_ERROR,
+            f"The PDF at {url} could not be read ({type(exc).__name__}: {exc}). "
+            "It may be damaged or encrypted; look for an HTML version.",
+        ) from None
+    text = "\n\n".join(p for p in pages if p)
+    title = _meta(info, "title")
+    return Document(markdown=text, title=title, author=_meta(info, "author"))
+
+
+def _meta(info: object, name: str) -> str | None:
+    value = getattr(info, name, None) if info is not None else None
+    return str(value).strip() or None if value else None
+
+
+def short_text(body: bytes, header: str | None, most: int = 200) -> str:
+    """An error page's own words: its <title>, else its first text, trimmed."""
+    if not body.strip():
+        return ""
+    text = to_text(body, header)
+    kind = media_type(header) or (sniff(body) or "")
+    if kind in HTML_TYPES or _HTML_START.match(body[:_PREVIEW]) or "<html" in text[:2000].lower():
+        text = _html_words(text)
+    words = " ".join(text.split())
+    return words if len(words) <= most else words[: most - 1].rstrip() + "…"
+
+
+def _html_words(html: str) -> str:
+    import lxml.etree
+    import lxml.html
+
+    try:
+        tree = lxml.html.document_fromstring(html)
+    except (lxml.etree.ParserError, ValueError):
+        return ""
+    for junk in tree.iter("script", "style", "noscript", "template"):
+        junk.text = ""
+    title = " ".join((tree.findtext(".//title") or "").split())
+    return title or " ".join(str(t) for t in tree.itertext())

@@ -1,0 +1,337 @@
+"""One web-fetch call's network side: vetted hops, robots.txt, redirects, a capped body."""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Self
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import httpx
+
+from common.errors import ErrorCode, ToolError
+from common.http import client, network_error
+from tools.fetch.guard import Policy, literal_ip, vet
+from tools.fetch.robots import Robots
+from tools.fetch.transport import Clock, PinnedBackend, PinnedTransport
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import TracebackType
+
+    from common.http import Deadline
+    from common.settings import Settings
+
+MAX_REDIRECTS = 5
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+ACCEPT = (
+    "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.8,text/plain;q=0.8,"
+    "application/json;q=0.7,application/pdf;q=0.7,*/*;q=0.5"
+)
+CHUNK = 64 * 1024
+ERROR_BODY_BYTES = 64 * 1024  # enough of an error page to find its title
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_LOCATION = "ikigai_location"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    url: str
+    content_type: str | None
+    body: bytearray  # mutable so the reader can free it once decoded (10 MiB matters)
+
+
+class Session:
+    """The HTTP client of one call, with its guard, pins, robots cache and deadline."""
+
+    def __init__(self, settings: Settings, deadline: Deadline) -> None:
+        self.settings = settings
+        self.deadline = deadline
+        self.policy = Policy.from_settings(settings)
+        self.clock = Clock(deadline.end)
+        self.backend = PinnedBackend(self.clock)
+        headers = {"Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"}
+        transport = PinnedTransport(self.backend)
+        hooks = {"response": [_stash_location]}
+        self.http = client(settings, transport=transport, headers=headers, event_hooks=hooks)
+        self.robots = (
+            Robots(self._robots_txt, settings.user_agent) if settings.fetch_robots else None
+        )
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.http.close()
+
+    def fetch(self, url: str) -> Fetched:
+        """The final page after at most 5 redirects, every hop vetted and robots-checked."""
+        seen: set[str] = set()
+        for hop in range(MAX_REDIRECTS + 1):
+            target = self.prepare(url, hop)
+            if self.robots is not None:
+                self.robots.check(str(target))
+            response = self.open(target, self.deadline.timeout())
+            try:
+                location = redirect_location(response)
+                if location is None:
+                    return self.finish(response)
+            finally:
+                response.close()
+            seen.add(url)
+            url = location
+            if url in seen:
+                break
+        raise too_many_redirects(url)
+
+    def prepare(self, url: str, hop: int) -> httpx.URL:
+        """The URL to request, after the guard has vetted its host and pinned its address."""
+        target, port = parse_hop(url, hop)
+        if self.backend.pinned(target.host):
+            return target  # one DNS answer per host and call: robots.txt and page agree
+        try:
+            address = vet(target.host, port, self.policy, self.deadline.remaining())
+        except ToolError as err:
+            raise _on_hop(err, url, hop) from None
+        self.backend.pin(target.host, address)
+        return target
+
+    def open(self, url: httpx.URL, timeout: httpx.Timeout) -> httpx.Response:
+        """Send one GET and return the response with its body still unread."""
+        if self.deadline.remaining() <= 0:
+            raise self.deadline.expired_error(url.host)
+        request = self.http.build_request("GET", url)
+        request.extensions["timeout"] = timeout.as_dict()
+        try:
+            return self.http.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise network_error(exc, self.deadline) from None
+
+    def finish(self, response: httpx.Response) -> Fetched:
+        url = str(response.url)
+        if response.status_code >= 400:
+            body = self.read(response, ERROR_BODY_BYTES, strict=False)
+            raise http_error(response, bytes(body))
+        if response.status_code >= 300:
+            raise ToolError(
+                ErrorCode.HTTP_ERROR,
+                f"{url} answered HTTP {response.status_code} without a usable redirect "
+                "location, so there is no page to read.",
+            )
+        body = self.read(response, self.settings.fetch_max_bytes, strict=True)
+        return Fetched(url, response.headers.get("content-type"), body)
+
+    def read(self, response: httpx.Response, cap: int, *, strict: bool) -> bytearray:
+        """The decoded body; past `cap` bytes TOO_LARGE (strict) or just the first `cap`."""
+        declared = response.headers.get("content-length", "")
+        if strict and declared.isdigit() and int(declared) > cap:
+            raise too_large(str(response.url), cap, f"it announces {int(declared):,} bytes")
+        inflater = Inflater(response.headers.get("content-encoding", ""), str(response.url))
+        out = bytearray()
+        try:
+            for raw in response.iter_raw(CHUNK):
+                if self.deadline.remaining() <= 0:
+                    raise self.deadline.expired_error(response.url.host)
+                for piece in inflater.feed(raw):
+                    if len(out) + len(piece) > cap:
+                        if strict:
+                            raise too_large(str(response.url), cap, "the body is larger")
+                        out += piece[: cap - len(out)]
+                        return out
+                    out += piece
+        except httpx.HTTPError as exc:
+            raise network_error(exc, self.deadline) from None
+        return out
+
+    def _robots_txt(self, url: str, wait: float, cap: int) -> tuple[int, bytes]:
+        """Status and body of a robots.txt, within `wait` seconds, following redirects."""
+        saved = self.clock.end
+        self.clock.end = min(saved, time.monotonic() + wait)
+        try:
+            return self._robots_hops(url, wait, cap)
+        except ToolError as err:
+            if err.code is not ErrorCode.NETWORK_ERROR:
+                raise
+            raise ToolError(
+                ErrorCode.NETWORK_ERROR,
+                f"{url} could not be fetched ({err.message}), so the site seems down or too "
+                "slow; try again later (IKIGAI_WEB_FETCH_ROBOTS=0 skips robots.txt).",
+            ) from None
+        finally:
+            self.clock.end = saved
+
+    def _robots_hops(self, url: str, wait: float, cap: int) -> tuple[int, bytes]:
+        timeout = httpx.Timeout(wait, connect=min(wait, 5.0))
+        for hop in range(MAX_REDIRECTS + 1):
+            response = self.open(self.prepare(url, hop), timeout)
+            try:
+                location = redirect_location(response)
+                if location is None or hop == MAX_REDIRECTS:
+                    return response.status_code, bytes(self.read(response, cap, strict=False))
+            finally:
+                response.close()
+            url = location
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+class Inflater:
+    """Content-Encoding decoding in bounded pieces, so a small bomb never inflates at once."""
+
+    def __init__(self, encoding: str, url: str) -> None:
+        self.url = url
+        codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise ToolError(
+                ErrorCode.UNSUPPORTED_CONTENT,
+                f"{url} was sent with Content-Encoding {encoding!r}, which web-fetch cannot "
+                "decode (it asks for gzip or deflate).",
+            )
+        self.coding = codings[0] if codings else None
+        self.raw = False
+        self.zlib = self._new() if self.coding else None
+
+    def _new(self) -> zlib._Decompress:
+        return zlib.decompressobj(15 if self.coding == "deflate" else 31)
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        if self.zlib is None:
+            yield data
+            return
+        try:
+            yield from self._inflate(data)
+        except zlib.error as exc:
+            raise ToolError(
+                ErrorCode.PARSE_ERROR,
+                f"{self.url} sent a body whose {self.coding} encoding is corrupt ({exc}).",
+            ) from None
+
+    def _inflate(self, data: bytes) -> Iterator[bytes]:
+        while data and self.zlib is not None:
+            try:
+                piece = self.zlib.decompress(data, CHUNK)
+            except zlib.error:
+                if self.coding != "deflate" or self.raw:
+                    raise
+                self.raw = True  # deflate is meant to be zlib-wrapped; some servers send it raw
+                self.zlib = zlib.decompressobj(-15)
+                continue
+            yield piece
+            data = self.zlib.unconsumed_tail
+            if self.zlib.eof:
+                data = self.zlib.unused_data  # gzip allows several members back to back
+                self.zlib = self._new() if data and self.coding != "deflate" else self.zlib
+                data = data if self.coding != "deflate" else b""
+
+
+def parse_hop(url: str, hop: int) -> tuple[httpx.URL, int]:
+    """An http(s) URL with a host, and its port; BLOCKED_URL for another scheme."""
+    try:
+        parts = urlsplit(url)
+        scheme, _ = parts.scheme.lower(), parts.port  # .port checks the range
+    except ValueError as exc:
+        raise bad_url(url, hop, str(exc)) from None
+    if scheme not in _DEFAULT_PORTS:
+        raise ToolError(
+            ErrorCode.BLOCKED_URL,
+            f"The page redirected to {url[:200]}, which is not an http(s) URL; "
+            "web-fetch only follows http and https.",
+        )
+    try:
+        target = httpx.URL(canonical(url))
+        port = target.port or _DEFAULT_PORTS[target.scheme]
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise bad_url(url, hop, str(exc)) from None
+    if not target.host:
+        raise bad_url(url, hop, "it has no host")
+    return target, port
+
+
+def canonical(url: str) -> str:
+    """`url` with an IP host in a non-standard spelling (0x7f.1, 2130706433) written plainly."""
+    parts = urlsplit(url)
+    ip = literal_ip(parts.hostname or "")
+    if ip is None or str(ip) == parts.hostname:
+        return url
+    host = f"[{ip}]" if ip.version == 6 else str(ip)
+    userinfo = parts.netloc.rpartition("@")[0]
+    port = f":{parts.port}" if parts.port is not None else ""
+    netloc = (f"{userinfo}@" if userinfo else "") + host + port
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _stash_location(response: httpx.Response) -> None:
+    """Move Location aside: httpx would parse it itself and fail on forms the guard must see."""
+    if "location" in response.headers:
+        response.extensions[_LOCATION] = response.headers["location"]
+        del response.headers["location"]
+
+
+def redirect_location(response: httpx.Response) -> str | None:
+    """The absolute URL a redirect points to, or None when this is not a redirect."""
+    location = str(response.extensions.get(_LOCATION, "")).strip()
+    if response.status_code not in REDIRECT_STATUSES or not location:
+        return None
+    try:
+        return urljoin(str(response.url), location).split("#", 1)[0]
+    except ValueError:
+        return location  # unparsable: the next hop's check says so
+
+
+def too_many_redirects(url: str) -> ToolError:
+    return ToolError(
+        ErrorCode.HTTP_ERROR,
+        f"too many redirects: more than {MAX_REDIRECTS}, or a loop (last one to {url[:200]}). "
+        "Open the final URL directly if you know it.",
+    )
+
+
+def too_large(url: str, cap: int, why: str) -> ToolError:
+    return ToolError(
+        ErrorCode.TOO_LARGE,
+        f"{url} is larger than the {cap:,}-byte cap ({why}). Fetch a smaller page, or the "
+        "user can raise IKIGAI_WEB_FETCH_MAX_BYTES.",
+    )
+
+
+def bad_url(url: str, hop: int, why: str) -> ToolError:
+    if hop == 0:
+        return ToolError(
+            ErrorCode.INVALID_INPUT,
+            f"'url' is {url[:200]!r}; it is not a usable http(s) URL ({why}).",
+        )
+    return ToolError(ErrorCode.HTTP_ERROR, f"The page redirected to an unusable URL ({why}).")
+
+
+def _on_hop(err: ToolError, url: str, hop: int) -> ToolError:
+    if hop == 0 or err.code is not ErrorCode.BLOCKED_URL:
+        return err
+    return ToolError(err.code, f"The page redirected to {url[:200]}. {err.message}")
+
+
+def http_error(response: httpx.Response, body: bytes) -> ToolError:
+    """HTTP_ERROR with the status, the page's own short error text and what to do next."""
+    from common.http import retry_after
+    from tools.fetch.decode import short_text
+
+    status = response.status_code
+    said = short_text(body, response.headers.get("content-type"))
+    message = f"{response.url} answered HTTP {status} {response.reason_phrase}".rstrip()
+    message += f": {said!r}. " if said else ". "
+    wait = retry_after(response) if status in (429, 503) else None
+    return ToolError(ErrorCode.HTTP_ERROR, message + _advice(status), retry_after=wait)
+
+
+def _advice(status: int) -> str:
+    if status in (404, 410):
+        return "The page does not exist; check the URL or search for its new address."
+    if status in (401, 403, 451):
+        return "The site refuses access to this page; find another source."
+    if status == 429:
+        return "The site is rate limiting; wait before trying again, or use another source."
+    if status >= 500:
+        return "The site has a server error; try again later or use another source."
+    return "Check the URL."

@@ -1,0 +1,237 @@
+"""web-fetch-tool: any http(s) URL to clean markdown of its main content, safe by default."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from common import params as p
+from common.errors import invalid
+from common.protocol import main as run_protocol
+from common.settings import load
+
+if TYPE_CHECKING:
+    from common.settings import Settings
+    from tools.fetch.extract import Document
+
+MAX_URL = 4096
+MAX_OFFSET = 10**9
+MAX_LIMIT = 10**6
+CACHE_NAMESPACE = "web_fetch"
+# Metadata is a label, not content: long values are cut so the content keeps the budget.
+META_LIMITS = {"title": 300, "author": 200, "date": 64, "site_name": 200, "description": 600}
+_WORST_CHAR_BYTES = 6  # a control character is escaped as \u00XX in JSON
+_MIN_WRAP = 40
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
+
+SCHEMA: dict[str, Any] = {
+    "name": "web_fetch",
+    "description": (
+        "Fetch a web page (or plain text, markdown, JSON or PDF) by http(s) URL and return its "
+        "main content as markdown, with title and metadata. Long pages come in pieces: pass "
+        "next_offset from the answer as offset to read on."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "description": "The http or https URL to fetch."},
+            "offset": {
+                "type": "integer",
+                "minimum": 1,
+                "default": 1,
+                "description": "First line of the markdown to return (1-based).",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Most lines to return; the output is also capped in size.",
+            },
+            "full_page": {
+                "type": "boolean",
+                "default": False,
+                "description": "Convert the whole page, navigation and all, instead of only "
+                "its main content.",
+            },
+            "include_links": {
+                "type": "boolean",
+                "default": True,
+                "description": "Keep links as markdown links with absolute URLs.",
+            },
+        },
+        "required": ["url"],
+    },
+}
+
+
+@dataclass(frozen=True)
+class Params:
+    url: str
+    offset: int = 1
+    limit: int | None = None
+    full_page: bool = False
+    include_links: bool = True
+
+
+@dataclass(frozen=True)
+class Page:
+    """A fetched and converted document: what the cache stores and paging reads."""
+
+    url: str
+    content_type: str
+    document: Document
+
+
+def parse_input(raw: dict[str, Any]) -> Params:
+    return Params(
+        url=_url(raw["url"]),
+        offset=p.integer(raw, "offset", 1, 1, MAX_OFFSET),
+        limit=p.optional_integer(raw, "limit", 1, MAX_LIMIT),
+        full_page=p.boolean(raw, "full_page", default=False),
+        include_links=p.boolean(raw, "include_links", default=True),
+    )
+
+
+def _url(value: str) -> str:
+    """An absolute http(s) URL with a host, without its fragment; else INVALID_INPUT."""
+    url = value.strip()
+    allowed = "it must be an absolute http:// or https:// URL such as https://example.com/page"
+    if not url or len(url) > MAX_URL:
+        raise invalid("url", value, f"{allowed}, at most {MAX_URL} characters")
+    if _SPACE_OR_CONTROL.search(url):
+        raise invalid("url", value, f"{allowed}, without spaces (encode them as %20)")
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError as exc:
+        raise invalid("url", value, f"{allowed} ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise invalid("url", value, allowed)
+    return urlunsplit(parts._replace(scheme=parts.scheme.lower(), fragment=""))
+
+
+def fetch_page(params: Params, settings: Settings) -> Page:
+    """Download and convert the page: the only function that touches the network."""
+    from common.http import Deadline
+    from tools.fetch.decode import to_document
+    from tools.fetch.session import Session
+
+    with Session(settings, Deadline(settings.timeout)) as session:
+        fetched = session.fetch(params.url)
+    document, kind = to_document(
+        fetched.body,
+        fetched.content_type,
+        fetched.url,
+        full_page=params.full_page,
+        include_links=params.include_links,
+    )
+    return Page(fetched.url, kind, document)
+
+
+def cache_key(params: Params, settings: Settings) -> list[Any]:
+    """Everything that changes what a fetch returns or is allowed to reach; not the paging."""
+    policy = [
+        settings.fetch_allow_private,
+        sorted(settings.fetch_allow_hosts),
+        settings.fetch_robots,
+        settings.user_agent,
+        settings.fetch_max_bytes,
+    ]
+    return [params.url, params.full_page, params.include_links, policy]
+
+
+def cached_page(params: Params, settings: Settings) -> Page:
+    from common import cache
+    from tools.fetch.extract import Document
+
+    key = cache_key(params, settings)
+    hit = cache.get(CACHE_NAMESPACE, key, settings.fetch_cache_ttl)
+    if isinstance(hit, dict):
+        try:
+            return Page(hit["url"], hit["content_type"], Document(**hit["document"]))
+        except (KeyError, TypeError):
+            pass  # an entry from another version: fetch again
+    page = fetch_page(params, settings)
+    value = {"url": page.url, "content_type": page.content_type, "document": asdict(page.document)}
+    cache.put(CACHE_NAMESPACE, key, value, settings.fetch_cache_ttl)
+    return page
+
+
+def shape_output(page: Page, offset: int, limit: int | None, budget: int) -> dict[str, Any]:
+    """The selected lines, cut at a line boundary so the whole JSON line fits `budget`."""
+    import orjson
+
+    doc = page.document
+    out: dict[str, Any] = {
+        "success": True,
+        "url": page.url,
+        "title": _clip(doc.title, META_LIMITS["title"]) or "",
+        "content": "",
+        "content_type": page.content_type,
+    }
+    extras = _extras(doc)
+    # + total_lines, truncated, next_offset and the newline, generously
+    frame_bytes = len(orjson.dumps(out | extras)) + 96
+    lines = split_lines(doc.markdown, max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES))
+    total = len(lines)
+    start = offset - 1
+    end = total if limit is None else min(total, start + limit)
+    taken = _fit(lines[start:end], budget - frame_bytes)
+    stop = start + len(taken)
+    out |= {"content": "\n".join(taken), "total_lines": total, "truncated": stop < total}
+    if stop < total:
+        out["next_offset"] = stop + 1
+    return out | extras
+
+
+def _extras(doc: Document) -> dict[str, str]:
+    found = {name: _clip(getattr(doc, name), META_LIMITS[name]) for name in META_LIMITS}
+    return {k: v for k, v in found.items() if v and k != "title"}
+
+
+def _clip(value: str | None, most: int) -> str | None:
+    if value is None:
+        return None
+    value = " ".join(value.split())
+    return value if len(value) <= most else value[: most - 1] + "…"
+
+
+def split_lines(markdown: str, width: int) -> list[str]:
+    """The markdown's lines; a line longer than `width` is wrapped so any one line fits."""
+    text = markdown.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+    if not text:
+        return []
+    lines: list[str] = []
+    for line in text.split("\n"):
+        rest = line
+        while len(rest) > width:
+            cut = rest.rfind(" ", width // 2, width)
+            cut = cut if cut > 0 else width
+            lines.append(rest[:cut])
+            rest = rest[cut:].lstrip(" ") if cut < width else rest[cut:]
+        lines.append(rest)
+    return lines
+
+
+def _fit(lines: list[str], room: int) -> list[str]:
+    """The longest prefix of `lines` whose JSON-escaped, newline-joined size fits `room`."""
+    import orjson
+
+    used = 0
+    for count, line in enumerate(lines):
+        used += len(orjson.dumps(line)) - 2 + (2 if count else 0)  # "\n" escapes to 2 bytes
+        if used > room:
+            return lines[:count]
+    return lines
+
+
+def execute(raw: dict[str, Any]) -> dict[str, Any]:
+    params = parse_input(raw)
+    settings = load()
+    page = cached_page(params, settings)
+    return shape_output(page, params.offset, params.limit, settings.output_budget)
+
+
+def main() -> None:
+    run_protocol(SCHEMA, execute)
