@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from common.errors import ErrorCode, ToolError, invalid
+from common.params import string_list
 
 Result = dict[str, Any]
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
@@ -37,6 +38,25 @@ class Page:
 
 
 Fetch = Callable[[str | None, int], Page]
+
+# The two filter parameters every search tool's schema shares.
+SCHEMA_PROPERTIES: dict[str, Any] = {
+    "allowed_domains": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Only results from these domains or their subdomains.",
+    },
+    "blocked_domains": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Never results from these domains or their subdomains.",
+    },
+}
+
+
+def parse(raw: Mapping[str, Any], name: str, *, most: int = 50) -> tuple[str, ...]:
+    """The call's `allowed_domains` or `blocked_domains`, normalised; INVALID_INPUT if bad."""
+    return tuple(normalise(string_list(raw, name, most=most), name))
 
 
 def normalise(entries: Iterable[str], name: str) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from common import cache
@@ -70,3 +71,23 @@ def result(title: object, url: str, snippet: object, **extra: Any) -> Result:
     """One result in the shared shape; extras with no value are left out."""
     out: Result = {"title": plain(title), "url": url, "snippet": plain(snippet)}
     return out | {k: v for k, v in extra.items() if v not in (None, "", [])}
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """A JSON object from a provider, or {} when it is anything else."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list[Any]:
+    """A JSON array from a provider, or [] when it is anything else."""
+    return value if isinstance(value, list) else []
+
+
+def iso_date(value: object) -> str | None:
+    """The YYYY-MM-DD an ISO 8601 date or date-time starts with; None for anything else."""
+    if not isinstance(value, str) or len(value) < 10:
+        return None
+    try:
+        return date.fromisoformat(value[:10]).isoformat()
+    except ValueError:
+        return None

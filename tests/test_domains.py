@@ -162,3 +162,21 @@ def test_total_failure_reports_the_most_specific_error(codes, winner):
         d.fan_out(fetch, list(by_site), 9)
     assert info.value.code.value == winner
     assert info.value.message.startswith("every domain failed; ")
+
+
+def test_parse_reads_and_normalises_one_field():
+    raw = {"allowed_domains": ["A.com", "https://b.org/x"], "blocked_domains": "nope"}
+    assert d.parse(raw, "allowed_domains") == ("a.com", "b.org")
+    assert d.parse({}, "blocked_domains") == ()
+    with pytest.raises(ToolError) as info:
+        d.parse(raw, "blocked_domains")
+    assert "'blocked_domains'" in info.value.message
+    with pytest.raises(ToolError):
+        d.parse({"allowed_domains": ["a.com", "b.com"]}, "allowed_domains", most=1)
+
+
+def test_schema_properties_describe_both_filters():
+    assert set(d.SCHEMA_PROPERTIES) == {"allowed_domains", "blocked_domains"}
+    for prop in d.SCHEMA_PROPERTIES.values():
+        assert prop["type"] == "array"
+        assert prop["items"] == {"type": "string"}

@@ -6,7 +6,7 @@ import pytest
 
 from common.domains import Page
 from common.errors import ErrorCode, ToolError
-from common.search import plain, result, search
+from common.search import as_dict, as_list, iso_date, plain, result, search
 
 
 def r(url: str) -> dict[str, str]:
@@ -115,3 +115,27 @@ def test_plain(raw, text):
 def test_result_drops_empty_extras():
     out = result("<b>T</b>", "https://a.com", None, age="1 day", published=None, extra_snippets=[])
     assert out == {"title": "T", "url": "https://a.com", "snippet": "", "age": "1 day"}
+
+
+@pytest.mark.parametrize(
+    ("value", "day"),
+    [
+        ("2024-11-02T08:15:41", "2024-11-02"),
+        ("2024-11-02", "2024-11-02"),
+        ("2024-13-02T00:00:00", None),
+        ("not-a-date", None),
+        ("2024", None),
+        (None, None),
+        (20241102, None),
+    ],
+)
+def test_iso_date(value, day):
+    assert iso_date(value) == day
+
+
+def test_json_navigation_helpers():
+    assert as_dict({"a": 1}) == {"a": 1}
+    assert as_dict([1]) == {}
+    assert as_list([1]) == [1]
+    assert as_list({"a": 1}) == []
+    assert as_list(None) == []

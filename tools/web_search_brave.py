@@ -8,13 +8,14 @@ from datetime import date
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from common import domains
 from common import params as p
 from common.credentials import PROVIDERS, alternatives, event, resolve
-from common.domains import Page, normalise
+from common.domains import Page
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
 from common.redact import redact
-from common.search import plain, result, search
+from common.search import as_dict, iso_date, plain, result, search
 from common.settings import load
 
 if TYPE_CHECKING:
@@ -59,16 +60,7 @@ SCHEMA: dict[str, Any] = {
                 "description": "Page index in units of count (0-9): offset 1 with count 10 "
                 "returns results 11-20. Use next_offset from a previous answer.",
             },
-            "allowed_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Only results from these domains or their subdomains.",
-            },
-            "blocked_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Never results from these domains or their subdomains.",
-            },
+            **domains.SCHEMA_PROPERTIES,
             "freshness": {
                 "type": "string",
                 "description": "Age of results: day, week, month, year, or a date range "
@@ -111,8 +103,8 @@ def parse_input(raw: dict[str, Any]) -> Params:
         query=p.query(raw, lo=2, hi=MAX_QUERY),
         count=p.integer(raw, "count", 10, 1, 20),
         offset=p.integer(raw, "offset", 0, 0, 9),
-        allowed=tuple(normalise(p.string_list(raw, "allowed_domains"), "allowed_domains")),
-        blocked=tuple(normalise(p.string_list(raw, "blocked_domains"), "blocked_domains")),
+        allowed=domains.parse(raw, "allowed_domains"),
+        blocked=domains.parse(raw, "blocked_domains"),
         freshness=_freshness(p.text(raw, "freshness")),
         country=_country(p.text(raw, "country")),
         search_lang=_search_lang(p.text(raw, "search_lang")),
@@ -248,19 +240,15 @@ def shape_output(body: Any, offset: int) -> Page:
         raise ToolError(
             ErrorCode.API_ERROR, "Brave answered HTTP 200 with JSON that is not an object"
         )
-    web = _mapping(body.get("web"))
+    web = as_dict(body.get("web"))
     items = web.get("results")
     results = [
         result(i["title"], i["url"], i.get("description"), age=i.get("age"),
-               published=_published(i.get("page_age")), extra_snippets=_extra(i))
+               published=iso_date(i.get("page_age")), extra_snippets=_extra(i))
         for i in (items if isinstance(items, list) else []) if _usable(i)
     ]  # fmt: skip
-    more = bool(_mapping(body.get("query")).get("more_results_available")) and offset < 9
+    more = bool(as_dict(body.get("query")).get("more_results_available")) and offset < 9
     return Page(results, more, {"next_offset": offset + 1} if more else {})
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _usable(item: object) -> bool:
@@ -270,15 +258,6 @@ def _usable(item: object) -> bool:
         and isinstance(item.get("url"), str)
         and item["url"].startswith(("http://", "https://"))
     )
-
-
-def _published(page_age: object) -> str | None:
-    if not isinstance(page_age, str) or len(page_age) < 10:
-        return None
-    try:
-        return date.fromisoformat(page_age[:10]).isoformat()
-    except ValueError:
-        return None
 
 
 def _extra(item: dict[str, Any]) -> list[str]:

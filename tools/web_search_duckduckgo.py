@@ -16,8 +16,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+from common import domains
 from common import params as p
-from common.domains import Page, Result, keep, normalise
+from common.domains import Page, Result, keep
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
 from common.search import search
@@ -87,16 +88,7 @@ SCHEMA: dict[str, Any] = {
                 "enum": list(SAFESEARCH),
                 "description": "Adult content filter; DuckDuckGo's default is moderate.",
             },
-            "allowed_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Only results from these domains or their subdomains.",
-            },
-            "blocked_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Never results from these domains or their subdomains.",
-            },
+            **domains.SCHEMA_PROPERTIES,
         },
         "required": ["query"],
     },
@@ -115,7 +107,7 @@ class Params:
 
 
 def parse_input(raw: dict[str, Any]) -> Params:
-    allowed = tuple(normalise(p.string_list(raw, "allowed_domains"), "allowed_domains"))
+    allowed = domains.parse(raw, "allowed_domains")
     query = p.query(raw, lo=2, hi=MAX_QUERY)
     _check_room(query, allowed)
     time_filter = p.choice(raw, "time_filter", tuple(TIME_FILTER))
@@ -127,7 +119,7 @@ def parse_input(raw: dict[str, Any]) -> Params:
         region=_region(p.text(raw, "region")),
         safesearch=SAFESEARCH[safesearch] if safesearch else None,
         allowed=allowed,
-        blocked=tuple(normalise(p.string_list(raw, "blocked_domains"), "blocked_domains")),
+        blocked=domains.parse(raw, "blocked_domains"),
     )
 
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, time, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from common import domains
 from common import params as p
 from common.credentials import PROVIDERS, alternatives, event, resolve
-from common.domains import Page, normalise
+from common.domains import Page
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
 from common.redact import redact
-from common.search import result, search
+from common.search import as_dict, as_list, iso_date, result, search
 from common.settings import load
 
 if TYPE_CHECKING:
@@ -78,16 +79,7 @@ SCHEMA: dict[str, Any] = {
                 "description": "1-based index of the first result (1-91); Google stops at "
                 "result 100. Use next_start from a previous answer.",
             },
-            "allowed_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Only results from these domains or their subdomains.",
-            },
-            "blocked_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Never results from these domains or their subdomains.",
-            },
+            **domains.SCHEMA_PROPERTIES,
             "safe": {
                 "type": "string",
                 "enum": ["active", "off"],
@@ -130,8 +122,8 @@ def parse_input(raw: dict[str, Any]) -> Params:
         query=p.query(raw, lo=2, hi=MAX_QUERY),
         num=p.integer(raw, "num", MAX_NUM, 1, MAX_NUM),
         start=_start(raw),
-        allowed=tuple(normalise(p.string_list(raw, "allowed_domains"), "allowed_domains")),
-        blocked=tuple(normalise(p.string_list(raw, "blocked_domains"), "blocked_domains")),
+        allowed=domains.parse(raw, "allowed_domains"),
+        blocked=domains.parse(raw, "blocked_domains"),
         safe=p.choice(raw, "safe", ("active", "off")),
         date_restrict=_date_restrict(p.text(raw, "date_restrict")),
         language=_language(p.text(raw, "language")),
@@ -334,7 +326,7 @@ def shape_output(body: Any) -> Page:
         raise ToolError(
             ErrorCode.API_ERROR, "Google answered HTTP 200 with JSON that is not an object"
         )
-    items = _list(body.get("items"))
+    items = as_list(body.get("items"))
     results = [
         result(i["title"], i["link"], i.get("snippet"), published=_published(i))
         for i in items if _usable(i)
@@ -354,8 +346,8 @@ def _usable(item: object) -> bool:
 
 
 def _next_start(body: dict[str, Any]) -> int | None:
-    pages = _list(_dict(body.get("queries")).get("nextPage"))
-    start = _dict(pages[0] if pages else None).get("startIndex")
+    pages = as_list(as_dict(body.get("queries")).get("nextPage"))
+    start = as_dict(pages[0] if pages else None).get("startIndex")
     if isinstance(start, bool) or not isinstance(start, int):
         return None
     # Past MAX_START the next page would cross Google's 100-result cap.
@@ -364,22 +356,9 @@ def _next_start(body: dict[str, Any]) -> int | None:
 
 def _published(item: dict[str, Any]) -> str | None:
     """The page's own `article:published_time`, when Google's pagemap carries it."""
-    tags = _list(_dict(item.get("pagemap")).get("metatags"))
-    value = _dict(tags[0] if tags else None).get("article:published_time")
-    if not isinstance(value, str) or len(value) < 10:
-        return None
-    try:
-        return date.fromisoformat(value[:10]).isoformat()
-    except ValueError:
-        return None
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
+    tags = as_list(as_dict(item.get("pagemap")).get("metatags"))
+    value = as_dict(tags[0] if tags else None).get("article:published_time")
+    return iso_date(value)
 
 
 def _credentials() -> dict[str, str]:

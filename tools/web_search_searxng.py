@@ -5,18 +5,18 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import asdict, dataclass
-from datetime import date
 from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from common import domains
 from common import params as p
 from common.credentials import PROVIDERS, Field, alternatives, event, missing, optional, resolve
-from common.domains import Page, normalise
+from common.domains import Page
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
 from common.redact import register_secret
-from common.search import plain, result, search
+from common.search import as_list, iso_date, plain, result, search
 from common.settings import load
 
 if TYPE_CHECKING:
@@ -100,16 +100,7 @@ SCHEMA: dict[str, Any] = {
                 "items": {"type": "string"},
                 "description": "SearXNG engines, e.g. duckduckgo, wikipedia, github.",
             },
-            "allowed_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Only results from these domains or their subdomains.",
-            },
-            "blocked_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Never results from these domains or their subdomains.",
-            },
+            **domains.SCHEMA_PROPERTIES,
         },
         "required": ["query"],
     },
@@ -153,8 +144,8 @@ def parse_input(raw: dict[str, Any]) -> Params:
         safesearch=_safesearch(raw.get("safesearch")),
         categories=_names(raw, "categories", "general, news, it"),
         engines=_names(raw, "engines", "duckduckgo, wikipedia"),
-        allowed=tuple(normalise(p.string_list(raw, "allowed_domains"), "allowed_domains")),
-        blocked=tuple(normalise(p.string_list(raw, "blocked_domains"), "blocked_domains")),
+        allowed=domains.parse(raw, "allowed_domains"),
+        blocked=domains.parse(raw, "blocked_domains"),
     )
 
 
@@ -360,10 +351,10 @@ def shape_output(body: Any, page: int) -> Page:
         raise ToolError(
             ErrorCode.API_ERROR, "SearXNG answered HTTP 200 with JSON that is not an object"
         )
-    items = _list(body.get("results"))
+    items = as_list(body.get("results"))
     results = [
         result(i.get("title") or i["url"], i["url"], i.get("content"),
-               published=_published(i.get("publishedDate")), engines=_engines(i))
+               published=iso_date(i.get("publishedDate")), engines=_engines(i))
         for i in items if _usable(i)
     ]  # fmt: skip
     extra: dict[str, Any] = {"next_offset": page + 1} if _more(body, results, page) else {}
@@ -378,17 +369,8 @@ def _usable(item: object) -> bool:
     )
 
 
-def _published(value: object) -> str | None:
-    if not isinstance(value, str) or len(value) < 10:
-        return None
-    try:
-        return date.fromisoformat(value[:10]).isoformat()
-    except ValueError:
-        return None
-
-
 def _engines(item: dict[str, Any]) -> list[str]:
-    engines = _list(item.get("engines")) or [item.get("engine")]
+    engines = as_list(item.get("engines")) or [item.get("engine")]
     return [e for e in engines if isinstance(e, str) and e]
 
 
@@ -416,22 +398,18 @@ def _extras(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in extra.items() if v}
 
 
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _strings(value: object) -> list[str]:
-    return [text for text in (plain(v)[:_MAX_TEXT] for v in _list(value)) if text]
+    return [text for text in (plain(v)[:_MAX_TEXT] for v in as_list(value)) if text]
 
 
 def _answers(value: object) -> list[str]:
     # Older SearXNG sends strings, newer ones objects with an `answer` field.
-    texts = [i.get("answer") if isinstance(i, dict) else i for i in _list(value)]
+    texts = [i.get("answer") if isinstance(i, dict) else i for i in as_list(value)]
     return _strings(texts)[:_MAX_ANSWERS]
 
 
 def _infoboxes(value: object) -> list[dict[str, str]]:
-    boxes = [b for b in _list(value) if isinstance(b, dict)]
+    boxes = [b for b in as_list(value) if isinstance(b, dict)]
     out = []
     for box in boxes[:_MAX_INFOBOXES]:
         shaped = {
@@ -445,7 +423,7 @@ def _infoboxes(value: object) -> list[dict[str, str]]:
 
 
 def _infobox_url(box: dict[str, Any]) -> str:
-    urls = [u.get("url") for u in _list(box.get("urls")) if isinstance(u, dict)]
+    urls = [u.get("url") for u in as_list(box.get("urls")) if isinstance(u, dict)]
     candidates = [box.get("id"), *urls]
     return next(
         (u for u in candidates if isinstance(u, str) and u.startswith(("http://", "https://"))),
@@ -454,7 +432,7 @@ def _infobox_url(box: dict[str, Any]) -> str:
 
 
 def _unresponsive(value: object) -> list[str]:
-    pairs = [i for i in _list(value) if isinstance(i, list) and i and isinstance(i[0], str)]
+    pairs = [i for i in as_list(value) if isinstance(i, list) and i and isinstance(i[0], str)]
     return [f"{i[0]} ({plain(i[1])})" if len(i) > 1 and i[1] else i[0] for i in pairs]
 
 

@@ -8,9 +8,10 @@ from datetime import date
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from common import domains
 from common import params as p
 from common.credentials import PROVIDERS, alternatives, event, resolve
-from common.domains import Page, keep, normalise
+from common.domains import Page, keep
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
 from common.search import plain, result, search
@@ -107,16 +108,7 @@ SCHEMA: dict[str, Any] = {
                 "enum": list(TIME_RANGES),
                 "description": "Only results published in the last day, week, month or year.",
             },
-            "allowed_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Only results from these domains or their subdomains.",
-            },
-            "blocked_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Never results from these domains or their subdomains.",
-            },
+            **domains.SCHEMA_PROPERTIES,
             "include_answer": {
                 "type": "boolean",
                 "default": False,
@@ -154,15 +146,11 @@ def parse_input(raw: dict[str, Any]) -> Params:
         search_depth=p.choice(raw, "search_depth", DEPTHS),
         topic=topic,
         time_range=p.choice(raw, "time_range", TIME_RANGES),
-        allowed=_domains(raw, "allowed_domains", MAX_INCLUDE),
-        blocked=_domains(raw, "blocked_domains", MAX_EXCLUDE),
+        allowed=domains.parse(raw, "allowed_domains", most=MAX_INCLUDE),
+        blocked=domains.parse(raw, "blocked_domains", most=MAX_EXCLUDE),
         include_answer=p.boolean(raw, "include_answer", default=False),
         country=_country(p.text(raw, "country"), topic),
     )
-
-
-def _domains(raw: dict[str, Any], name: str, most: int) -> tuple[str, ...]:
-    return tuple(normalise(p.string_list(raw, name, most=most), name))
 
 
 def country_name(value: str) -> str | None:
