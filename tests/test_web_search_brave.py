@@ -334,32 +334,6 @@ def test_missing_key_is_auth_missing(monkeypatch):
 TOOL = "web-search-brave-tool"
 
 
-def test_schema(run_tool):
-    out = run_tool(TOOL, args=("--schema",), raw=b"")
-    assert out.code == 0
-    schema = out.json
-    assert schema["name"] == "web_search_brave"
-    assert schema["parameters"]["required"] == ["query"]
-    assert len(out.stdout.encode()) < 8192
-
-
-@pytest.mark.parametrize(
-    ("raw", "needle"),
-    [
-        (b"", "empty input"),
-        (b"nope", "not valid JSON"),
-        (b"[]", "JSON object"),
-        (b"{}", "'query'"),
-        (b'{"query": 1}', "string"),
-    ],
-)
-def test_unusable_input_exit_1(run_tool, raw, needle):
-    out = run_tool(TOOL, raw=raw)
-    assert out.code == 1
-    assert out.stdout == ""
-    assert needle in out.stderr
-
-
 def test_invalid_input_exit_0(run_tool):
     out = run_tool(TOOL, {"query": "ikigai", "count": 99}, env={"BRAVE_API_KEY": KEY})
     assert out.code == 0

@@ -617,32 +617,6 @@ def test_second_identical_call_is_served_from_cache(httpx_mock):
 # --- the real process ---------------------------------------------------------------------
 
 
-def test_schema(run_tool):
-    out = run_tool(TOOL, args=("--schema",), raw=b"")
-    assert out.code == 0
-    schema = out.json
-    assert schema["name"] == "web_search_duckduckgo"
-    assert schema["parameters"]["required"] == ["query"]
-    assert len(out.stdout.encode()) < 8192
-
-
-@pytest.mark.parametrize(
-    ("raw", "needle"),
-    [
-        (b"", "empty input"),
-        (b"{not json", "not valid JSON"),
-        (b'["what is ikigai"]', "must be a JSON object"),
-        (b'{"max_results": 3}', "missing required field 'query'"),
-        (b'{"query": 42}', "field 'query' must be a string"),
-    ],
-)
-def test_unusable_input_exit_1(run_tool, raw, needle):
-    out = run_tool(TOOL, raw=raw)
-    assert out.code == 1
-    assert out.stdout == ""
-    assert needle in out.stderr
-
-
 @pytest.mark.parametrize(
     ("payload", "needle"),
     [

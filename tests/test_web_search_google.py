@@ -339,22 +339,6 @@ def test_bad_input_through_the_tool_is_reported_not_crashed(run_tool):
     assert "'start' is 95" in run.json["error"]
 
 
-@pytest.mark.parametrize(
-    ("raw", "says"),
-    [
-        (b"", "empty input"),
-        (b"[1]", "JSON object"),
-        (b'{"num": 3}', "'query'"),
-        (b'{"query": 5}', "'query'"),
-    ],
-)
-def test_unusable_calls_exit_1_with_nothing_on_stdout(run_tool, raw, says):
-    run = run_tool(TOOL, raw=raw, env=ENV)
-    assert (run.code, run.stdout) == (1, "")
-    assert says in run.stderr
-    assert run.stderr.count("\n") == 1
-
-
 # --- credentials ------------------------------------------------------------------------------
 
 

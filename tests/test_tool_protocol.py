@@ -1,0 +1,63 @@
+"""The protocol, run through every installed tool: --schema and every exit-1 case."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = sorted(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"])
+
+
+def schema_of(script: str) -> dict[str, Any]:
+    name = script.removesuffix("-tool").replace("-", "_")
+    schema: dict[str, Any] = importlib.import_module(f"tools.{name}").SCHEMA
+    return schema
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_schema_over_the_protocol(run_tool, script):
+    out = run_tool(script, args=("--schema",), raw=b"")
+    assert out.code == 0
+    assert out.json == schema_of(script)
+    assert len(out.stdout.encode()) < 8192
+    assert out.stderr == ""
+
+
+def unusable_calls(script: str) -> list[tuple[bytes, str]]:
+    required = schema_of(script)["parameters"]["required"][0]
+    return [
+        (b"", "empty input"),
+        (b" \n", "empty input"),
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "must be a JSON object, got array"),
+        (b"null", "must be a JSON object, got null"),
+        (b"{}", f"missing required field '{required}'"),
+        (json.dumps({required: 42}).encode(), f"field '{required}' must be a string, got integer"),
+        (json.dumps({required: None}).encode(), f"field '{required}' must be a string, got null"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("script", "raw", "says"),
+    [(script, raw, says) for script in SCRIPTS for raw, says in unusable_calls(script)],
+)
+def test_unusable_input_exits_1_with_one_line_on_stderr(run_tool, script, raw, says):
+    out = run_tool(script, raw=raw)
+    assert out.code == 1
+    assert out.stdout == ""
+    assert says in out.stderr
+    assert out.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_unexpected_arguments_exit_1(run_tool, script):
+    out = run_tool(script, args=("--help",), raw=b"{}")
+    assert out.code == 1
+    assert out.stdout == ""
+    assert "--schema" in out.stderr
