@@ -318,3 +318,164 @@ def test_title_heading_that_is_a_link_is_dropped_too():
 def test_full_page_labels_a_pre_without_code_from_its_own_class():
     page = '<html><body><pre class="language-sh">ls -la\n</pre></body></html>'
     assert html_to_markdown(page, URL, full_page=True).markdown == "```sh\nls -la\n```"
+
+
+# Huge pages: converted within bounds, and a cut says so.
+
+NOTE = "> [web-fetch: this page is too large to convert whole"
+
+
+def sections(count: int) -> str:
+    """`count` numbered article sections, text as dense as real articles get (~0.4 KB each)."""
+    return "".join(
+        f"<h2>Section {n}</h2><p>Paragraph {n} with a <a href='/d/{n}'>link</a> and "
+        f"<em>emphasis</em>. {FILLER}</p><ul><li>first of {n}</li><li>second of {n}</li></ul>"
+        for n in range(count)
+    )
+
+
+def huge_page(count: int) -> str:
+    return (
+        "<html><head><title>Huge page</title></head><body><main><article><h1>Huge page</h1>"
+        f"{sections(count)}</article></main></body></html>"
+    )
+
+
+def test_a_normal_page_is_converted_whole_and_untouched(article):
+    page = extract.bound(ARTICLE)
+    assert page.html is ARTICLE
+    assert not page.large
+    assert not page.note
+    assert "web-fetch" not in article.markdown
+
+
+def test_megabytes_of_scripts_and_styles_leave_a_normal_page_unchanged(article):
+    junk = "".join(
+        (
+            "<script>" + "var a = 1 < 2;" * 150_000 + "</script>",
+            "<style>" + ".a{color:red}" * 80_000 + "</style>",
+            "<svg>" + '<path d="M0 0"/>' * 50_000 + "</svg>",
+            "<!--" + "x" * 500_000 + "-->",
+            "<img alt='' src='data:image/png;base64," + "QUJD" * 250_000 + "'>",
+        )
+    )
+    page = ARTICLE.replace("<main>", junk + "<main>")
+    assert len(page) > 4_000_000
+    bounded = extract.bound(page)
+    assert not bounded.large
+    assert len(bounded.html) < len(ARTICLE) + 1000
+    assert html_to_markdown(page, URL).markdown == article.markdown
+
+
+@pytest.mark.parametrize(
+    ("html", "left"),
+    [
+        ("a<SCRIPT type='x'>if (a<b) {}</SCRIPT >b", "ab"),
+        ("a<style>p > b {}</style>b", "ab"),
+        ("a<svg><path d='M0 0'/><text>label</text></svg>b", "ab"),
+        ("a<!-- <p>commented</p> -->b", "ab"),
+        ("a<noscript><p>enable JS</p></noscript>b<template><p>t</p></template>", "ab"),
+        ("<p>kept</p><script>never closed <p>swallowed</p>", "<p>kept</p>"),
+        ("<p>kept</p><!-- never closed <p>swallowed</p>", "<p>kept</p>"),
+    ],
+)
+def test_strip_removes_what_is_never_content(html, left):
+    assert extract._strip(html) == left
+
+
+def test_megabytes_of_inline_images_are_dropped_but_a_small_one_is_kept():
+    small = "<p>Chart: <img alt='chart' src='data:image/png;base64,iVBORw0KGgo='></p>"
+    assert extract.bound(small).html is small
+    big = small.replace("iVBORw0KGgo=", "QUJD" * 500_000) + "<p>After the chart.</p>"
+    bounded = extract.bound(big)
+    assert not bounded.large
+    assert not bounded.note
+    assert bounded.html == "<p>Chart: <img alt='chart' src='data:,'></p><p>After the chart.</p>"
+
+
+def test_cut_falls_before_a_tag_never_inside_one(monkeypatch):
+    monkeypatch.setattr(extract, "_MAX_COST", 200)
+    html = "<p><a href='https://example.com/long/address'>some link text</a></p>" * 100
+    cut = extract._cut_at(html, extract._MAX_COST)
+    assert cut is not None
+    assert 0 < cut < len(html)
+    assert html[cut] == "<"
+    assert extract._cut_at(html[:cut], extract._MAX_COST) is None
+
+
+def test_cut_in_a_long_text_falls_at_a_line_end(monkeypatch):
+    monkeypatch.setattr(extract, "_MAX_COST", 200)
+    html = "<pre>" + "x = 1  # one\n" * 10_000
+    cut = extract._cut_at(html, extract._MAX_COST)
+    assert cut is not None
+    assert html[cut] == "\n"
+    assert extract._cut_at(html[:cut], extract._MAX_COST) is None
+
+
+def test_attributes_without_values_count_toward_the_cost():
+    bare = "<p " + " ".join(f"x{i}" for i in range(60)) + ">w</p>"
+    valued = "<p " + " ".join(f"x{i}='1'" for i in range(60)) + ">w</p>"
+    text = "<p>" + "w " * 60 + "</p>"
+    assert extract._chunk_cost(bare, 0, len(bare)) > 60
+    assert extract._chunk_cost(valued, 0, len(valued)) > 60
+    assert extract._chunk_cost(text, 0, len(text)) < 10  # spaces in text are not attributes
+    assert extract._chunk_cost("w " * 60, 0, 120) < 10  # nor in text before any tag
+    classes = "<p class='" + " ".join(f"c{i}" for i in range(60)) + "'>w</p>"
+    assert extract._chunk_cost(classes, 0, len(classes)) < 20  # nor in a quoted value
+
+
+def test_a_page_within_the_budget_is_not_cut():
+    assert extract._cut_at(huge_page(10), extract._MAX_COST) is None
+
+
+def test_a_large_page_under_the_cut_skips_readability_and_has_no_note(monkeypatch):
+    def fail(*_args, **_kwargs):
+        raise AssertionError("readability must not run on a large page")
+
+    monkeypatch.setattr(extract, "_readability", fail)
+    html = huge_page(1000)
+    assert extract._exceeds(html, extract._LARGE_COST)
+    assert not extract._exceeds(html, extract._MAX_COST)
+    doc = html_to_markdown(html, URL)
+    assert "## Section 999" in doc.markdown
+    assert "web-fetch" not in doc.markdown
+
+
+@pytest.mark.parametrize("full_page", [False, True])
+def test_a_multi_megabyte_page_is_cut_and_ends_with_a_note(full_page):
+    html = huge_page(10_000)
+    assert len(html) > 3_000_000
+    doc = html_to_markdown(html, URL, full_page=full_page)
+    body, note = doc.markdown.rsplit("\n\n", 1)
+    assert note.startswith(NOTE)
+    assert f"({len(html) / 1e6:.1f} million characters of HTML" in note
+    assert "were converted: the content above stops there" in note
+    assert "## Section 0" in body
+    assert "[link](https://example.com/d/0)" in body
+    assert "Section 9999" not in body
+    assert len(body) > 200_000  # hundreds of kilobytes still come through
+    assert doc.title == "Huge page"
+
+
+def test_one_giant_pre_is_cut_at_a_line_and_its_fence_closed():
+    code = "x = 1\n" * 600_000
+    html = f"<html><body><pre><code class='language-python'>{code}</code></pre>"
+    doc = html_to_markdown(html, URL)
+    body, note = doc.markdown.rsplit("\n\n", 1)
+    assert note.startswith(NOTE)
+    assert body.startswith("```python\nx = 1\n")
+    assert body.endswith("\nx = 1\n```")
+
+
+def test_the_fetch_path_cuts_too_and_empties_the_body(monkeypatch):
+    from tools.fetch.decode import to_document
+
+    monkeypatch.setattr(extract, "_LARGE_COST", 50)
+    monkeypatch.setattr(extract, "_MAX_COST", 150)
+    body = bytearray(ARTICLE.encode())
+    doc, kind = to_document(body, "text/html", URL, full_page=False, include_links=True)
+    assert kind == "text/html"
+    assert body == bytearray()
+    assert doc.markdown.rsplit("\n\n", 1)[1].startswith(NOTE)
+    assert "Tomatoes grow well on a sunny windowsill." in doc.markdown
+    assert "Harvest when the fruit is fully red." not in doc.markdown

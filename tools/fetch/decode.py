@@ -164,18 +164,26 @@ def to_document(
     The body is consumed: emptied as soon as it is decoded, so a 10 MiB page is not held
     twice while the extractor builds its tree.
     """
-    from tools.fetch.extract import Document, html_to_markdown
+    from tools.fetch.extract import Document, bound, html_to_markdown
 
     kind = readable_type(header, body)
     if kind in HTML_TYPES:
-        html = to_text(body, header)
-        body.clear()
-        return html_to_markdown(html, url, full_page=full_page, include_links=include_links), kind
+        # Bounded before the extractors are imported, and without a name holding the whole
+        # text: a cut page's full text is freed before its tree is built.
+        page = bound(_text_of(body, header))
+        return html_to_markdown(page, url, full_page=full_page, include_links=include_links), kind
     if kind == "application/pdf":
         return pdf_document(bytes(body), url), kind
     if is_json(kind):
         return Document(markdown=json_markdown(body, header, url)), kind
     return Document(markdown=to_text(body, header)), kind
+
+
+def _text_of(body: bytearray, header: str | None) -> str:
+    """The body as text; the body is emptied."""
+    text = to_text(body, header)
+    body.clear()
+    return text
 
 
 def json_markdown(body: bytes | bytearray, header: str | None, url: str) -> str:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from common.errors import ErrorCode, ToolError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from lxml.html import HtmlElement
 
 # Captions describe an image rather than carry the article; the image's alt text stays.
@@ -40,6 +42,32 @@ _EXTRA = 0.8  # ...which adds over 20% more: navigation or teasers trafilatura k
 _MAX_WORDS = 50_000  # enough to compare two texts, and bounds the time on huge pages
 _TITLE_WORDS = 3  # a leading heading this long found inside the title repeats it
 _LARGE = 500_000  # characters of markdown beyond which readability is not run
+# Bounds on huge pages. Time and memory follow the number of tree nodes more than the bytes:
+# measured here, each tag or attribute costs about 1 KB at peak (trafilatura copies the tree
+# several times) and each character of text about 30 B, over some 40 MB of interpreter and
+# libraries; the host kills a tool at 30 s and issue 4 allows 150 MB. So a page's cost is its
+# tags and attributes plus its length / _NODE_CHARS. Up to _LARGE_COST (the heaviest of the 61
+# benchmark pages costs 11,100 without its scripts) a page converts as it comes. Above it, what
+# is never content goes first; a page still above it skips readability's second opinion (which
+# would double the cost); beyond _MAX_COST it is cut. Every shape of 10 MiB page tried (dense
+# text, tiny elements, links, attribute lists, tables, lists, one huge <pre>) then converts in
+# under 4 s and peaks under 115 MB, and a cut still leaves up to 2 MB of markdown (0.5 MB of a
+# dense article) to page through.
+_NODE_CHARS = 32
+_LARGE_COST = 20_000
+_MAX_COST = 64_000
+_TEXT = re.compile(r"(?:^|>)[^<]+")  # text: what follows a tag, or starts a piece
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")  # an attribute's quoted value
+_CHUNK = 1 << 18
+_WORD_SEARCH = 1000  # characters back from the cut to look for a line or word end
+# What `bound` removes from a large page before parsing: never content (see _NEVER), and
+# base64 payloads, which only make a page look larger.
+_RAW_START = re.compile(r"<!--|<(script|style|svg|noscript|template)\b", re.IGNORECASE)
+_RAW_END = {
+    name: re.compile(rf"</{name}\s*>", re.IGNORECASE)
+    for name in ("script", "style", "svg", "noscript", "template")
+}
+_DATA = re.compile(r"data:[^,\"'\s]{0,100}?;base64,[A-Za-z0-9+/=]+")
 
 
 @dataclass(frozen=True)
@@ -55,21 +83,139 @@ class Document:
 
 
 def html_to_markdown(
-    html: str, url: str, *, full_page: bool = False, include_links: bool = True
+    html: str | Bounded, url: str, *, full_page: bool = False, include_links: bool = True
 ) -> Document:
     """Markdown of the page's main content (or of the whole page with `full_page`).
 
     Relative links and image sources are resolved against `url`, the page's final URL.
+    A page too large to convert in time and memory is cut (see `bound`, which a caller may
+    apply first to drop its whole text early): the markdown then ends with a note saying so.
     """
-    tree = _parse(html, url)
+    page = html if isinstance(html, Bounded) else bound(html)
+    tree = _parse(page.html, url)
     if full_page:
         body = _page_markdown(tree, include_links=include_links)
     else:
-        body = _main_markdown(tree, url, include_links=include_links)
+        body = _main_markdown(tree, url, include_links=include_links, large=page.large)
     meta = _metadata(tree, url)
     if not full_page:
         body = _drop_title(body, meta["title"])
+    if page.note:
+        body = f"{body}\n\n{page.note}" if body else page.note
     return Document(markdown=body, **meta)
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """The part of a page that is converted, and the note to end its markdown with if cut."""
+
+    html: str
+    large: bool = False  # big enough to skip the costly second opinion
+    note: str = ""
+
+
+def bound(html: str) -> Bounded:
+    """The page as it will be converted: whole when small, else without what is never
+    content (scripts, styles, SVG, comments, base64 data) and, when still too large, cut at a
+    tag boundary with a note naming the sizes.
+    """
+    if not _exceeds(html, _LARGE_COST):
+        return Bounded(html)
+    lean = _strip(html)
+    if not _exceeds(lean, _LARGE_COST):
+        return Bounded(lean)
+    # Inline images are kept on normal pages (full-page mode shows them) but not at any size.
+    lean = _DATA.sub("data:,", lean)
+    if not _exceeds(lean, _LARGE_COST):
+        return Bounded(lean)
+    end = _cut_at(lean, _MAX_COST)
+    if end is None:
+        return Bounded(lean, large=True)
+    note = (
+        f"> [web-fetch: this page is too large to convert whole ({_size(len(html))} of HTML, "
+        f"{_size(len(lean))} without scripts, styles and inline data). Only its first "
+        f"{_size(end)} ({end * 100 // len(lean)}%) were converted: the content above stops "
+        "there, and the rest of the page is not available from web-fetch.]"
+    )
+    return Bounded(lean[:end], large=True, note=note)
+
+
+def _exceeds(html: str, budget: float) -> bool:
+    """Whether converting `html` costs more than `budget` tree nodes (see _NODE_CHARS)."""
+    spent = 0.0
+    for start, end in _chunks(html, 0, len(html)):
+        spent += _chunk_cost(html, start, end)
+        if spent > budget:
+            return True
+    return False
+
+
+def _chunks(html: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of successive pieces of `html[start:end]`, each ending at a tag's start."""
+    while start < end:
+        stop = html.find("<", min(start + _CHUNK, end), end)
+        stop = end if stop < 0 else stop
+        yield start, stop
+        start = stop
+
+
+def _chunk_cost(html: str, start: int, end: int) -> float:
+    # Each attribute follows a space or line break inside a tag, outside quoted values (with
+    # or without a value: counting "=" would miss `<p a b c ...>`). Piece by piece, so the
+    # substitutions' own lists of pieces stay short.
+    tags = _QUOTED.sub("", _TEXT.sub(">", html[start:end]))
+    attributes = tags.count(" ") + tags.count("\n")
+    return html.count("<", start, end) + attributes + (end - start) / _NODE_CHARS
+
+
+def _strip(html: str) -> str:
+    """The HTML without comments, scripts, styles, SVG, <noscript> and <template>, in one
+    pass (an unclosed one runs to the end, as a browser reads it)."""
+    parts, pos = [], 0
+    while start := _RAW_START.search(html, pos):
+        parts.append(html[pos : start.start()])
+        if start.group(1) is None:
+            end = html.find("-->", start.end())
+            pos = len(html) if end < 0 else end + 3
+        else:
+            close = _RAW_END[start.group(1).lower()].search(html, start.end())
+            pos = close.end() if close else len(html)
+    parts.append(html[pos:])
+    return "".join(parts)
+
+
+def _cut_at(html: str, budget: float) -> int | None:
+    """Where to cut `html` to keep within `budget`; None if it fits.
+
+    At a tag's start; or, in a long text (one huge <pre>), after its last line or word.
+    """
+    spent = 0.0
+    for start, end in _chunks(html, 0, len(html)):
+        cost = _chunk_cost(html, start, end)
+        if spent + cost > budget:
+            return _cut_in(html, start, end, budget - spent)
+        spent += cost
+    return None
+
+
+def _cut_in(html: str, start: int, end: int, budget: float) -> int:
+    """The cut in `html[start:end]`, the piece where the budget left runs out."""
+    low, high = start, end
+    while low < high:  # the longest prefix of the piece within the budget
+        middle = (low + high + 1) // 2
+        fits = _chunk_cost(html, start, middle) <= budget
+        low, high = (middle, high) if fits else (low, middle - 1)
+    opened, closed = html.rfind("<", 0, low), html.rfind(">", 0, low)
+    if opened > closed:
+        return opened
+    start = max(low - _WORD_SEARCH, closed + 1)
+    end = html.rfind("\n", start, low)
+    end = end if end > 0 else html.rfind(" ", start, low)
+    return end if end > 0 else low
+
+
+def _size(chars: int) -> str:
+    return f"{chars / 1e6:.1f} million characters" if chars >= 10**5 else f"{chars:,} characters"
 
 
 def _parse(html: str, url: str) -> HtmlElement:
@@ -120,11 +266,11 @@ def _metadata(tree: HtmlElement, url: str) -> dict[str, str | None]:
     }
 
 
-def _main_markdown(tree: HtmlElement, url: str, *, include_links: bool) -> str:
+def _main_markdown(tree: HtmlElement, url: str, *, include_links: bool, large: bool) -> str:
     languages = _code_languages(tree)
     _remove(tree, _CAPTIONS)
-    primary = _trafilatura(tree, url, include_links=include_links)
-    if primary and len(primary) > _LARGE:
+    primary = _trafilatura(tree, url, include_links=include_links, fast=large)
+    if large or (primary and len(primary) > _LARGE):
         # Readability's time grows faster than the page: on a huge page trafilatura alone.
         return _add_languages(primary, languages)
     fallback = _readability(tree, include_links=include_links)
@@ -161,12 +307,13 @@ def _link_text(markdown: str) -> str:
     return re.sub(r"\]\([^)]*\)", "]", markdown)
 
 
-def _trafilatura(tree: HtmlElement, url: str, *, include_links: bool) -> str:
+def _trafilatura(tree: HtmlElement, url: str, *, include_links: bool, fast: bool) -> str:
     import trafilatura
 
     text: str | None = trafilatura.extract(
         tree,
         url=url,
+        fast=fast,
         output_format="markdown",
         include_comments=False,
         include_tables=True,
