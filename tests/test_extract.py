@@ -158,6 +158,23 @@ def test_code_without_language_keeps_a_bare_fence():
     assert "```\ndef water(days):" in html_to_markdown(page, URL).markdown
 
 
+def test_one_line_code_block_stays_a_fenced_block():
+    one_line = '<pre><code class="language-python">print("hello")</code></pre>'
+    page = ARTICLE.replace("<h2>What you need</h2>", one_line + "<h2>What you need</h2>")
+    markdown = html_to_markdown(page, URL).markdown
+    assert '```python\nprint("hello")\n```' in markdown
+    assert '\n`print("hello")`\n' not in markdown
+
+
+def test_inline_code_in_a_sentence_stays_inline():
+    page = ARTICLE.replace(
+        "Tomatoes grow well", "Run <code>sow --now</code> first. Tomatoes grow well"
+    )
+    markdown = html_to_markdown(page, URL).markdown
+    assert "Run `sow --now` first." in markdown
+    assert "```\nsow --now" not in markdown
+
+
 def test_falls_back_to_readability_when_trafilatura_finds_nothing(monkeypatch):
     import trafilatura
 

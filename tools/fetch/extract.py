@@ -28,6 +28,7 @@ _NEVER = "//script | //style | //noscript | //template | //svg | //iframe | //ob
 _HIDDEN = '//*[@hidden] | //*[contains(translate(@style, " ", ""), "display:none")]'
 _LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
 _FENCE = re.compile(r"^(`{3,})\n(.*?)\n\1$", re.MULTILINE | re.DOTALL)
+_ONE_LINE_CODE = re.compile(r"^`([^`\n]+)`$\n?", re.MULTILINE)
 _WORD = re.compile(r"\w+")
 _ITEM = re.compile(r"^( *)(\d+\.|-) ")
 # Share of control characters, in the first 64 KiB, above which the input is not text at all.
@@ -402,7 +403,7 @@ def _language(classes: str) -> str | None:
 
 
 def _code_languages(tree: HtmlElement) -> dict[str, str]:
-    """{code text with whitespace collapsed: language} for the page's labelled code blocks."""
+    """{code text with whitespace collapsed: language or ""} for the page's code blocks."""
     languages: dict[str, str] = {}
     for pre in tree.iter("pre"):
         classes = " ".join(
@@ -410,14 +411,16 @@ def _code_languages(tree: HtmlElement) -> dict[str, str]:
             for element in (pre, *pre.iter("code"), pre.getparent())
             if element is not None
         )
-        language = _language(classes)
-        if language:
-            languages[_squash(pre.text_content())] = language
+        languages[_squash(pre.text_content())] = _language(classes) or ""
     return languages
 
 
 def _add_languages(markdown: str, languages: dict[str, str]) -> str:
-    """Put the page's language label on trafilatura's bare code fences."""
+    """Code blocks as the page has them: labelled fences, and one-line blocks kept as blocks.
+
+    trafilatura writes bare fences, and turns a one-line <pre> into inline code on a line of
+    its own; the page's own <pre> elements say which is which.
+    """
     if not languages:
         return markdown
 
@@ -425,7 +428,12 @@ def _add_languages(markdown: str, languages: dict[str, str]) -> str:
         language = languages.get(_squash(match.group(2)), "")
         return f"{match.group(1)}{language}\n{match.group(2)}\n{match.group(1)}"
 
-    return _FENCE.sub(label, markdown)
+    def block(match: re.Match[str]) -> str:
+        code = match.group(1)
+        language = languages.get(_squash(code))
+        return match.group(0) if language is None else f"```{language}\n{code}\n```\n"
+
+    return _ONE_LINE_CODE.sub(block, _FENCE.sub(label, markdown))
 
 
 def _squash(text: str) -> str:
