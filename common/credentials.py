@@ -11,8 +11,6 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from common.errors import ErrorCode, ToolError
 from common.redact import register_secret
 from common.settings import config_dir
@@ -138,6 +136,8 @@ def _from_file(values: dict[str, Any], provider: Provider, field: Field) -> str 
 
 def _read_file() -> tuple[dict[str, Any], str]:
     """The file's JSON object and, when it is unusable, why (never an exception)."""
+    import orjson  # on a call's path only: importing it costs more than --schema may
+
     path = credentials_path()
     try:
         data = orjson.loads(path.read_bytes())
@@ -198,6 +198,8 @@ def _content(provider: Provider, error_type: str | None) -> str:
     nested = {
         f.name: _PLACEHOLDER.get(f.name, "https://searx.example.org") for f in provider.fields
     }
+    import orjson
+
     example = orjson.dumps({"web_search": {provider.key: nested}}).decode()
     return (
         f"⚠ Configuration Required\n\n{lead}\n{provider.how}\n\n"

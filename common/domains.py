@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
 from common.errors import ErrorCode, ToolError, invalid
 from common.params import string_list
+
+if TYPE_CHECKING:
+    from urllib.parse import SplitResult
 
 Result = dict[str, Any]
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
@@ -87,10 +89,17 @@ def _normalise_one(entry: str) -> str | None:
     return text
 
 
+def _urlsplit(url: str) -> SplitResult:
+    # urllib.parse (with ipaddress) is imported on a call's path only, not for `--schema`.
+    from urllib.parse import urlsplit
+
+    return urlsplit(url)
+
+
 def host_of(url: str) -> str:
     """The URL's host, lower case, ASCII (IDNA), without port or userinfo; "" if none."""
     try:
-        host = urlsplit(url).hostname or ""
+        host = _urlsplit(url).hostname or ""
     except ValueError:
         return ""
     try:
@@ -123,7 +132,7 @@ def split(count: int, n: int) -> list[int]:
 def url_key(url: str) -> str:
     """Identity of a result URL: scheme and host lower-cased, fragment dropped."""
     try:
-        parts = urlsplit(url)
+        parts = _urlsplit(url)
     except ValueError:
         return url
     return parts._replace(

@@ -7,9 +7,7 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from common import cache
 from common.domains import Fetch, Result, fan_out, keep
-from common.runner import warning
 from common.settings import load
 
 if TYPE_CHECKING:
@@ -31,6 +29,10 @@ def search(
     `fetch` gets the single domain to restrict to natively (or None) and how many results to
     ask for. Several allowed domains fan out in parallel; blocked domains always apply last.
     """
+    # Imported here: the cache and the runner pull in orjson, which `--schema` must not pay.
+    from common import cache
+    from common.runner import warning
+
     ttl = load().cache_ttl
     key = [provider, cache_key]
     cached = cache.get("search", key, ttl)

@@ -7,7 +7,6 @@ In the TOML file a setting's key is its variable name without the prefix, in low
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,6 +68,8 @@ def load() -> Settings:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # on a call's path only: `--schema` imports this module too
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
