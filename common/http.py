@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from common.errors import ErrorCode, ToolError
-from common.redact import redact
+from common.redact import excerpt, redact
 
 if TYPE_CHECKING:
     from common.settings import Settings
@@ -77,6 +77,10 @@ def send(
             response = http.send(request)
         except httpx.TimeoutException as exc:
             raise network_error(exc, deadline) from None
+        except httpx.DecodingError as exc:
+            host = request.url.host or "the server"
+            message = f"{host} answered with a body that could not be decoded ({exc}); try again"
+            raise ToolError(ErrorCode.API_ERROR, message) from None
         except httpx.TransportError as exc:
             if final or not _pause(_jitter(), deadline):
                 raise network_error(exc, deadline) from None
@@ -172,10 +176,16 @@ def json_body(response: httpx.Response, provider: str) -> Any:
     try:
         return orjson.loads(response.content)
     except orjson.JSONDecodeError:
-        # Redact before cutting: a cut secret would no longer be recognised.
-        excerpt = redact(response.text)[:200].strip().replace("\n", " ")
         raise ToolError(
             ErrorCode.API_ERROR,
             f"{provider} answered HTTP {response.status_code} with a body that is not JSON: "
-            f"{excerpt!r}",
+            f"{excerpt(response.text)!r}; try again later",
         ) from None
+
+
+def error_body(response: httpx.Response) -> Any:
+    """An error answer's body: its JSON when it has some, else its text."""
+    try:
+        return response.json()
+    except ValueError:
+        return response.text

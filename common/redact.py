@@ -21,3 +21,12 @@ def redact(text: str) -> str:
     for secret in sorted(_secrets, key=len, reverse=True):
         text = text.replace(secret, "***")
     return _QUERY.sub(r"\1?…", text)
+
+
+def excerpt(text: str, most: int = 200) -> str:
+    """The start of a provider's text for a message: secrets masked, spaces folded.
+
+    Redacted before the cut: a gateway may echo the request URL, key included, and a cut
+    secret would no longer be recognised.
+    """
+    return " ".join(redact(text).split())[:most]

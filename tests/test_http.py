@@ -198,3 +198,30 @@ def test_json_body_redacts_before_cutting():
     with pytest.raises(ToolError) as info:
         http.json_body(httpx.Response(200, content=body.encode()), "P")
     assert "AIzaSy" not in info.value.message
+
+
+def test_undecodable_body_is_api_error_not_a_crash(httpx_mock):
+    httpx_mock.add_response(content=b"not gzip at all", headers={"Content-Encoding": "gzip"})
+    with pytest.raises(ToolError) as info:
+        send()
+    assert info.value.code is ErrorCode.API_ERROR
+    assert "could not be decoded" in info.value.message
+    assert "api.test" in info.value.message
+
+
+def test_error_body_is_json_when_it_can_be():
+    assert http.error_body(httpx.Response(400, json={"detail": "bad"})) == {"detail": "bad"}
+    assert (
+        http.error_body(httpx.Response(502, text="<h1>Bad gateway</h1>")) == "<h1>Bad gateway</h1>"
+    )
+
+
+def test_excerpt_folds_spaces_masks_secrets_and_cuts():
+    from common.redact import excerpt, register_secret
+
+    register_secret("sk-excerpt-secret-42")
+    text = "a\n\n b   c " + "sk-excerpt-secret-42 " + "z" * 500
+    out = excerpt(text, 40)
+    assert out.startswith("a b c *** z")
+    assert len(out) == 40
+    assert "sk-excerpt" not in excerpt("x" * 30 + "sk-excerpt-secret-42", 35)

@@ -14,7 +14,7 @@ from common.credentials import PROVIDERS, alternatives, event, resolve
 from common.domains import Page
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
-from common.redact import redact
+from common.redact import excerpt
 from common.search import as_dict, iso_date, plain, result, search
 from common.settings import load
 
@@ -170,7 +170,7 @@ def fetch_page(
     site: str | None, count: int,
 ) -> Page:  # fmt: skip
     """One Brave request: the only function that touches the network."""
-    from common.http import json_body, send
+    from common.http import error_body, json_body, send
 
     headers = {"X-Subscription-Token": key, "Accept": "application/json"}
     request = http.build_request(
@@ -178,15 +178,8 @@ def fetch_page(
     )
     response = send(http, request, deadline, wait_hint=reset_seconds)
     if response.status_code != 200:
-        raise error_for(response.status_code, _body(response), reset_seconds(response))
+        raise error_for(response.status_code, error_body(response), reset_seconds(response))
     return shape_output(json_body(response, "Brave"), params.offset)
-
-
-def _body(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return response.text
 
 
 def reset_seconds(response: httpx.Response) -> int | None:
@@ -202,8 +195,7 @@ def error_for(status: int, body: Any, wait: int | None) -> ToolError:
 
     error = body.get("error") if isinstance(body, dict) else None
     code = str(error.get("code", "")) if isinstance(error, dict) else ""
-    # Redact before cutting: a cut secret would no longer be recognised.
-    detail = _detail(error) if isinstance(error, dict) else redact(str(body)).strip()[:300]
+    detail = _detail(error) if isinstance(error, dict) else excerpt(str(body), 300)
     said = f"Brave answered HTTP {status}" + (f" ({code}: {detail})" if code else f": {detail}")
     if status in (401, 403) or "SUBSCRIPTION_TOKEN" in code.upper():
         message = f"{said}. The API key was rejected: check BRAVE_API_KEY or get a new key."

@@ -14,7 +14,7 @@ from common.credentials import PROVIDERS, alternatives, event, resolve
 from common.domains import Page
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
-from common.redact import redact
+from common.redact import excerpt
 from common.search import as_dict, as_list, iso_date, result, search
 from common.settings import load
 
@@ -198,38 +198,14 @@ def fetch_page(
     params: Params, site: str | None, num: int,
 ) -> Page:  # fmt: skip
     """One Custom Search request: the only function that touches the network."""
-    import httpx
-
-    from common.http import retry_after, send
+    from common.http import error_body, json_body, retry_after, send
 
     query = request_params(params, credentials, site, num)
     request = http.build_request("GET", url, params=query, headers={"Accept": "application/json"})
-    try:
-        response = send(http, request, deadline)
-    except httpx.DecodingError as exc:
-        message = f"Google answered with a body that could not be decoded ({exc}); try again"
-        raise ToolError(ErrorCode.API_ERROR, message) from None
+    response = send(http, request, deadline)
     if response.status_code != 200:
-        raise error_for(response.status_code, _body(response), retry_after(response))
-    return shape_output(_json(response))
-
-
-def _json(response: httpx.Response) -> Any:
-    import orjson
-
-    try:
-        return orjson.loads(response.content)
-    except orjson.JSONDecodeError:
-        excerpt = _excerpt(response.text)
-        message = f"Google answered HTTP 200 with a body that is not JSON: {excerpt!r}"
-        raise ToolError(ErrorCode.API_ERROR, message + "; try again later") from None
-
-
-def _body(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return response.text
+        raise error_for(response.status_code, error_body(response), retry_after(response))
+    return shape_output(json_body(response, "Google"))
 
 
 def error_for(status: int, body: Any, wait: int | None) -> ToolError:
@@ -265,13 +241,8 @@ def reasons(error: dict[str, Any]) -> list[str]:
 
 
 def _excerpt(body: Any) -> str:
-    """The start of a body that is not Google's JSON; secrets masked before the cut.
-
-    A gateway may echo the request URL, key included: cutting first could leave a prefix of
-    the key that masking no longer recognises.
-    """
-    text = redact(body) if isinstance(body, str) else ""
-    return " ".join(text.split())[:200]
+    """The start of a body that is not Google's JSON envelope."""
+    return excerpt(body) if isinstance(body, str) else ""
 
 
 def closure_note() -> str:

@@ -207,22 +207,15 @@ def fetch_page(
     Domains travel natively (include_domains / exclude_domains), so there is never a
     fan-out and `_site` is always None; the answer is still post-filtered here.
     """
-    from common.http import json_body, retry_after, send
+    from common.http import error_body, json_body, retry_after, send
 
     headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}
     request = http.build_request("POST", url, json=request_body(params, count), headers=headers)
     response = send(http, request, deadline)
     if response.status_code != 200:
-        raise error_for(response.status_code, _body(response), retry_after(response))
+        raise error_for(response.status_code, error_body(response), retry_after(response))
     page = shape_output(json_body(response, "Tavily"), params.include_answer)
     return Page(keep(page.results, params.allowed, params.blocked), page.more, page.extra)
-
-
-def _body(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return response.text
 
 
 def error_for(status: int, body: Any, wait: int | None) -> ToolError:
