@@ -491,3 +491,11 @@ def test_key_never_appears_in_any_output(run_tool, fake_server, reply):
     assert run.code == 0
     assert run.json["success"] is False
     assert KEY not in run.stdout + run.stderr
+
+
+def test_key_echoed_at_the_cut_of_an_error_detail_never_leaks(httpx_mock, configured):
+    detail = "x" * 290 + KEY  # the cut at 300 characters falls inside the key
+    httpx_mock.add_response(status_code=400, json={"detail": {"error": detail}})
+    with pytest.raises(ToolError) as info:
+        tv.execute({"query": "ikigai"})
+    assert KEY[:8] not in info.value.message

@@ -15,7 +15,7 @@ from common.credentials import PROVIDERS, Field, alternatives, event, missing, o
 from common.domains import Page
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
-from common.redact import register_secret
+from common.redact import excerpt, register_secret
 from common.search import as_list, iso_date, plain, result, search
 from common.settings import load
 
@@ -338,11 +338,11 @@ def _error_text(text: str) -> str:
     except orjson.JSONDecodeError:
         return ""
     error = body.get("error") if isinstance(body, dict) else None
-    return plain(error)[:300] if isinstance(error, str) else ""
+    return excerpt(plain(error), 300) if isinstance(error, str) else ""
 
 
 def _excerpt(text: str) -> str:
-    return plain(text)[:200]
+    return excerpt(plain(text))
 
 
 def shape_output(body: Any, page: int) -> Page:

@@ -14,6 +14,7 @@ from common.credentials import PROVIDERS, alternatives, event, resolve
 from common.domains import Page, keep
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
+from common.redact import excerpt
 from common.search import plain, result, search
 from common.settings import load
 
@@ -242,7 +243,7 @@ def _detail(body: Any) -> str:
         detail = detail.get("error") or detail.get("message") or ""
     if isinstance(detail, list):  # a validation error: [{"loc": [...], "msg": "..."}]
         detail = "; ".join(_problem(d) for d in detail if isinstance(d, dict))
-    return plain(detail)[:300] if isinstance(detail, str) else ""
+    return excerpt(plain(detail), 300) if isinstance(detail, str) else ""
 
 
 def _problem(item: dict[str, Any]) -> str:
