@@ -83,10 +83,28 @@ def _normalise_one(entry: str) -> str | None:
         text = text.encode("idna").decode("ascii")
     except UnicodeError:
         return None
+    return text if is_hostname(text) or _is_ipv4(text) else None
+
+
+def is_hostname(text: str) -> bool:
+    """A DNS host name: valid labels, and not ending in a number (that would be an IPv4
+    address, as a browser reads it, such as the invalid 300.1.1.1)."""
     labels = text.split(".")
-    if not text or len(text) > 253 or not all(_LABEL.match(label) for label in labels):
-        return None
-    return text
+    return (
+        0 < len(text) <= 253
+        and all(_LABEL.match(label) for label in labels)
+        and not labels[-1].isdigit()
+    )
+
+
+def _is_ipv4(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _urlsplit(url: str) -> SplitResult:

@@ -1,42 +1,317 @@
 """Non-secret settings: `IKIGAI_WEB_*` environment variables over an optional `web-tools.toml`.
 
-In the TOML file a setting's key is its variable name without the prefix, in lower case
-(`IKIGAI_WEB_TIMEOUT` -> `timeout = 25`).
+Each setting is read and checked only when a tool asks for it, so a bad value of a setting
+that one tool uses never breaks another. In the TOML file a setting's key is its variable name
+without the prefix, in lower case (`IKIGAI_WEB_TIMEOUT` -> `timeout = 25`).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from common import __version__
 from common.errors import ErrorCode, ToolError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 PREFIX = "IKIGAI_WEB_"
+FILE_NAME = "web-tools.toml"
+# The ikigai host kills a call 30 s after starting it; the tool must have answered by then,
+# conversion and writing included, whatever the setting says.
+MAX_TIMEOUT = 27
+# The host reads at most 65,535 bytes of a tool's stdout.
+MAX_BUDGET = 65_000
 DEFAULT_SEARCH_ORDER = ("brave", "google", "tavily", "searxng", "duckduckgo")
 _TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+_FALSE = {"0", "false", "no", "off"}
+
+T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+class Setting(Generic[T]):
+    """One setting. As an attribute of `Settings` it reads as the setting's current value."""
+
+    def __init__(
+        self, parse: Callable[[object], T], default: T, meaning: str, shown: str | None = None
+    ) -> None:
+        self.parse = parse
+        self.default = default
+        self.meaning = meaning
+        self.shown_default = shown if shown is not None else _shown(default)
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @property
+    def variable(self) -> str:
+        return PREFIX + self.name.upper()
+
+    @overload
+    def __get__(self, settings: None, owner: type) -> Setting[T]: ...
+    @overload
+    def __get__(self, settings: Settings, owner: type) -> T: ...
+    def __get__(self, settings: Settings | None, owner: type) -> Setting[T] | T:
+        return self if settings is None else settings.value(self)
+
+
+def _shown(default: object) -> str:
+    if isinstance(default, bool):
+        return "on" if default else "off"
+    if isinstance(default, tuple):
+        return ",".join(default) or "none"
+    return str(default)
+
+
+# --- parsers: each returns the value or raises ValueError saying what would be valid ---------
+
+
+def _seconds(raw: object) -> float:
+    valid = (
+        f"it must be a number of seconds above 0 and at most {MAX_TIMEOUT} (the ikigai host "
+        "stops waiting for a tool at 30 s, and the answer must be written before that)"
+    )
+    value = _number(raw, valid)
+    if not 0 < value <= MAX_TIMEOUT:
+        raise ValueError(valid)
+    return value
+
+
+def _number(raw: object, valid: str) -> float:
+    if isinstance(raw, bool):
+        raise ValueError(valid)  # noqa: TRY004 - a parser reports every bad value as ValueError
+    try:
+        return float(str(raw).strip())
+    except ValueError:
+        raise ValueError(valid) from None
+
+
+def _count(lo: int, hi: int | None = None, unit: str = "") -> Callable[[object], int]:
+    valid = f"it must be a whole number{unit} of at least {lo}" + (
+        f" and at most {hi}" if hi is not None else ""
+    )
+
+    def parse(raw: object) -> int:
+        text = str(raw).strip()
+        if isinstance(raw, bool) or not text.lstrip("+").isdigit():
+            raise ValueError(valid)
+        value = int(text)
+        if value < lo or (hi is not None and value > hi):
+            raise ValueError(valid)
+        return value
+
+    return parse
+
+
+def _budget(raw: object) -> int:
+    try:
+        return _count(1024, MAX_BUDGET, " of bytes")(raw)
+    except ValueError:
+        raise ValueError(
+            f"it must be a whole number of bytes from 1024 to {MAX_BUDGET} (the ikigai host "
+            "reads at most 65,535 bytes of a tool's answer)"
+        ) from None
+
+
+def _flag(raw: object) -> bool:
+    word = str(raw).strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise ValueError("it must be 1 or 0 (true/false, yes/no and on/off work too)")
+
+
+def _text(raw: object) -> str:
+    if not isinstance(raw, str | int | float) or isinstance(raw, bool):
+        raise ValueError("it must be a string")  # noqa: TRY004 - as in _number
+    return str(raw).strip()
+
+
+def _names(raw: object) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list) else str(raw).split(",")
+    return tuple(s for s in (str(i).strip().lower() for i in items) if s)
+
+
+def _hosts(raw: object) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list) else str(raw).split(",")
+    entries = tuple(s for s in (str(i).strip() for i in items) if s)
+    for entry in entries:
+        if not _host_or_network(entry):
+            raise ValueError(
+                f"the entry {entry!r} is neither a host name (intranet.example), an IP address "
+                "(10.1.2.3, fd00::1) nor a network in CIDR form (10.0.0.0/8, fd00::/8); "
+                "separate entries with commas"
+            )
+    return entries
+
+
+def _host_or_network(entry: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_network(entry.strip("[]"), strict=False)
+    except ValueError:
+        pass
+    else:
+        return True
+    if "/" in entry:
+        return False  # a network with a bad prefix or address, such as 10.0.0.0/99
+    from common.domains import is_hostname
+
+    return is_hostname(entry.lower().rstrip("."))
+
+
 class Settings:
-    timeout: float = 25.0
-    user_agent: str = f"ikigai-web-tools/{__version__}"
-    cache_ttl: int = 300
-    fetch_cache_ttl: int = 900
-    fetch_max_bytes: int = 10 * 1024 * 1024
-    fetch_allow_private: bool = False
-    fetch_robots: bool = True
-    fetch_allow_hosts: tuple[str, ...] = ()
-    search_order: tuple[str, ...] = DEFAULT_SEARCH_ORDER
-    gemini_resolve: bool = True
-    gemini_search_entry_point: bool = False
-    output_budget: int = 60_000
+    """The settings as one call sees them: each is read, checked and kept on first use."""
+
+    timeout = Setting(
+        _seconds,
+        25.0,
+        f"whole-call deadline in seconds, at most {MAX_TIMEOUT} (the ikigai host gives up at 30)",
+        "25",
+    )
+    user_agent = Setting(
+        _text,
+        f"ikigai-web-tools/{__version__}",
+        "User-Agent for every request (DuckDuckGo excepted: it needs a browser-like one)",
+        "`ikigai-web-tools/<version>`",
+    )
+    cache_ttl = Setting(
+        _count(0, unit=" of seconds"), 300, "search cache lifetime, seconds; 0 disables"
+    )
+    cache_max_mb = Setting(
+        _count(1, unit=" of megabytes"),
+        200,
+        "size bound of the whole cache, megabytes; least recently used entries go first",
+    )
+    fetch_cache_ttl = Setting(
+        _count(0, unit=" of seconds"), 900, "web-fetch cache lifetime, seconds; 0 disables"
+    )
+    fetch_max_bytes = Setting(
+        _count(1024, unit=" of bytes"), 10 * 1024 * 1024, "web-fetch body cap (decoded bytes)"
+    )
+    fetch_allow_private = Setting(
+        _flag, default=False, meaning="`1` lets web-fetch reach private and loopback addresses"
+    )
+    fetch_robots = Setting(
+        _flag, default=True, meaning="`0` stops web-fetch from honouring robots.txt"
+    )
+    fetch_allow_hosts: Setting[tuple[str, ...]] = Setting(
+        _hosts,
+        (),
+        "comma-separated hosts, IP addresses or CIDR networks web-fetch may reach even though "
+        "they are private (everything else private stays blocked, redirects included)",
+    )
+    search_order: Setting[tuple[str, ...]] = Setting(
+        _names, DEFAULT_SEARCH_ORDER, "providers the fallback search tool tries, in order"
+    )
+    gemini_resolve = Setting(
+        _flag, default=True, meaning="`0` keeps Gemini's grounding redirect links unresolved"
+    )
+    gemini_search_entry_point = Setting(
+        _flag,
+        default=False,
+        meaning="`1` adds Google's Search Suggestions HTML to Gemini results",
+    )
+    output_budget = Setting(
+        _budget,
+        60_000,
+        f"hard cap on one answer in bytes, at most {MAX_BUDGET} (ikigai hosts read 64 KiB)",
+    )
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self._environ = os.environ if environ is None else environ
+        self.path = config_dir() / FILE_NAME
+        self._file: dict[str, Any] | None = None
+        self._values: dict[str, Any] = {}
+
+    @classmethod
+    def every(cls) -> list[Setting[Any]]:
+        """Every setting, in the order of the README's table."""
+        return [v for v in vars(cls).values() if isinstance(v, Setting)]
+
+    def value(self, setting: Setting[T]) -> T:
+        if setting.name not in self._values:
+            self._values[setting.name] = self._read(setting)
+        result: T = self._values[setting.name]
+        return result
+
+    def source(self, setting: Setting[Any]) -> str:
+        """Where the value comes from: the variable, the file's key, or the default."""
+        if self._environ.get(setting.variable, "").strip():
+            return setting.variable
+        if setting.name in self._file_values():
+            return f"{self.path} ({setting.name})"
+        return "default"
+
+    def warnings(self) -> list[str]:
+        """Keys of web-tools.toml that are no setting: a misspelt setting silently unused."""
+        try:
+            keys = self._file_values()
+        except ToolError:
+            return []
+        known = {s.name for s in self.every()}
+        return [_unknown_key(self.path, key, known) for key in keys if key not in known]
+
+    def _read(self, setting: Setting[T]) -> T:
+        env = self._environ.get(setting.variable, "")
+        if env.strip():
+            return _parse(setting, env, setting.variable)
+        file_values = self._file_values()
+        if setting.name in file_values:
+            where = f"{setting.name} in {self.path}"
+            return _parse(setting, file_values[setting.name], where)
+        return setting.default
+
+    def _file_values(self) -> dict[str, Any]:
+        if self._file is None:
+            self._file = _read_toml(self.path)
+        return self._file
+
+
+def _parse(setting: Setting[T], raw: object, where: str) -> T:
+    try:
+        return setting.parse(raw)
+    except ValueError as exc:
+        raise ToolError(
+            ErrorCode.INVALID_INPUT,
+            f"the setting {where} is {_spelled(raw)}: {exc}. Fix or unset it.",
+        ) from None
+
+
+def _spelled(raw: object) -> str:
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if isinstance(raw, str):
+        return '"' + raw[:200] + '"'
+    return str(raw)[:200]
+
+
+def _unknown_key(path: Path, key: str, known: set[str]) -> str:
+    import difflib
+
+    message = f"{path} sets {key!r}, which is no setting: it has no effect."
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    return message + (f" Did you mean {close[0]!r}?" if close else "")
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # on a call's path only: `--schema` imports this module too
+
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ToolError(
+            ErrorCode.INVALID_INPUT,
+            f"the settings file {path} is unusable ({exc}); fix it or move it away.",
+        ) from None
 
 
 def config_dir() -> Path:
@@ -56,87 +331,5 @@ def cache_dir() -> Path:
 
 
 def load() -> Settings:
-    """Current settings; a value that cannot be used is INVALID_INPUT naming the setting."""
-    file_values = _read_toml(config_dir() / "web-tools.toml")
-    values: dict[str, Any] = {}
-    for name, parse in _PARSERS.items():
-        env = os.environ.get(PREFIX + name.upper())
-        raw = env if env is not None and env.strip() else file_values.get(name)
-        if raw is not None:
-            values[name] = _parse(name, raw, parse)
-    return Settings(**values)
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    import tomllib  # on a call's path only: `--schema` imports this module too
-
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ToolError(
-            ErrorCode.INVALID_INPUT, f"settings file {path} is unusable: {exc}"
-        ) from None
-
-
-def _parse(name: str, raw: object, parse: Callable[[object], Any]) -> Any:
-    try:
-        return parse(raw)
-    except ValueError as exc:
-        raise ToolError(
-            ErrorCode.INVALID_INPUT,
-            f"setting {PREFIX}{name.upper()} is {raw!r}: {exc}; fix or unset it",
-        ) from None
-
-
-def _seconds(raw: object) -> float:
-    value = float(str(raw))
-    if not 0 < value <= 600:
-        raise ValueError("it must be a number of seconds above 0 and at most 600")
-    return value
-
-
-def _count(lo: int) -> Callable[[object], int]:
-    def parse(raw: object) -> int:
-        value = int(str(raw))
-        if value < lo:
-            raise ValueError(f"it must be a whole number of at least {lo}")
-        return value
-
-    return parse
-
-
-def _flag(raw: object) -> bool:
-    word = str(raw).strip().lower()
-    if word in _TRUE:
-        return True
-    if word in _FALSE:
-        return False
-    raise ValueError("it must be 1 or 0")
-
-
-def _text(raw: object) -> str:
-    return str(raw).strip()
-
-
-def _names(raw: object) -> tuple[str, ...]:
-    items = raw if isinstance(raw, list) else str(raw).split(",")
-    return tuple(s for s in (str(i).strip() for i in items) if s)
-
-
-_PARSERS: dict[str, Callable[[object], Any]] = {
-    "timeout": _seconds,
-    "user_agent": _text,
-    "cache_ttl": _count(0),
-    "fetch_cache_ttl": _count(0),
-    "fetch_max_bytes": _count(1024),
-    "fetch_allow_private": _flag,
-    "fetch_robots": _flag,
-    "fetch_allow_hosts": _names,
-    "search_order": _names,
-    "gemini_resolve": _flag,
-    "gemini_search_entry_point": _flag,
-    "output_budget": _count(1024),
-}
+    """The current settings; nothing is read until a setting is used."""
+    return Settings()

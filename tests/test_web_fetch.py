@@ -217,7 +217,7 @@ def test_every_private_form_is_blocked_by_default(url):
 
 
 def test_policy_host_names_match_case_insensitively_and_cidrs_match_addresses():
-    settings = Settings(fetch_allow_hosts=(" Intranet.Example ", "10.0.0.0/8", "fd00::5"))
+    settings = Settings({"IKIGAI_WEB_FETCH_ALLOW_HOSTS": " Intranet.Example ,10.0.0.0/8, fd00::5"})
     policy = guard.Policy.from_settings(settings)
     assert policy.allows("INTRANET.example", ipaddress.ip_address("192.168.1.1"))
     assert policy.allows("other", ipaddress.ip_address("10.9.9.9"))
