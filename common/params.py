@@ -27,12 +27,6 @@ def integer(raw: Mapping[str, Any], name: str, default: int, lo: int, hi: int) -
     return value
 
 
-def optional_integer(raw: Mapping[str, Any], name: str, lo: int, hi: int) -> int | None:
-    if raw.get(name) is None:
-        return None
-    return integer(raw, name, lo, lo, hi)
-
-
 def boolean(raw: Mapping[str, Any], name: str, *, default: bool) -> bool:
     value = raw.get(name)
     if value is None:

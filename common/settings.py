@@ -223,11 +223,19 @@ class Settings:
         f"hard cap on one answer in bytes, at most {MAX_BUDGET} (ikigai hosts read 64 KiB)",
     )
 
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, environ: Mapping[str, str] | None = None, values: Mapping[str, Any] | None = None
+    ) -> None:
         self._environ = os.environ if environ is None else environ
         self.path = config_dir() / FILE_NAME
         self._file: dict[str, Any] | None = None
-        self._values: dict[str, Any] = {}
+        self._values: dict[str, Any] = dict(values or {})  # each setting once read
+
+    def narrowed(self, timeout: float) -> Settings:
+        """These settings with a shorter whole-call deadline: what is left of this call's
+        when it hands a part of its work to another tool in the same process."""
+        values = self._values | {"timeout": min(timeout, self.timeout)}
+        return Settings(self._environ, values)
 
     @classmethod
     def every(cls) -> list[Setting[Any]]:

@@ -30,12 +30,6 @@ def test_integer_rejects_other_types(value):
     assert "integer" in bad(p.integer, {"n": value}, "n", 10, 1, 20)
 
 
-def test_optional_integer():
-    assert p.optional_integer({}, "n", 1, 5) is None
-    assert p.optional_integer({"n": 2}, "n", 1, 5) == 2
-    bad(p.optional_integer, {"n": 9}, "n", 1, 5)
-
-
 def test_boolean():
     assert p.boolean({}, "b", default=True) is True
     assert p.boolean({"b": False}, "b", default=True) is False

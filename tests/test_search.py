@@ -6,7 +6,7 @@ import pytest
 
 from common.domains import Page
 from common.errors import ErrorCode, ToolError
-from common.search import as_dict, as_list, iso_date, plain, result, search
+from common.search import as_dict, as_list, iso_date, markdown, plain, result, search, shaped
 from common.settings import load
 
 
@@ -140,3 +140,151 @@ def test_json_navigation_helpers():
     assert as_list([1]) == [1]
     assert as_list({"a": 1}) == []
     assert as_list(None) == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "",
+        "https://",
+        "javascript:alert(1)",
+        "data:text/html,<script>x</script>",
+        "vbscript:msgbox",
+        "ftp://files.example/x",
+        "https://user:pw@example.com/",
+        "https://user@example.com/",
+        "https://exa mple.com/",
+        "https://example.com/a b",
+        "https://example.com/\n",
+        "https://example.com:99999/",
+        "https://example.com/" + "a" * 5000,
+        None,
+        42,
+    ],
+)
+def test_results_whose_url_a_person_should_not_be_sent_to_are_dropped(url):
+    assert result("t", url, "s") is None
+
+
+def test_browser_forms_of_a_good_url_are_kept():
+    kept = result("t", "https://EXAMPLE.com/a?q=1#x", "s")
+    assert kept is not None
+    assert kept["url"] == "https://EXAMPLE.com/a?q=1#x"
+    assert result("t", "http://[2001:db8::1]:8080/", "s") is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "clean"),
+    [
+        ("evil\u202egnp.exe", "evilgnp.exe"),
+        ("zero\u200bwidth\u200djoin\ufeff", "zerowidthjoin"),
+        ("bell\x07 and \x1b[31mred", "bell and [31mred"),
+        ("isolate\u2066x\u2069", "isolatex"),
+        ("c1\x80\x9bcontrols", "c1controls"),
+        ("next\x85line", "next line"),
+    ],
+)
+def test_titles_and_snippets_lose_control_bidi_and_zero_width_characters(text, clean):
+    out = result(text, "https://a.com/", text)
+    assert out is not None
+    assert (out["title"], out["snippet"]) == (clean, clean)
+
+
+def test_provider_text_is_bounded():
+    out = result("t" * 10_000, "https://a.com/", "s" * 50_000)
+    assert out is not None
+    assert len(out["title"]) <= 500
+    assert len(out["snippet"]) <= 2000
+    assert out["snippet"].endswith("…")
+
+
+def test_shaped_drops_what_it_cannot_read():
+    items = [
+        {"title": "a", "url": "https://a.com/"},
+        {"title": "b"},
+        "junk",
+        None,
+        {"title": 5, "url": "https://c.com/"},
+        {"title": "d", "url": "https://d.com/"},
+    ]
+
+    def make(item):
+        return result(item["title"], item["url"], None)
+
+    assert [r["url"] for r in shaped(items, make)] == ["https://a.com/", "https://d.com/"]
+    assert shaped({"not": "a list"}, make) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed", "blocked", "kept"),
+    [
+        ("https://evil.com\\@wikipedia.org/", ["wikipedia.org"], [], False),
+        ("https://evil.com\\@wikipedia.org/", [], ["evil.com"], False),
+        ("https://wikipedia.org@evil.com/", ["wikipedia.org"], [], False),
+        ("https://evil.com./x", [], ["evil.com"], False),
+        ("https://EVIL%2ecom/x", [], ["evil.com"], False),
+        ("https:evil.com/x", [], ["evil.com"], False),
+        ("https:///evil.com/x", [], ["evil.com"], False),
+        (" https://evil.com/x", [], ["evil.com"], False),
+        ("https://en.wikipedia.org/wiki/X", ["wikipedia.org"], [], True),
+        ("https://notwikipedia.org/", ["wikipedia.org"], [], False),
+    ],
+)
+def test_domain_filters_judge_urls_as_a_browser_does(url, allowed, blocked, kept):
+    from common.domains import keep
+
+    assert bool(keep([{"url": url}], allowed, blocked)) is kept
+
+
+def test_markdown_is_the_original_designs_format():
+    answer = {
+        "success": True,
+        "provider": "brave",
+        "results": [
+            {"title": "One", "url": "https://a.com/1", "snippet": "First."},
+            {"title": "Two", "url": "https://b.com/2", "snippet": ""},
+        ],
+        "count": 2,
+        "warnings": [{"code": "API_ERROR", "message": "b.com: down"}],
+    }
+    assert markdown({"query": "rust"}, answer) == (
+        "# Search Results for: rust\nSearch engine: Brave Search\n\n"
+        "## Result 1: One\nSource: https://a.com/1\n\nFirst.\n\n---\n\n"
+        "## Result 2: Two\nSource: https://b.com/2\n\nNote: b.com: down"
+    )
+    empty = markdown({"query": "x"}, {"provider": "duckduckgo", "results": [], "answer": "42"})
+    assert (
+        empty == "# Search Results for: x\nSearch engine: DuckDuckGo\n\nAnswer: 42\n\nNo results.\n"
+    )
+
+
+def test_rate_limit_says_when_to_retry_and_not_how_to_sign_up(monkeypatch):
+    from common.search import rate_limited
+
+    monkeypatch.setenv("BRAVE_API_KEY", "BSA-configured-already")
+    err = rate_limited("brave", "Brave answered HTTP 429", "Brave's quota is used up", 40)
+    assert err.code is ErrorCode.RATE_LIMIT
+    assert err.retry_after == 40
+    assert "Try again in 40 s" in err.message
+    assert err.event is not None
+    content = err.event["content"]
+    assert content.startswith("⚠ Rate Limit Reached")
+    assert "Try again in 40 s." in content
+    for sign_up in ("Configuration Required", "export", "Sign up", "credentials.json"):
+        assert sign_up not in content
+    assert err.event["data"]["error_type"] == "rate_limit"
+
+
+def test_a_secret_echoed_in_a_success_never_reaches_the_cache(isolated_env, tmp_path):
+    from common.redact import register_secret
+
+    register_secret("echo-me-SECRET-99")
+
+    def fetch(_link, site, n):
+        return Page([{"title": "t", "url": "https://a.com/", "snippet": "key echo-me-SECRET-99"}])
+
+    out = search("p", load(), fetch, (1, [], []), "echo")
+    assert out["results"][0]["snippet"] == "key echo-me-SECRET-99"  # the runner masks output
+    stored = b"".join(f.read_bytes() for f in (tmp_path / "cache").rglob("*") if f.is_file())
+    assert stored
+    assert b"echo-me-SECRET-99" not in stored

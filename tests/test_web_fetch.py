@@ -64,7 +64,7 @@ def test_bad_urls_are_invalid_input(url):
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("offset", 0), ("offset", -3), ("limit", 0), ("offset", "2"), ("full_page", "yes")],
+    [("offset", 0), ("offset", -3), ("limit", -1), ("offset", "2"), ("full_page", "yes")],
 )
 def test_bad_options_are_invalid_input(field, value):
     with pytest.raises(ToolError) as caught:

@@ -46,8 +46,10 @@ SCHEMA: dict[str, Any] = {
             },
             "limit": {
                 "type": "integer",
-                "minimum": 1,
-                "description": "Most lines to return; the output is also capped in size.",
+                "minimum": 0,
+                "default": 0,
+                "description": "Most lines to return; 0 for as many as fit (the output is "
+                "capped in size either way).",
             },
             "full_page": {
                 "type": "boolean",
@@ -88,7 +90,7 @@ def parse_input(raw: dict[str, Any]) -> Params:
     return Params(
         url=_url(raw["url"]),
         offset=p.integer(raw, "offset", 1, 1, MAX_OFFSET),
-        limit=p.optional_integer(raw, "limit", 1, MAX_LIMIT),
+        limit=p.integer(raw, "limit", 0, 0, MAX_LIMIT) or None,
         full_page=p.boolean(raw, "full_page", default=False),
         include_links=p.boolean(raw, "include_links", default=True),
     )
