@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -71,6 +72,22 @@ def test_only_tool_scripts_are_tools():
     assert ALL_SCRIPTS["web-tools"] == "host.cli:main"
     assert "web-tools" not in launchers.tools()
     assert launchers.tools() == SCRIPTS
+
+
+def test_install_recipes_keep_paths_with_spaces_whole():
+    prefix, home = "/tmp/a prefix", "/tmp/a home"
+    out = subprocess.run(
+        ["make", "-n", "install", "install-user", "uninstall", f"PREFIX={prefix}", f"HOME={home}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    words = [w for line in out.stdout.replace("\\\n", " ").splitlines() for w in shlex.split(line)]
+    paths = [w for w in words if w.startswith("/tmp/a")]
+    assert len(paths) > 10
+    assert all(w.startswith((prefix, home)) for w in paths), paths
+    assert f"{prefix}/bin/web-tools" in words  # `web-tools` goes on PATH with the install
 
 
 def test_launchers_answer_schema_without_python_and_exec_the_script(tmp_path):
