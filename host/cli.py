@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import TYPE_CHECKING
 
@@ -120,7 +121,7 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value > 0:
+    if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
     return value
 
@@ -132,6 +133,8 @@ def run_mcp(args: argparse.Namespace) -> int:
         sys.stderr.write(f"web-tools mcp: not serving {tool.path}: {tool.reason}\n")
     for name in unknown:
         sys.stderr.write(f"web-tools mcp: no tool named {name!r} was found (web-tools list)\n")
+    if not tools:
+        sys.stderr.write("web-tools mcp: no tool to serve; `web-tools doctor` says why\n")
     from host.mcp_server import serve
 
     serve(tools, args.timeout)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from common import credentials, launchers
@@ -103,11 +104,12 @@ def provider_of(name: str) -> credentials.Provider | None:
     return next((p for p in credentials.PROVIDERS.values() if p.tool == name), None)
 
 
-def own_tools() -> set[str]:
+@cache
+def own_tools() -> frozenset[str]:
     """The model names of this distribution's tools."""
     from host.discovery import model_name
 
-    return {model_name(script) for script in launchers.tools()}
+    return frozenset(model_name(script) for script in launchers.tools())
 
 
 def _credentials(check: ToolCheck, provider: credentials.Provider, report: Report) -> ToolCheck:

@@ -80,7 +80,7 @@ def test_no_command_prints_help_and_exits_2(capsys):
     assert "usage: web-tools" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan"])
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan", "inf"])
 def test_a_bad_timeout_is_a_usage_error(capsys, value):
     with pytest.raises(SystemExit) as exited:
         cli.main(["mcp", "--timeout", value])
@@ -103,6 +103,12 @@ def test_mcp_serves_the_chosen_tools_and_reports_the_rest(capsys, monkeypatch, f
     assert "not serving" in err
     assert "broken-tool: --schema exited with status 9" in err
     assert "no tool named 'nothing' was found" in err
+
+
+def test_mcp_says_when_nothing_is_left_to_serve(capsys, monkeypatch):
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: None)
+    assert cli.main(["mcp", "--exclude", ",".join(doctor.own_tools())]) == 0
+    assert "no tool to serve; `web-tools doctor` says why" in capsys.readouterr().err
 
 
 def test_ctrl_c_is_a_quiet_exit(monkeypatch):
