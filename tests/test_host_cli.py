@@ -10,19 +10,20 @@ from pathlib import Path
 import pytest
 from conftest import BIN, Reply
 
-from common import __version__, launchers
+from common import __version__, credentials, launchers
 from host import cli, discovery, doctor, mcp_server
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "BSA-secret-value-0123456789"
 FIXTURES = Path(__file__).parent / "fixtures" / "brave"
+# A value for every credential of every provider: with these, every tool can work.
 ALL_PROVIDERS = {
-    "BRAVE_API_KEY": KEY,
-    "GOOGLE_SEARCH_API_KEY": "AIza-secret-google",
-    "GOOGLE_SEARCH_ENGINE_ID": "cx-1",
-    "TAVILY_API_KEY": "tvly-secret",
-    "SEARXNG_URL": "https://searx.example.org",
+    field.env[0]: KEY if field.env[0] == "BRAVE_API_KEY" else f"value-of-{field.env[0]}"
+    for provider in credentials.PROVIDERS.values()
+    for field in provider.fields
 }
+# The tools of this project that need credentials: each is a problem while they are missing.
+NEEDING = sum(p.tool in doctor.own_tools() for p in credentials.PROVIDERS.values())
 
 
 @pytest.fixture(autouse=True)
@@ -239,7 +240,7 @@ def test_doctor_missing_credentials(capsys, isolated_env):
         "GOOGLE_SEARCH_API_KEY not set; GOOGLE_SEARCH_ENGINE_ID not set"
     )
     assert f"Credentials file: {isolated_env / 'credentials.json'} (does not exist)" in out
-    assert "4 problems found." in out
+    assert f"{NEEDING} problems found." in out
 
 
 def test_doctor_exits_0_when_every_tool_can_work(capsys, monkeypatch):
@@ -358,14 +359,14 @@ def test_doctor_json(capsys, monkeypatch):
     assert brave["detail"] == "BRAVE_API_KEY from the environment"
     assert {s["variable"] for s in report["settings"]} >= {"IKIGAI_WEB_TIMEOUT"}
     assert report["cache"].endswith("ikigai-web-tools")
-    assert len(report["problems"]) == 3
+    assert len(report["problems"]) == NEEDING - 1
     assert KEY not in out
 
 
 def test_doctor_exit_codes_from_the_command_line(host_dirs):
     out = web_tools("doctor", cwd=host_dirs)
     assert out.returncode == 1
-    assert out.stdout.endswith("4 problems found.\n")
+    assert out.stdout.endswith(f"{NEEDING} problems found.\n")
 
 
 def test_doctor_with_no_tool_at_all(capsys, monkeypatch):

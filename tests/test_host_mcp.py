@@ -17,6 +17,7 @@ from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
+from common import launchers
 from host import discovery, mcp_server
 
 if TYPE_CHECKING:
@@ -24,14 +25,8 @@ if TYPE_CHECKING:
 
 FIXTURES = Path(__file__).parent / "fixtures" / "brave"
 KEY = "BSA-test-key-0123456789"
-OURS = {
-    "web_fetch",
-    "web_search_brave",
-    "web_search_duckduckgo",
-    "web_search_google",
-    "web_search_searxng",
-    "web_search_tavily",
-}
+# This project's tools, whatever tools land later: one per `*-tool` script.
+OURS = {discovery.model_name(script) for script in launchers.tools()}
 
 
 def server_env(tmp_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
