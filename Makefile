@@ -5,8 +5,10 @@ BIN := $(VENV)/bin
 PREFIX ?= $(HOME)/.local
 LIBDIR := $(PREFIX)/lib/ikigai-web-tools
 TOOLDIR := $(PREFIX)/libexec/ikigai
+BINDIR := $(PREFIX)/bin
 USERTOOLS := $(HOME)/.ikigai/tools
-# [project.scripts] in pyproject.toml is the single list of tools.
+# [project.scripts] in pyproject.toml is the single list of tools: its `*-tool` entries.
+# Paths are single-quoted in recipes, so a PREFIX or HOME with spaces works.
 TOOLS := $(shell sed -n '/^\[project.scripts\]/,/^\[/s/^\([a-z0-9-]*-tool\) *=.*/\1/p' pyproject.toml)
 SHARED ?= ../shared
 
@@ -45,21 +47,25 @@ bench-extract: $(BIN)/.installed
 	$(BIN)/python bench/extract.py $(SHARED)/bench/extraction
 
 install:
-	$(PYTHON) -m venv $(LIBDIR)/venv
-	$(LIBDIR)/venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-	$(LIBDIR)/venv/bin/python -m pip install -q .
-	$(LIBDIR)/venv/bin/python -I -m common.launchers $(TOOLDIR) $(LIBDIR)/venv/bin >/dev/null
+	$(PYTHON) -m venv '$(LIBDIR)/venv'
+	'$(LIBDIR)/venv/bin/python' -m pip install -q --disable-pip-version-check --upgrade pip
+	'$(LIBDIR)/venv/bin/python' -m pip install -q .
+	'$(LIBDIR)/venv/bin/python' -I -m common.launchers '$(TOOLDIR)' '$(LIBDIR)/venv/bin' >/dev/null
+	mkdir -p '$(BINDIR)'
+	ln -sfn '$(LIBDIR)/venv/bin/web-tools' '$(BINDIR)/web-tools'
 
 install-user: install
-	mkdir -p $(USERTOOLS)
-	for t in $(TOOLS); do ln -sfn $(TOOLDIR)/$$t $(USERTOOLS)/$$t; done
+	mkdir -p '$(USERTOOLS)'
+	for t in $(TOOLS); do ln -sfn '$(TOOLDIR)'/$$t '$(USERTOOLS)'/$$t; done
 
 uninstall:
 	for t in $(TOOLS); do \
-	  [ "$$(readlink $(USERTOOLS)/$$t)" = "$(TOOLDIR)/$$t" ] && rm -f $(USERTOOLS)/$$t; \
-	  rm -f $(TOOLDIR)/$$t; \
+	  [ "$$(readlink '$(USERTOOLS)'/$$t)" = '$(TOOLDIR)'/$$t ] && rm -f '$(USERTOOLS)'/$$t; \
+	  rm -f '$(TOOLDIR)'/$$t; \
 	done; true
-	rm -rf $(LIBDIR)
+	[ "$$(readlink '$(BINDIR)/web-tools')" = '$(LIBDIR)/venv/bin/web-tools' ] \
+	  && rm -f '$(BINDIR)/web-tools'; true
+	rm -rf '$(LIBDIR)'
 
 tools:
 	@echo $(TOOLS)

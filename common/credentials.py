@@ -247,3 +247,54 @@ def alternatives(current: str) -> list[str]:
     if current != "web_search_duckduckgo":
         names.append("web_search_duckduckgo")
     return names
+
+
+# --- where each credential comes from, for `web-tools doctor` (never the value) -------------
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where one field was found: an environment variable, or a key of `path`."""
+
+    key: str  # the variable name, or the file's key (flat `BRAVE_API_KEY` or nested path)
+    path: Path | None = None  # None: the environment
+
+    def __str__(self) -> str:
+        return f"the environment ({self.key})" if self.path is None else f"{self.path} ({self.key})"
+
+
+def locate(provider: Provider) -> dict[str, Location | None]:
+    """Field name -> where `resolve` would find it, in the same order; None when missing."""
+    values = _read_file()[0]
+    return {
+        field.name: _env_location(field) or _file_location(values, provider, field)
+        for field in provider.fields
+    }
+
+
+def file_problem() -> str:
+    """Why the credentials file is unusable (unreadable, not JSON), or "" when it is fine."""
+    return _read_file()[1]
+
+
+def _env_location(field: Field) -> Location | None:
+    for name in field.env:
+        if os.environ.get(name, "").strip():
+            return Location(name)
+    return None
+
+
+def _file_location(values: dict[str, Any], provider: Provider, field: Field) -> Location | None:
+    path = credentials_path()
+    for name in field.env:
+        if _filled(values.get(name)):
+            return Location(name, path)
+    nested = values.get("web_search")
+    section = nested.get(provider.key) if isinstance(nested, dict) else None
+    if isinstance(section, dict) and _filled(section.get(field.name)):
+        return Location(f"web_search.{provider.key}.{field.name}", path)
+    return None
+
+
+def _filled(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())

@@ -16,8 +16,11 @@ from pathlib import Path
 from common.protocol import schema_json
 
 DISTRIBUTION = "ikigai-web-tools"
+# A launcher is its schema (under the host's 8 KiB) and a few lines around it.
+_LAUNCHER_MOST = 16 * 1024
+MARK = "written by `make` from"
 TEMPLATE = """#!/bin/sh
-# {script}: written by `make` from {module}; do not edit.
+# {script}: {mark} {module}; do not edit.
 if [ "$#" -eq 1 ] && [ "$1" = "--schema" ]; then
   printf '%s\\n' {schema}
   exit 0
@@ -27,9 +30,16 @@ exec {target} "$@"
 
 
 def tools() -> dict[str, str]:
-    """Console script name -> `module:function`, from the installed distribution."""
+    """Tool script name -> `module:function`: this distribution's `*-tool` console scripts.
+
+    Only `*-tool` scripts are tools; the distribution has others (`web-tools`).
+    """
     found = entry_points(group="console_scripts")
-    return {ep.name: ep.value for ep in found if ep.dist and ep.dist.name == DISTRIBUTION}
+    return {
+        ep.name: ep.value
+        for ep in found
+        if ep.dist and ep.dist.name == DISTRIBUTION and ep.name.endswith("-tool")
+    }
 
 
 def quote(text: str) -> str:
@@ -41,7 +51,24 @@ def launcher(script: str, target: str, bin_dir: Path) -> str:
     module = target.split(":", maxsplit=1)[0]
     schema = schema_json(import_module(module).SCHEMA)
     executable = quote(str(bin_dir.resolve() / script))
-    return TEMPLATE.format(script=script, module=module, schema=quote(schema), target=executable)
+    return TEMPLATE.format(
+        script=script, mark=MARK, module=module, schema=quote(schema), target=executable
+    )
+
+
+def target(path: Path) -> Path | None:
+    """The script a launcher written here runs; None for any other file (third-party tools)."""
+    import shlex
+
+    try:
+        with path.open("rb") as fh:
+            text = fh.read(_LAUNCHER_MOST).decode(errors="replace")
+    except OSError:
+        return None
+    lines = text.splitlines()
+    if len(lines) < 2 or MARK not in lines[1] or not lines[-1].startswith("exec "):
+        return None
+    return Path(shlex.split(lines[-1])[1])
 
 
 def write_all(dest: Path, bin_dir: Path) -> list[Path]:

@@ -187,3 +187,36 @@ def run_tool() -> Callable[..., Run]:
         return Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
     return run
+
+
+# A call of a fake tool by default: read the arguments, answer them back as a success.
+ECHO_CALL = 'printf \'{"success": true, "got": %s}\\n\' "$(cat)"'
+
+
+def _schema_for(file_name: str) -> dict[str, Any]:
+    return {
+        "name": file_name.removesuffix("-tool").replace("-", "_"),
+        "description": f"A third-party tool, {file_name}.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+    }
+
+
+@pytest.fixture
+def fake_tool() -> Callable[..., Path]:
+    """Write an executable `directory/file_name`: a third-party ikigai tool in shell.
+
+    `--schema` prints `schema` (default: a valid one matching the file name) or runs
+    `schema_script`; a call runs `call` (default: echo a success).
+    """
+
+    def write(directory: Path, file_name: str, *, schema: object = None,
+              schema_script: str | None = None, call: str = ECHO_CALL) -> Path:  # fmt: skip
+        directory.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(_schema_for(file_name) if schema is None else schema)
+        answer = schema_script or "printf '%s\\n' '" + text.replace("'", "'\\''") + "'"
+        path = directory / file_name
+        path.write_text(f'#!/bin/sh\nif [ "$1" = "--schema" ]; then\n{answer}\nexit\nfi\n{call}\n')
+        path.chmod(0o755)
+        return path
+
+    return write

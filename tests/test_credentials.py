@@ -128,3 +128,31 @@ def test_optional_field(isolated_env, monkeypatch):
     assert c.optional(provider, field) == "u:p"
     monkeypatch.setenv("SEARXNG_AUTH", "tok")
     assert c.optional(provider, field) == "tok"
+
+
+def test_locate_says_where_resolve_finds_each_field(isolated_env, monkeypatch):
+    path = isolated_env / "credentials.json"
+    nested = {"google": {"api_key": "nested", "engine_id": "cx"}}
+    path.write_text(json.dumps({"GOOGLE_SEARCH_API_KEY": "flat", "web_search": nested}))
+    assert c.resolve(GOOGLE) == {"api_key": "flat", "engine_id": "cx"}
+    assert c.locate(GOOGLE) == {
+        "api_key": c.Location("GOOGLE_SEARCH_API_KEY", path),
+        "engine_id": c.Location("web_search.google.engine_id", path),
+    }
+    assert str(c.locate(GOOGLE)["engine_id"]) == f"{path} (web_search.google.engine_id)"
+    monkeypatch.setenv("GOOGLE_SEARCH_API_KEY", "from-env")
+    assert c.locate(GOOGLE)["api_key"] == c.Location("GOOGLE_SEARCH_API_KEY")
+    assert str(c.locate(GOOGLE)["api_key"]) == "the environment (GOOGLE_SEARCH_API_KEY)"
+    assert c.locate(BRAVE) == {"api_key": None}
+    assert c.file_problem() == ""
+
+
+def test_locate_ignores_what_resolve_ignores(isolated_env, monkeypatch):
+    monkeypatch.setenv("BRAVE_API_KEY", "  ")
+    path = isolated_env / "credentials.json"
+    path.write_text(json.dumps({"BRAVE_API_KEY": "", "web_search": {"brave": {"api_key": 5}}}))
+    assert c.locate(BRAVE) == {"api_key": None}
+    path.write_text(json.dumps({"web_search": {"brave": "not a section"}}))
+    assert c.locate(BRAVE) == {"api_key": None}
+    path.write_text("[]")
+    assert c.file_problem() == f"{path} must hold a JSON object"

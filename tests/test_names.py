@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -15,7 +16,11 @@ from conftest import BIN
 from common import launchers
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+ALL_SCRIPTS: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+    "scripts"
+]
+# The tools are the `*-tool` scripts; `web-tools` is the host side, not a tool.
+SCRIPTS = {name: target for name, target in ALL_SCRIPTS.items() if name.endswith("-tool")}
 HEAVY = (
     "httpx",
     "httpcore",
@@ -63,6 +68,28 @@ def test_makefile_builds_a_launcher_for_every_script():
     assert sorted(listed.stdout.split()) == sorted(SCRIPTS)
 
 
+def test_only_tool_scripts_are_tools():
+    assert ALL_SCRIPTS["web-tools"] == "host.cli:main"
+    assert "web-tools" not in launchers.tools()
+    assert launchers.tools() == SCRIPTS
+
+
+def test_install_recipes_keep_paths_with_spaces_whole():
+    prefix, home = "/tmp/a prefix", "/tmp/a home"
+    out = subprocess.run(
+        ["make", "-n", "install", "install-user", "uninstall", f"PREFIX={prefix}", f"HOME={home}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    words = [w for line in out.stdout.replace("\\\n", " ").splitlines() for w in shlex.split(line)]
+    paths = [w for w in words if w.startswith("/tmp/a")]
+    assert len(paths) > 10
+    assert all(w.startswith((prefix, home)) for w in paths), paths
+    assert f"{prefix}/bin/web-tools" in words  # `web-tools` goes on PATH with the install
+
+
 def test_launchers_answer_schema_without_python_and_exec_the_script(tmp_path):
     written = launchers.write_all(tmp_path, BIN)
     assert sorted(p.name for p in written) == sorted(SCRIPTS)
@@ -74,6 +101,16 @@ def test_launchers_answer_schema_without_python_and_exec_the_script(tmp_path):
         call = subprocess.run([str(path)], input=b"", capture_output=True, check=False)
         assert call.returncode == 1
         assert f"{schema['name']}: empty input" in call.stderr.decode()
+
+
+def test_a_launchers_target_is_read_back(tmp_path):
+    target = launchers.tools()["web-fetch-tool"]
+    path = tmp_path / "web-fetch-tool"
+    path.write_text(launchers.launcher("web-fetch-tool", target, tmp_path / "a bin"))
+    assert launchers.target(path) == tmp_path / "a bin" / "web-fetch-tool"
+    path.write_text("#!/bin/sh\nexec /usr/bin/true\n")
+    assert launchers.target(path) is None
+    assert launchers.target(tmp_path / "missing") is None
 
 
 def test_launcher_quotes_awkward_text():

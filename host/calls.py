@@ -1,0 +1,92 @@
+"""One call through the protocol: arguments as JSON on stdin, the tool's JSON back.
+
+Every way a tool can fail becomes an `Answer` with text written for the model that reads
+it: the tool's own error and its `config_required` instructions, its one-line complaint
+about the input (exit 1), or what went wrong with the program itself.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from host import process
+from host.discovery import exit_text
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from host.discovery import Tool
+
+# The ikigai host gives a call 30 s and reads at most 64 KiB of its answer.
+CALL_TIMEOUT = 30.0
+ANSWER_LIMIT = 64 * 1024
+_STDERR_SHOWN = 2000
+
+
+@dataclass(frozen=True)
+class Answer:
+    """`text` is what the model reads; `result` the tool's JSON object when it gave one."""
+
+    ok: bool
+    text: str
+    result: dict[str, Any] | None = None
+
+
+def call(tool: Tool, arguments: Mapping[str, Any], timeout: float = CALL_TIMEOUT) -> Answer:
+    """Run `tool` with `arguments`, as the ikigai host would."""
+    data = json.dumps(arguments).encode()
+    try:
+        outcome = process.run([str(tool.path)], data, timeout=timeout, limit=ANSWER_LIMIT)
+    except OSError as exc:
+        return Answer(ok=False, text=f"{tool.name} could not be started ({exc.strerror}).")
+    return interpret(tool.name, outcome, timeout)
+
+
+def interpret(name: str, outcome: process.Outcome, timeout: float) -> Answer:
+    """The Answer for what the program did."""
+    if outcome.timed_out:
+        return Answer(ok=False, text=f"{name} did not answer within {timeout:g} s and was stopped.")
+    if outcome.overflowed:
+        return Answer(
+            ok=False,
+            text=f"{name} printed more than {ANSWER_LIMIT:,} bytes, more than an ikigai host "
+            "reads; the answer was dropped. Ask for less (fewer results, a smaller limit).",
+        )
+    if outcome.status != 0:
+        return Answer(ok=False, text=_failed(name, outcome))
+    return _answer(name, outcome.stdout)
+
+
+def _failed(name: str, outcome: process.Outcome) -> str:
+    stderr = outcome.stderr.decode(errors="replace").strip()
+    if outcome.status == 1 and stderr and "\n" not in stderr:
+        return stderr  # the protocol's unusable-input exit: one line saying what is wrong
+    said = stderr if len(stderr) <= _STDERR_SHOWN else "…" + stderr[-_STDERR_SHOWN:]
+    return f"{name} failed: it {exit_text(outcome.status)}" + (
+        f". Its error output:\n{said}" if said else ", without an error message."
+    )
+
+
+def _answer(name: str, stdout: bytes) -> Answer:
+    text = stdout.decode(errors="replace").strip()
+    try:
+        result = json.loads(text)
+    except ValueError:
+        return Answer(ok=False, text=f"{name} answered something that is not JSON: {text[:300]!r}")
+    if not isinstance(result, dict):
+        return Answer(ok=False, text=f"{name} answered JSON that is not an object: {text[:300]}")
+    if result.get("success") is False:
+        return Answer(ok=False, text=failure_text(name, result), result=result)
+    return Answer(ok=True, text=text, result=result)
+
+
+def failure_text(name: str, result: Mapping[str, Any]) -> str:
+    """`CODE: message`, then the `config_required` instructions when the tool gave them."""
+    error = result.get("error") or f"{name} failed without saying why"
+    code = result.get("error_code")
+    text = f"{code}: {error}" if code else str(error)
+    event = result.get("_event")
+    content = event.get("content") if isinstance(event, dict) else None
+    return f"{text}\n\n{content}" if isinstance(content, str) and content else text

@@ -1,0 +1,157 @@
+"""`web-tools`: serve the ikigai tools over MCP, list them, and check their set-up."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import TYPE_CHECKING
+
+from common import __version__
+from host import discovery
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+DESCRIPTION = """\
+The host side of ikigai-web-tools. It finds ikigai tools (executables named *-tool) the way an
+ikigai host does: this installation's tools, then $IKIGAI_LIBEXEC_DIR, ~/.ikigai/tools/ and
+./.ikigai/tools/, a later directory overriding an earlier one. Third-party tools count too.
+"""
+EXAMPLES = """\
+examples:
+  web-tools mcp                                serve every tool to an MCP client over stdio
+  web-tools mcp --only web_search_brave,web_fetch
+  web-tools list                               which tools, from where, and what was skipped
+  web-tools doctor --online                    check credentials and settings, one real call each
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    command: Callable[[argparse.Namespace], int] | None = args.command
+    if command is None:
+        parser().print_help(sys.stderr)
+        return 2
+    try:
+        return command(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="web-tools",
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("-V", "--version", action="version", version=f"%(prog)s {__version__}")
+    top.set_defaults(command=None)
+    commands = top.add_subparsers(title="commands", metavar="COMMAND")
+    _mcp_parser(commands)
+    _list_parser(commands)
+    _doctor_parser(commands)
+    return top
+
+
+def _mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve the tools as an MCP server over stdio",
+        description="Serve every discovered tool as an MCP tool over stdin/stdout, for an MCP "
+        "client (Claude Desktop, an IDE, an agent framework). Each tool's description and "
+        "parameters become the MCP tool's; a failed call is an error result that says what "
+        "to fix. Tools are discovered once, at start-up.",
+        epilog="an MCP client's configuration:\n"
+        '  {"mcpServers": {"web-tools": {"command": "/path/to/web-tools", "args": ["mcp"]}}}',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    for flag, what in (
+        ("--only", "serve only these tools (web_search_brave, or its file name)"),
+        ("--exclude", "serve every tool but these"),
+    ):
+        mcp.add_argument(flag, type=_names, action="extend", default=[], metavar="NAME,...",
+                         help=what)  # fmt: skip
+    mcp.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="stop a tool that has not answered after this long (default: 30, as the ikigai host)",
+    )
+    mcp.set_defaults(command=run_mcp)
+
+
+def _list_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    listing = commands.add_parser(
+        "list",
+        help="list the tools found, where from, and why any is skipped",
+        description="One line per tool: its name, where it came from (installation, system, "
+        "user, project) and its path; skipped and overridden executables say why.",
+    )
+    listing.add_argument("--json", action="store_true", help="print JSON for scripts")
+    listing.set_defaults(command=run_list)
+
+
+def _doctor_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    doctor = commands.add_parser(
+        "doctor",
+        help="check every tool's credentials, the settings and the cache",
+        description="For every tool: whether its credentials are set and where each was found "
+        "(never the value). Also the credentials file's permissions, the settings in effect, "
+        "the cache location and the tool directories. Exits 1 when any tool is unusable.",
+    )
+    doctor.add_argument(
+        "--online",
+        action="store_true",
+        help="also make one cheap search per configured provider, through its tool",
+    )
+    doctor.add_argument("--json", action="store_true", help="print JSON for scripts")
+    doctor.set_defaults(command=run_doctor)
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    found = discovery.discover()
+    tools, unknown = discovery.choose(found, args.only, args.exclude)
+    for tool in found.skipped:
+        sys.stderr.write(f"web-tools mcp: not serving {tool.path}: {tool.reason}\n")
+    for name in unknown:
+        sys.stderr.write(f"web-tools mcp: no tool named {name!r} was found (web-tools list)\n")
+    if not tools:
+        sys.stderr.write("web-tools mcp: no tool to serve; `web-tools doctor` says why\n")
+    from host.mcp_server import serve
+
+    serve(tools, args.timeout)
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from host.listing import render
+
+    sys.stdout.write(render(discovery.discover(), as_json=args.json) + "\n")
+    return 0
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from host import doctor
+
+    report = doctor.examine(discovery.discover(), online=args.online)
+    text = json.dumps(report.as_dict(), indent=2) if args.json else doctor.render(report)
+    sys.stdout.write(text + "\n")
+    return 1 if report.problems else 0

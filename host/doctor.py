@@ -1,0 +1,271 @@
+"""`web-tools doctor`: can every tool work, and which configuration is in effect.
+
+It reads configuration only through `common` (credentials, settings) and reaches tools only
+through the protocol. It never prints a credential's value, only where it was found.
+"""
+
+from __future__ import annotations
+
+import shlex
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from common import credentials, launchers
+from common.errors import ToolError
+from common.settings import Settings, cache_dir, load
+from host.calls import call
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from common.settings import Setting
+    from host.discovery import Found, Source, Tool
+
+OK, PROBLEM, UNKNOWN = "ok", "problem", "unknown"
+# The cheapest search: one result, through the tool like any call (`--online`).
+ONLINE_QUERY = "ikigai"
+_COUNT_PARAMETERS = ("count", "num", "max_results")
+
+
+@dataclass
+class ToolCheck:
+    name: str
+    origin: str
+    path: str
+    status: str
+    detail: str
+    online: str = ""
+
+
+@dataclass
+class Report:
+    tools: list[ToolCheck] = field(default_factory=list)
+    credentials_file: str = ""
+    settings: list[dict[str, str]] = field(default_factory=list)
+    cache: str = ""
+    directories: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def examine(found: Found, *, online: bool = False, timeout: float = 30.0) -> Report:
+    """Everything doctor reports; `online` adds one real call per configured provider."""
+    report = Report(cache=str(cache_dir()), directories=[_directory(s) for s in found.sources])
+    report.tools = [_check(tool, report) for tool in found.tools.values()]
+    report.tools += [_broken(tool, report) for tool in found.skipped if tool.problem]
+    report.credentials_file = _credentials_file(report)
+    report.settings = _settings(report)
+    if online:
+        _online(found, report, timeout)
+    return report
+
+
+def _check(tool: Tool, report: Report) -> ToolCheck:
+    check = ToolCheck(tool.name, tool.origin, str(tool.path), OK, "")
+    gone = _launcher_gone(tool.path)
+    if gone:
+        return _fail(check, gone, report)
+    provider = provider_of(tool.name)
+    if provider is not None:
+        return _credentials(check, provider, report)
+    if tool.name in own_tools():
+        check.detail = "needs no credentials"
+    else:
+        check.status = UNKNOWN
+        check.detail = "a third-party tool: its credentials are not known to doctor"
+    return check
+
+
+def _broken(tool: Tool, report: Report) -> ToolCheck:
+    check = ToolCheck(tool.name, tool.origin, str(tool.path), OK, "")
+    return _fail(check, f"{tool.path} is skipped by hosts: {tool.problem}", report)
+
+
+def _fail(check: ToolCheck, why: str, report: Report, detail: str = "") -> ToolCheck:
+    """Mark `check` as a problem; `detail` is its short form for the table (default `why`)."""
+    check.status, check.detail = PROBLEM, detail or why
+    report.problems.append(why if why.startswith(check.name) else f"{check.name}: {why}")
+    return check
+
+
+def _launcher_gone(path: Path) -> str:
+    target = launchers.target(path)
+    if target is None or target.is_file():
+        return ""
+    return f"its launcher runs {target}, which is gone: reinstall (`make` or `make install`)"
+
+
+def provider_of(name: str) -> credentials.Provider | None:
+    return next((p for p in credentials.PROVIDERS.values() if p.tool == name), None)
+
+
+@cache
+def own_tools() -> frozenset[str]:
+    """The model names of this distribution's tools."""
+    from host.discovery import model_name
+
+    return frozenset(model_name(script) for script in launchers.tools())
+
+
+def _credentials(check: ToolCheck, provider: credentials.Provider, report: Report) -> ToolCheck:
+    places = credentials.locate(provider)
+    variables = {f.name: f.env[0] for f in provider.fields}
+    check.detail = "; ".join(_where(variables[name], place) for name, place in places.items())
+    if None not in places.values():
+        return check
+    missing = credentials.missing(provider, credentials.file_problem())
+    return _fail(check, missing.message, report, detail=check.detail)
+
+
+def _where(variable: str, place: credentials.Location | None) -> str:
+    if place is None:
+        return f"{variable} not set"
+    if place.path is None and place.key == variable:
+        return f"{variable} from the environment"
+    return f"{variable} from {place}"
+
+
+def _credentials_file(report: Report) -> str:
+    path = credentials.credentials_path()
+    problem = credentials.file_problem()
+    if problem:
+        report.warnings.append(problem)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return f"{path} (does not exist)"
+    except OSError as exc:
+        return f"{path} ({exc.strerror})"
+    report.warnings += permission_warnings(path, mode, path.parent.stat().st_mode & 0o777)
+    return f"{path} (mode {mode:o})"
+
+
+def permission_warnings(path: Path, mode: int, dir_mode: int) -> list[str]:
+    """Other users may read the file, or replace it through its directory."""
+    found = []
+    if mode & 0o077:
+        found.append(
+            f"{path} is open to other users (mode {mode:o}): it holds secrets. "
+            f"Run: chmod 600 {shlex.quote(str(path))}"
+        )
+    if dir_mode & 0o022:
+        found.append(
+            f"{path.parent} is writable by other users (mode {dir_mode:o}): they could replace "
+            f"the credentials file. Run: chmod go-w {shlex.quote(str(path.parent))}"
+        )
+    return found
+
+
+def _settings(report: Report) -> list[dict[str, str]]:
+    settings = load()
+    report.warnings += settings.warnings()
+    return [_setting(settings, s, report) for s in Settings.every()]
+
+
+def _setting(settings: Settings, setting: Setting[Any], report: Report) -> dict[str, str]:
+    row = {"variable": setting.variable, "meaning": setting.meaning}
+    try:
+        row["value"] = shown(getattr(settings, setting.name))
+        row["source"] = settings.source(setting)
+    except ToolError as err:
+        row |= {"value": "(unusable)", "source": ""}
+        if err.message not in report.problems:
+            report.problems.append(err.message)
+    return row
+
+
+def shown(value: object) -> str:
+    """A setting's value as a person would write it."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, tuple):
+        return ",".join(value) or "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _directory(source: Source) -> dict[str, str]:
+    if source.directory is None:
+        return {"origin": source.origin, "directory": "", "note": source.note}
+    note = "" if source.directory.is_dir() else "does not exist"
+    if source.names is not None:
+        note = "this distribution's *-tool scripts only"
+    return {"origin": source.origin, "directory": str(source.directory), "note": note}
+
+
+def _online(found: Found, report: Report, timeout: float) -> None:
+    ready = [
+        (check, found.tools[check.name])
+        for check in report.tools
+        if check.status == OK and provider_of(check.name) is not None
+    ]
+    with ThreadPoolExecutor(max(len(ready), 1)) as pool:
+        answers = pool.map(lambda pair: call(pair[1], minimal_call(pair[1]), timeout), ready)
+        for (check, _), answer in zip(ready, answers, strict=True):
+            if answer.ok:
+                count = (answer.result or {}).get("count", "?")
+                check.online = f"ok ({count} result{'' if count == 1 else 's'})"
+            else:
+                check.online = answer.text.split("\n\n")[0]
+                _fail(check, f"online check failed: {check.online}", report, check.detail)
+
+
+def minimal_call(tool: Tool) -> dict[str, Any]:
+    """`{"query": ...}` asking for a single result, whatever the tool calls its count."""
+    properties = tool.parameters.get("properties", {})
+    arguments: dict[str, Any] = {"query": ONLINE_QUERY}
+    arguments |= {name: 1 for name in _COUNT_PARAMETERS if name in properties}
+    return arguments
+
+
+def render(report: Report) -> str:
+    """The report for a person: tables first, then what to fix."""
+    sections = [
+        _tools_table(report.tools),
+        f"Credentials file: {report.credentials_file}",
+        _settings_table(report.settings),
+        f"Cache: {report.cache}",
+        _directories_table(report.directories),
+    ]
+    if report.warnings:
+        sections.append("Warnings:\n" + "\n".join(f"  - {w}" for w in report.warnings))
+    if report.problems:
+        sections.append("Problems:\n" + "\n".join(f"  - {p}" for p in report.problems))
+    count = len(report.problems)
+    sections.append(f"{count} problem{'s' if count != 1 else ''} found." if count else "All good.")
+    return "\n\n".join(sections)
+
+
+def _tools_table(tools: list[ToolCheck]) -> str:
+    if not tools:
+        return "Tools: none found (see the tool directories below)."
+    width = max(len(t.name) for t in tools)
+    lines = [
+        f"  {t.status:<7}  {t.name:<{width}}  {t.origin:<12}  {t.detail}"
+        + (f"  [online: {t.online}]" if t.online else "")
+        for t in tools
+    ]
+    return "Tools:\n" + "\n".join(lines)
+
+
+def _settings_table(settings: list[dict[str, str]]) -> str:
+    width = max((len(s["variable"]) for s in settings), default=0)
+    lines = [
+        f"  {s['variable']:<{width}}  {s['value']}" + (f"  ({s['source']})" if s["source"] else "")
+        for s in settings
+    ]
+    return "Settings (environment, then web-tools.toml, then the default):\n" + "\n".join(lines)
+
+
+def _directories_table(directories: list[dict[str, str]]) -> str:
+    lines = [
+        f"  {d['origin']:<12}  {d['directory'] or '-'}" + (f"  ({d['note']})" if d["note"] else "")
+        for d in directories
+    ]
+    return "Tool directories, later ones override earlier ones:\n" + "\n".join(lines)

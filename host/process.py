@@ -1,0 +1,137 @@
+"""Run one program as an ikigai host does: bytes on stdin, bounded stdout, a time limit.
+
+A misbehaving tool must never take its caller down: output past the limit and a program
+past its deadline both end in a killed process group (grandchildren included) and a plain
+`Outcome`, never an exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+STDERR_KEPT = 64 * 1024
+_CHUNK = 64 * 1024
+# A tool that has exited but left a grandchild holding its pipes is done: stop waiting
+# for end-of-file once nothing arrives for this long after the exit.
+_EXIT_POLL = 0.05
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the program did. `status` is negative for a signal, None when it was stopped."""
+
+    status: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    overflowed: bool = False
+
+
+def run(argv: Sequence[str], data: bytes | None, *, timeout: float, limit: int) -> Outcome:
+    """Run `argv` with `data` on stdin (None: no stdin). OSError when it cannot be started."""
+    proc = subprocess.Popen(  # noqa: S603 - running the discovered tool is the point
+        argv,
+        stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, so a kill reaches what it started
+    )
+    exchange = _Exchange(proc, data or b"", time.monotonic() + timeout, limit)
+    try:
+        return exchange.run()
+    finally:
+        exchange.close()
+
+
+class _Exchange:
+    """The pipes of one running program, served by one selector until it is done."""
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes], data: bytes, deadline: float, limit: int
+    ) -> None:
+        self.proc = proc
+        self.pending = memoryview(data)
+        self.deadline = deadline
+        self.limit = limit
+        self.out = bytearray()
+        self.err = bytearray()
+        self.selector = selectors.DefaultSelector()
+        for stream, events, buffer in (
+            (proc.stdin, selectors.EVENT_WRITE, None),
+            (proc.stdout, selectors.EVENT_READ, self.out),
+            (proc.stderr, selectors.EVENT_READ, self.err),
+        ):
+            if stream is not None:
+                os.set_blocking(stream.fileno(), False)
+                self.selector.register(stream, events, buffer)
+
+    def run(self) -> Outcome:
+        while self.selector.get_map():
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                return self._stop(timed_out=True)
+            ready = self.selector.select(min(remaining, _EXIT_POLL))
+            if not ready and self.proc.poll() is not None:
+                break
+            for key, _ in ready:
+                if key.data is None:
+                    self._write(key)
+                else:
+                    self._read(key)
+            if len(self.out) > self.limit:
+                return self._stop(overflowed=True)
+        return self._finish()
+
+    def _read(self, key: selectors.SelectorKey) -> None:
+        chunk = os.read(key.fd, _CHUNK)
+        if not chunk:
+            self.selector.unregister(key.fileobj)
+        elif key.data is self.out:
+            self.out += chunk
+        else:  # stderr: keep the start, drain the rest so the program never blocks on it
+            self.err += chunk[: max(STDERR_KEPT - len(self.err), 0)]
+
+    def _write(self, key: selectors.SelectorKey) -> None:
+        try:
+            written = os.write(key.fd, self.pending[:_CHUNK])
+        except BrokenPipeError:  # the program stopped reading: what it got is its input
+            written = len(self.pending)
+        self.pending = self.pending[written:]
+        if not self.pending:
+            self.selector.unregister(key.fileobj)
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()  # end of input: the program may answer now
+
+    def _finish(self) -> Outcome:
+        try:
+            status = self.proc.wait(max(self.deadline - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:  # closed its pipes but kept running
+            return self._stop(timed_out=True)
+        return Outcome(status, bytes(self.out), bytes(self.err))
+
+    def _stop(self, *, timed_out: bool = False, overflowed: bool = False) -> Outcome:
+        self._kill()
+        return Outcome(None, bytes(self.out), bytes(self.err), timed_out, overflowed)
+
+    def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def close(self) -> None:
+        self.selector.close()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        if self.proc.returncode is None:  # only reachable through an exception above
+            self._kill()

@@ -1,0 +1,84 @@
+"""host.calls: every way a tool can answer, as the text a model reads."""
+
+from __future__ import annotations
+
+import json
+
+from host import calls, discovery
+from host.process import Outcome
+
+
+def answer(stdout: bytes = b"", status: int | None = 0, stderr: bytes = b"", **flags: bool):
+    return calls.interpret("x", Outcome(status, stdout, stderr, **flags), 30)
+
+
+def test_success_is_the_tools_json_verbatim():
+    got = answer(b'{"success": true, "results": []}\n')
+    assert got == calls.Answer(
+        True, '{"success": true, "results": []}', {"success": True, "results": []}
+    )
+
+
+def test_json_without_success_is_a_success():
+    assert answer(b'{"anything": 1}').ok
+
+
+def test_a_failure_gives_the_code_the_message_and_the_instructions():
+    event = {"kind": "config_required", "content": "⚠ Configuration Required\n\nset X"}
+    result = {"success": False, "error": "x needs a key", "error_code": "AUTH_MISSING"}
+    got = answer(json.dumps(result | {"_event": event}).encode())
+    assert not got.ok
+    assert got.text == "AUTH_MISSING: x needs a key\n\n⚠ Configuration Required\n\nset X"
+    assert got.result is not None
+    assert got.result["error_code"] == "AUTH_MISSING"
+
+
+def test_a_failure_without_event_or_code():
+    assert answer(b'{"success": false, "error": "nope"}').text == "nope"
+    assert answer(b'{"success": false}').text == "x failed without saying why"
+    assert answer(b'{"success": false, "error": "e", "_event": []}').text == "e"
+
+
+def test_unusable_input_is_the_tools_one_line():
+    got = answer(status=1, stderr=b"x: missing required field 'query'\n")
+    assert got == calls.Answer(False, "x: missing required field 'query'")
+
+
+def test_a_crash_shows_the_end_of_its_stderr():
+    trace = b"Traceback (most recent call last):\n" + b"  frame\n" * 500 + b"ValueError: bug\n"
+    got = answer(status=1, stderr=trace)
+    assert not got.ok
+    assert got.text.startswith("x failed: it exited with status 1. Its error output:\n…")
+    assert got.text.endswith("ValueError: bug")
+    assert len(got.text) < 2100
+
+
+def test_crashes_without_output_and_by_signal():
+    assert answer(status=3).text == "x failed: it exited with status 3, without an error message."
+    assert answer(status=-9).text.startswith("x failed: it was killed by signal SIGKILL")
+
+
+def test_time_and_size_limits():
+    assert answer(status=None, timed_out=True).text == (
+        "x did not answer within 30 s and was stopped."
+    )
+    assert "more than 65,536 bytes" in answer(status=None, overflowed=True).text
+
+
+def test_answers_that_are_not_json_objects():
+    assert answer(b"").text == "x answered something that is not JSON: ''"
+    assert answer(b"hello\n").text == "x answered something that is not JSON: 'hello'"
+    assert answer(b"[1, 2]").text == "x answered JSON that is not an object: [1, 2]"
+
+
+def test_a_call_pipes_the_arguments(tmp_path, fake_tool):
+    path = fake_tool(tmp_path, "x-tool")
+    tool = discovery.probe(path, discovery.USER)
+    got = calls.call(tool, {"query": "ü"})
+    assert got.ok
+    assert got.result == {"success": True, "got": {"query": "ü"}}
+
+
+def test_a_tool_that_cannot_start(tmp_path):
+    tool = discovery.Tool("x", tmp_path / "x-tool", discovery.USER)
+    assert calls.call(tool, {}).text == "x could not be started (No such file or directory)."

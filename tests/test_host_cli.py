@@ -1,0 +1,466 @@
+"""`web-tools`: --version, --help, `list` and `doctor`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import BIN, Reply
+
+from common import __version__, credentials, launchers
+from host import cli, discovery, doctor, mcp_server
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "BSA-secret-value-0123456789"
+FIXTURES = Path(__file__).parent / "fixtures" / "brave"
+# A value for every credential of every provider: with these, every tool can work.
+ALL_PROVIDERS = {
+    field.env[0]: KEY if field.env[0] == "BRAVE_API_KEY" else f"value-of-{field.env[0]}"
+    for provider in credentials.PROVIDERS.values()
+    for field in provider.fields
+}
+# The tools of this project that need credentials: each is a problem while they are missing.
+NEEDING = sum(p.tool in doctor.own_tools() for p in credentials.PROVIDERS.values())
+
+
+@pytest.fixture(autouse=True)
+def host_dirs(tmp_path, monkeypatch):
+    """A HOME and a working directory of the test's own: no real ~/.ikigai/tools."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def web_tools(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "web-tools"), *args], capture_output=True, text=True, check=False, cwd=cwd
+    )
+
+
+def main(capsys, *args: str) -> tuple[int, str]:
+    code = cli.main(list(args))
+    return code, capsys.readouterr().out
+
+
+# --- --version and --help ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(flag):
+    out = web_tools(flag)
+    assert (out.returncode, out.stdout) == (0, f"web-tools {__version__}\n")
+
+
+def test_help_names_every_command_with_examples():
+    out = web_tools("--help")
+    assert out.returncode == 0
+    for word in ("mcp", "list", "doctor", "--version", "examples:", "~/.ikigai/tools/"):
+        assert word in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        ("mcp", ("--only", "--exclude", "--timeout", '"mcpServers"', '"args": ["mcp"]')),
+        ("list", ("--json", "skipped")),
+        ("doctor", ("--online", "--json", "never the value", "Exits 1")),
+    ],
+)
+def test_each_command_has_useful_help(command, words):
+    out = web_tools(command, "--help")
+    assert out.returncode == 0
+    for word in words:
+        assert word in out.stdout
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert cli.main([]) == 2
+    assert "usage: web-tools" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan", "inf"])
+def test_a_bad_timeout_is_a_usage_error(capsys, value):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["mcp", "--timeout", value])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --timeout: {value!r} is not a number of seconds above 0" in err
+
+
+# --- mcp, in-process wiring ------------------------------------------------------------------
+
+
+def test_mcp_serves_the_chosen_tools_and_reports_the_rest(capsys, monkeypatch, fake_tool):
+    fake_tool(Path(".ikigai/tools").resolve(), "broken-tool", schema_script="exit 9")
+    served: dict[str, object] = {}
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: served.update(tools, t=timeout))
+    assert cli.main(["mcp", "--only", "web_fetch,nothing", "--timeout", "2.5"]) == 0
+    assert set(served) == {"web_fetch", "t"}
+    assert served["t"] == 2.5
+    err = capsys.readouterr().err
+    assert "not serving" in err
+    assert "broken-tool: --schema exited with status 9" in err
+    assert "no tool named 'nothing' was found" in err
+
+
+def test_mcp_says_when_nothing_is_left_to_serve(capsys, monkeypatch):
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: None)
+    assert cli.main(["mcp", "--exclude", ",".join(doctor.own_tools())]) == 0
+    assert "no tool to serve; `web-tools doctor` says why" in capsys.readouterr().err
+
+
+def test_ctrl_c_is_a_quiet_exit(monkeypatch):
+    def interrupted(*_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mcp_server, "serve", interrupted)
+    assert cli.main(["mcp"]) == 130
+
+
+# --- list ----------------------------------------------------------------------------------
+
+
+def test_list_shows_each_tool_its_origin_and_path(capsys, host_dirs, fake_tool, monkeypatch):
+    system = host_dirs / "system"
+    monkeypatch.setenv("IKIGAI_LIBEXEC_DIR", str(system))
+    fake_tool(system, "web-fetch-tool")
+    fake_tool(host_dirs / "home" / ".ikigai" / "tools", "mine-tool")
+    fake_tool(host_dirs / ".ikigai" / "tools", "broken-tool", schema_script="exit 3")
+    code, out = main(capsys, "list")
+    assert code == 0
+    lines = out.splitlines()
+    assert any(
+        line.split() == ["web_fetch", "system", str(system / "web-fetch-tool")] for line in lines
+    )
+    assert any(line.split()[:2] == ["mine", "user"] for line in lines)
+    assert any(line.split()[:2] == ["web_search_brave", "installation"] for line in lines)
+    skipped = [line for line in lines if line.startswith("broken ")]
+    assert skipped[0].endswith("(skipped: --schema exited with status 3)")
+    overridden = [line for line in lines if "(overridden: " in line]
+    assert overridden[0].split()[:2] == ["web_fetch", "installation"]
+    assert overridden[0].endswith(f"(overridden: overridden by {system / 'web-fetch-tool'})")
+
+
+def test_list_json(capsys, fake_tool):
+    fake_tool(Path(".ikigai/tools").resolve(), "broken-tool", schema_script="exit 3")
+    code, out = main(capsys, "list", "--json")
+    rows = json.loads(out)
+    assert code == 0
+    brave = next(r for r in rows if r["name"] == "web_search_brave")
+    assert brave["status"] == "served"
+    assert brave["origin"] == "installation"
+    assert Path(brave["path"]).name == "web-search-brave-tool"
+    assert "reason" not in brave
+    broken = next(r for r in rows if r["name"] == "broken")
+    assert broken == {
+        "name": "broken",
+        "status": "skipped",
+        "origin": "project",
+        "path": str(Path(".ikigai/tools/broken-tool").resolve()),
+        "reason": "--schema exited with status 3",
+    }
+
+
+def test_list_with_nothing_found(capsys, monkeypatch):
+    monkeypatch.setattr(discovery, "installation", lambda: discovery.Source("installation", None))
+    nothing = "No tools found. Run `web-tools doctor` to see where web-tools looked.\n"
+    assert main(capsys, "list") == (0, nothing)
+
+
+def test_list_never_loads_the_mcp_sdk():
+    code = (
+        "import sys; from host.cli import main; main(['list']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pydantic', 'httpx')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "[]"
+
+
+# --- doctor --------------------------------------------------------------------------------
+
+
+def rows(out: str) -> dict[str, list[str]]:
+    """The tools table: name -> [status, origin, detail]."""
+    table = out.split("\n\n", maxsplit=1)[0].splitlines()[1:]
+    return {
+        parts[1]: [parts[0], parts[2], parts[3]]
+        for parts in (line.split(maxsplit=3) for line in table)
+    }
+
+
+def test_doctor_credentials_from_the_environment(capsys, monkeypatch):
+    monkeypatch.setenv("BRAVE_API_KEY", KEY)
+    code, out = main(capsys, "doctor")
+    assert code == 1  # the other providers are not configured
+    table = rows(out)
+    assert table["web_search_brave"] == ["ok", "installation", "BRAVE_API_KEY from the environment"]
+    assert table["web_fetch"] == ["ok", "installation", "needs no credentials"]
+    assert table["web_search_duckduckgo"][2] == "needs no credentials"
+    assert table["web_search_tavily"] == ["problem", "installation", "TAVILY_API_KEY not set"]
+    assert "web_search_tavily needs a Tavily API key: set TAVILY_API_KEY" in out
+    assert KEY not in out
+
+
+def test_doctor_credentials_from_a_flat_file(capsys, isolated_env):
+    path = isolated_env / "credentials.json"
+    path.write_text(json.dumps({"BRAVE_API_KEY": KEY}))
+    path.chmod(0o600)
+    _, out = main(capsys, "doctor")
+    assert rows(out)["web_search_brave"][2] == f"BRAVE_API_KEY from {path} (BRAVE_API_KEY)"
+    assert f"Credentials file: {path} (mode 600)" in out
+    assert "Warnings:" not in out
+    assert KEY not in out
+
+
+def test_doctor_credentials_from_a_nested_file(capsys, isolated_env, monkeypatch):
+    path = isolated_env / "credentials.json"
+    nested = {"web_search": {"google": {"api_key": "AIza-secret", "engine_id": "cx-secret"}}}
+    path.write_text(json.dumps(nested))
+    monkeypatch.setenv("GOOGLE_SEARCH_ENGINE_ID", "cx-env")
+    _, out = main(capsys, "doctor")
+    assert rows(out)["web_search_google"] == [
+        "ok",
+        "installation",
+        (
+            f"GOOGLE_SEARCH_API_KEY from {path} (web_search.google.api_key); "
+            "GOOGLE_SEARCH_ENGINE_ID from the environment"
+        ),
+    ]
+    assert "AIza-secret" not in out
+    assert "cx-" not in out
+
+
+def test_doctor_missing_credentials(capsys, isolated_env):
+    code, out = main(capsys, "doctor")
+    assert code == 1
+    assert rows(out)["web_search_google"][2] == (
+        "GOOGLE_SEARCH_API_KEY not set; GOOGLE_SEARCH_ENGINE_ID not set"
+    )
+    assert f"Credentials file: {isolated_env / 'credentials.json'} (does not exist)" in out
+    assert f"{NEEDING} problems found." in out
+
+
+def test_doctor_exits_0_when_every_tool_can_work(capsys, monkeypatch):
+    for name, value in ALL_PROVIDERS.items():
+        monkeypatch.setenv(name, value)
+    code, out = main(capsys, "doctor")
+    assert code == 0
+    assert out.endswith("All good.\n")
+    assert {row[0] for row in rows(out).values()} == {"ok"}
+
+
+def test_doctor_warns_about_a_credentials_file_others_can_read(capsys, isolated_env):
+    path = isolated_env / "credentials.json"
+    path.write_text(json.dumps({"BRAVE_API_KEY": KEY}))
+    path.chmod(0o644)
+    isolated_env.chmod(0o777)
+    _, out = main(capsys, "doctor")
+    assert f"{path} is open to other users (mode 644): it holds secrets. Run: chmod 600 " in out
+    assert f"{isolated_env} is writable by other users (mode 777)" in out
+    assert "chmod go-w" in out
+
+
+def test_doctor_reports_an_unusable_credentials_file(capsys, isolated_env):
+    (isolated_env / "credentials.json").write_text("{not json")
+    _, out = main(capsys, "doctor")
+    assert "credentials.json is not valid JSON" in out.split("Warnings:")[1]
+
+
+def test_doctor_settings_in_effect(capsys, isolated_env, monkeypatch):
+    (isolated_env / "web-tools.toml").write_text("cache_ttl = 60\ntimout = 3\n")
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ROBOTS", "0")
+    _, out = main(capsys, "doctor")
+    settings = out.split("Settings (")[1].split("\n\n")[0]
+    assert "IKIGAI_WEB_TIMEOUT" in settings
+    assert (
+        f"IKIGAI_WEB_CACHE_TTL                  60  ({isolated_env / 'web-tools.toml'} (cache_ttl))"
+        in settings
+    )
+    assert "IKIGAI_WEB_FETCH_ROBOTS               off  (IKIGAI_WEB_FETCH_ROBOTS)" in settings
+    assert (
+        "IKIGAI_WEB_SEARCH_ORDER               brave,google,tavily,searxng,duckduckgo  (default)"
+        in settings
+    )
+    assert "sets 'timout', which is no setting: it has no effect. Did you mean 'timeout'?" in out
+    assert "Cache: " + str(Path(isolated_env).parent / "cache" / "ikigai-web-tools") in out
+
+
+def test_doctor_reports_a_bad_setting_as_a_problem(capsys, monkeypatch):
+    for name, value in ALL_PROVIDERS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "soon")
+    code, out = main(capsys, "doctor")
+    assert code == 1
+    assert "\n  IKIGAI_WEB_TIMEOUT                    (unusable)\n" in out
+    assert 'the setting IKIGAI_WEB_TIMEOUT is "soon": it must be a number of seconds' in out
+
+
+def test_doctor_reports_an_unusable_settings_file_once(capsys, isolated_env):
+    (isolated_env / "web-tools.toml").write_text("timeout = [")
+    _, out = main(capsys, "doctor")
+    assert out.count("the settings file") == 1
+
+
+def test_doctor_on_third_party_and_broken_tools(capsys, monkeypatch, fake_tool):
+    for name, value in ALL_PROVIDERS.items():
+        monkeypatch.setenv(name, value)
+    project = Path(".ikigai/tools").resolve()
+    fake_tool(project, "theirs-tool")
+    code, out = main(capsys, "doctor")
+    assert code == 0
+    assert rows(out)["theirs"] == [
+        "unknown",
+        "project",
+        "a third-party tool: its credentials are not known to doctor",
+    ]
+    fake_tool(project, "broken-tool", schema_script="echo '{}'")
+    code, out = main(capsys, "doctor")
+    assert code == 1
+    assert rows(out)["broken"][0] == "problem"
+    assert f"broken: {project / 'broken-tool'} is skipped by hosts: the schema's 'name'" in out
+
+
+def test_doctor_finds_a_launcher_whose_target_is_gone(capsys, monkeypatch, host_dirs):
+    for name, value in ALL_PROVIDERS.items():
+        monkeypatch.setenv(name, value)
+    system = host_dirs / "system"
+    system.mkdir()
+    monkeypatch.setenv("IKIGAI_LIBEXEC_DIR", str(system))
+    target = launchers.tools()["web-fetch-tool"]
+    launcher = system / "web-fetch-tool"
+    launcher.write_text(launchers.launcher("web-fetch-tool", target, host_dirs / "gone-venv"))
+    launcher.chmod(0o755)
+    code, out = main(capsys, "doctor")
+    assert code == 1
+    assert rows(out)["web_fetch"][:2] == ["problem", "system"]
+    assert f"its launcher runs {host_dirs / 'gone-venv' / 'web-fetch-tool'}, which is gone" in out
+
+
+def test_doctor_lists_the_tool_directories(capsys, host_dirs):
+    _, out = main(capsys, "doctor")
+    directories = out.split("Tool directories")[1]
+    assert "system        -  ($IKIGAI_LIBEXEC_DIR is not set)" in directories
+    assert (
+        f"user          {host_dirs / 'home' / '.ikigai' / 'tools'}  (does not exist)" in directories
+    )
+    assert f"project       {host_dirs / '.ikigai' / 'tools'}  (does not exist)" in directories
+
+
+def test_doctor_json(capsys, monkeypatch):
+    monkeypatch.setenv("BRAVE_API_KEY", KEY)
+    code, out = main(capsys, "doctor", "--json")
+    report = json.loads(out)
+    assert code == 1
+    brave = next(t for t in report["tools"] if t["name"] == "web_search_brave")
+    assert brave["status"] == "ok"
+    assert brave["detail"] == "BRAVE_API_KEY from the environment"
+    assert {s["variable"] for s in report["settings"]} >= {"IKIGAI_WEB_TIMEOUT"}
+    assert report["cache"].endswith("ikigai-web-tools")
+    assert len(report["problems"]) == NEEDING - 1
+    assert KEY not in out
+
+
+def test_doctor_exit_codes_from_the_command_line(host_dirs):
+    out = web_tools("doctor", cwd=host_dirs)
+    assert out.returncode == 1
+    assert out.stdout.endswith(f"{NEEDING} problems found.\n")
+
+
+def test_doctor_with_no_tool_at_all(capsys, monkeypatch):
+    monkeypatch.setattr(discovery, "installation", lambda: discovery.Source("installation", None))
+    _, out = main(capsys, "doctor")
+    assert out.startswith("Tools: none found (see the tool directories below).\n")
+
+
+def test_doctor_names_the_fallback_to_tool_scripts(capsys, monkeypatch):
+    scripts = discovery.Source("installation", BIN, frozenset({"web-fetch-tool"}))
+    monkeypatch.setattr(discovery, "installation", lambda: scripts)
+    _, out = main(capsys, "doctor")
+    assert f"installation  {BIN}  (this distribution's *-tool scripts only)" in out
+    assert list(rows(out)) == ["web_fetch"]
+
+
+def test_doctor_with_a_config_dir_that_is_a_file(capsys, tmp_path, monkeypatch):
+    (tmp_path / "not-a-dir").write_text("")
+    monkeypatch.setenv("IKIGAI_CONFIG_DIR", str(tmp_path / "not-a-dir"))
+    _, out = main(capsys, "doctor")
+    path = tmp_path / "not-a-dir" / "credentials.json"
+    assert f"Credentials file: {path} (Not a directory)" in out
+    assert f"  - {path} could not be read (Not a directory)" in out
+
+
+# --- doctor --online -------------------------------------------------------------------------
+
+
+def brave_only() -> discovery.Found:
+    found = discovery.discover([discovery.installation()])
+    tools, _ = discovery.choose(found, ["web_search_brave", "web_fetch"], [])
+    return discovery.Found(tools, [], found.sources)
+
+
+def test_online_makes_one_small_search_through_the_tool(fake_server, monkeypatch):
+    body = json.loads((FIXTURES / "search.json").read_text())
+    url = fake_server.route("/res/v1/web/search", Reply(body=body))
+    monkeypatch.setenv("BRAVE_API_KEY", KEY)
+    monkeypatch.setenv("BRAVE_SEARCH_API_URL", url)
+    report = doctor.examine(brave_only(), online=True)
+    assert report.problems == []
+    checks = {check.name: check for check in report.tools}
+    assert checks["web_search_brave"].online == "ok (1 result)"
+    assert checks["web_fetch"].online == ""
+    [seen] = fake_server.seen
+    assert seen.query["count"] == ["1"]
+    assert seen.query["q"] == [doctor.ONLINE_QUERY]
+    assert seen.headers["X-Subscription-Token"] == KEY
+    assert "[online: ok (1 result)]" in doctor.render(report)
+
+
+def test_online_reports_the_error_code_and_message(fake_server, monkeypatch):
+    error = {"type": "ErrorResponse", "error": {"code": "UNAUTHORIZED", "detail": "bad token"}}
+    url = fake_server.route("/res/v1/web/search", Reply(401, error))
+    monkeypatch.setenv("BRAVE_API_KEY", KEY)
+    monkeypatch.setenv("BRAVE_SEARCH_API_URL", url)
+    report = doctor.examine(brave_only(), online=True)
+    brave = next(check for check in report.tools if check.name == "web_search_brave")
+    assert brave.status == "problem"
+    assert brave.online.startswith("AUTH_INVALID: Brave answered HTTP 401")
+    assert brave.detail == "BRAVE_API_KEY from the environment"
+    assert report.problems == [f"web_search_brave: online check failed: {brave.online}"]
+
+
+def test_online_skips_providers_without_credentials(capsys, fake_server):
+    report = doctor.examine(brave_only(), online=True)
+    assert fake_server.seen == []
+    assert [check.online for check in report.tools] == ["", ""]
+
+
+def test_online_from_the_command_line(capsys, fake_server, monkeypatch):
+    url = fake_server.route("/res/v1/web/search", Reply(body={"web": {"results": []}}))
+    monkeypatch.setenv("BRAVE_API_KEY", KEY)
+    monkeypatch.setenv("BRAVE_SEARCH_API_URL", url)
+    code, out = main(capsys, "doctor", "--online")
+    assert code == 1  # the other providers lack credentials, and are not called
+    assert "[online: ok (0 results)]" in out
+    assert len(fake_server.seen) == 1
+
+
+def test_minimal_call_asks_for_one_result_whatever_the_parameter_is_called():
+    def tool(*names: str) -> discovery.Tool:
+        schema = {"parameters": {"type": "object", "properties": {name: {} for name in names}}}
+        return discovery.Tool("x", Path("x-tool"), "user", schema)
+
+    assert doctor.minimal_call(tool("query", "num")) == {"query": "ikigai", "num": 1}
+    assert doctor.minimal_call(tool("query", "max_results")) == {
+        "query": "ikigai",
+        "max_results": 1,
+    }
+    assert doctor.minimal_call(tool("query")) == {"query": "ikigai"}
+
+
+def test_shown_values():
+    assert [doctor.shown(v) for v in (True, False, (), ("a", "b"), 25.0, 2.5, 7, "x")] == [
+        "on", "off", "none", "a,b", "25", "2.5", "7", "x",
+    ]  # fmt: skip

@@ -1,0 +1,106 @@
+"""host.process: a program run with bounded output and time, never hanging its caller."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from host import process
+
+
+def sh(script: str, data: bytes | None = b"", *, timeout: float = 10, limit: int = 1 << 20):
+    return process.run(["sh", "-c", script], data, timeout=timeout, limit=limit)
+
+
+def test_input_reaches_the_program_and_its_output_comes_back():
+    out = sh('read line; printf "got %s" "$line"; echo oops >&2; exit 3', b"hello\n")
+    assert out == process.Outcome(3, b"got hello", b"oops\n")
+
+
+def test_no_input_is_end_of_file():
+    assert sh("cat", None).stdout == b""
+
+
+def test_large_input_and_output_do_not_deadlock():
+    data = b"x" * (1 << 20)
+    out = sh("cat", data, limit=2 << 20)
+    assert out.status == 0
+    assert out.stdout == data
+
+
+def test_a_program_that_ignores_its_input_is_fine():
+    out = sh("echo done", b"y" * (1 << 20))
+    assert (out.status, out.stdout) == (0, b"done\n")
+
+
+def test_a_program_past_its_deadline_is_killed_with_its_children(tmp_path):
+    pid_file = tmp_path / "pid"
+    started = time.monotonic()
+    out = sh(f"sleep 30 & echo $! > {pid_file}; wait", timeout=0.5)
+    assert time.monotonic() - started < 5
+    assert out.timed_out
+    assert out.status is None
+    time.sleep(0.1)
+    assert not alive(int(pid_file.read_text()))
+
+
+def alive(pid: int) -> bool:
+    """Running: a killed child whose parent is gone may linger as a zombie until reaped."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def test_output_past_the_limit_stops_the_program():
+    started = time.monotonic()
+    out = sh("yes", limit=100_000)
+    assert time.monotonic() - started < 5
+    assert out.overflowed
+    assert not out.timed_out
+    assert len(out.stdout) > 100_000
+
+
+def test_stderr_is_kept_up_to_a_bound_and_drained_beyond():
+    out = sh("head -c 300000 /dev/zero >&2; echo fine")
+    assert out.status == 0
+    assert out.stdout == b"fine\n"
+    assert len(out.stderr) == process.STDERR_KEPT
+
+
+def test_a_grandchild_holding_the_pipes_does_not_hold_the_caller():
+    started = time.monotonic()
+    out = sh("sleep 20 & echo answered", timeout=10)
+    assert time.monotonic() - started < 5
+    assert (out.status, out.stdout, out.timed_out) == (0, b"answered\n", False)
+
+
+def test_a_program_that_closes_its_pipes_but_keeps_running_times_out():
+    out = sh("exec >&- 2>&-; sleep 20", timeout=0.5)
+    assert out.timed_out
+
+
+def test_a_signal_is_a_negative_status():
+    assert sh("kill -SEGV $$").status == -11
+
+
+def test_a_missing_program_is_an_os_error(tmp_path):
+    with pytest.raises(OSError, match="No such file"):
+        process.run([str(tmp_path / "nothing")], None, timeout=1, limit=10)
+
+
+def test_an_error_while_serving_the_pipes_never_leaves_the_program_running(monkeypatch, tmp_path):
+    pid_file = tmp_path / "pid"
+
+    def broken(self):
+        while not pid_file.exists():
+            time.sleep(0.01)
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(process._Exchange, "run", broken)
+    with pytest.raises(RuntimeError):
+        sh(f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; sleep 30")
+    assert not alive(int(pid_file.read_text()))
