@@ -18,9 +18,11 @@ if TYPE_CHECKING:
 def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
     """The page's content as markdown; "" when this way finds nothing."""
     from tools.fetch.markdown import element_markdown
-    from tools.fetch.region import main_region, prune
+    from tools.fetch.region import drop_product_cards, main_region, prune
 
     prune(tree, keep_forms=page_type == "forum")
+    if page_type == "product":
+        drop_product_cards(tree)
     markdown = element_markdown(main_region(tree), include_links=include_links)
     if page_type == "product":
         from tools.fetch.product import with_structured_data

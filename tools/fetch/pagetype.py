@@ -189,10 +189,16 @@ def _shape(tree: HtmlElement, votes: Counter[str]) -> None:
         votes["product"] += 2
     if _posts(tree) >= _MANY_POSTS:
         votes["forum"] += 1
-    if tree.xpath(_CARD_TITLES) >= _MANY_CARDS:
+    prose = sum(len(p) for p in tree.xpath(_PROSE))
+    if prose >= _PROSE_SHARE * len(text) and prose:
+        votes["article"] += 2
+    elif max(tree.xpath(_CARD_TITLES), tree.xpath("count(//article)")) >= _MANY_CARDS:
         votes["listing"] += 2
 
 
+# Paragraphs of prose, some 40 words or more: what articles are made of.
+_PROSE = "//p[string-length(normalize-space()) > 250]/text()"
+_PROSE_SHARE = 0.3
 # Headings that are links: the titles of cards in a feed or a grid.
 _CARD_TITLES = "count(//*[self::h2 or self::h3 or self::h4][.//a or parent::a])"
 _POST_CANDIDATES = "//*[" + " or ".join(

@@ -50,20 +50,27 @@ _BOILERPLATE = frozenset(
 _HIDDEN_CLASSES = frozenset({"sr-only", "visually-hidden", "screen-reader-text", "visuallyhidden"})
 _KEEP = frozenset({"html", "body", "main"})
 _MAIN = "//main | //*[@role='main']"
-_MIN_SHARE = 0.25  # a main landmark with less of the text than this is not the content
+_MIN_SHARE = 0.25
+_MOST = 0.5  # a main landmark with less of the text than this is not the content
 
 
 def prune(tree: HtmlElement, *, keep_forms: bool = False) -> None:
-    """Remove what is never content from the tree, in place."""
-    _drop(tree.xpath(_LANDMARKS))
+    """Remove what is never content from the tree, in place; but never an element that holds
+    most of the page's text (a whole page wrapped in a form, or in a `modal-open` div)."""
+    body = tree.find("body")
+    most = _MOST * len((body if body is not None else tree).text_content())
+    _drop(tree.xpath(_LANDMARKS), most)
     if not keep_forms:
-        _drop(tree.xpath(_FORMS))
-    _drop([element for element in tree.xpath("//*[@class or @id]") if _is_boilerplate(element)])
+        _drop(tree.xpath(_FORMS), most)
+    classed = [element for element in tree.xpath("//*[@class or @id]") if _is_boilerplate(element)]
+    _drop(classed, most)
 
 
-def _drop(elements: list[HtmlElement]) -> None:
+def _drop(elements: list[HtmlElement], most: float = float("inf")) -> None:
     for element in elements:
-        if element.getparent() is not None and element.tag not in _KEEP:
+        if element.getparent() is None or element.tag in _KEEP:
+            continue
+        if len(element.text_content()) <= most:
             element.drop_tree()
 
 
@@ -83,3 +90,28 @@ def main_region(tree: HtmlElement) -> HtmlElement:
     candidates = [(len(element.text_content()), element) for element in tree.xpath(_MAIN)]
     size, best = max(candidates, key=lambda pair: pair[0], default=(0, whole))
     return best if size >= _MIN_SHARE * total else whole
+
+
+_PRICE = re.compile(r"(?:[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP)\b)")
+_CARDS = 3  # this many priced siblings of one kind are a grid of other products
+_CARD_CHARS = 400
+
+
+def drop_product_cards(tree: HtmlElement) -> None:
+    """On a product page, remove grids of other products: runs of at least _CARDS siblings of
+    the same tag and class, each short and showing a price (related items, "you may also
+    like", sponsored offers)."""
+    doomed: list[HtmlElement] = []
+    for parent in tree.xpath("//*[count(*) >= 3]"):
+        groups: dict[tuple[str, str], list[HtmlElement]] = {}
+        for child in parent.iterchildren("*"):
+            groups.setdefault((str(child.tag), child.get("class", "")), []).append(child)
+        for members in groups.values():
+            if len(members) >= _CARDS and all(_is_card(member) for member in members):
+                doomed += members
+    _drop(doomed)
+
+
+def _is_card(element: HtmlElement) -> bool:
+    text = element.text_content()
+    return len(text) < _CARD_CHARS and bool(_PRICE.search(text))
