@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 # Captions describe an image rather than carry the article; the image's alt text stays.
 _CAPTIONS = '//figcaption | //*[contains(@class, "caption") and not(.//img)]'
 # Never content, whatever the mode.
-_NEVER = "//script | //style | //noscript | //template | //svg | //iframe | //object | //embed"
+_NEVER = "//script | //style | //template | //svg | //iframe | //object | //embed"
 # What a reader of the whole page never sees.
 _HIDDEN = '//*[@hidden] | //*[contains(translate(@style, " ", ""), "display:none")]'
 _LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
@@ -72,7 +72,7 @@ _RAW_END = {
 }
 _DATA = re.compile(r"data:[^,\"'\s]{0,100}?;base64,[A-Za-z0-9+/=]+")
 # Markup nesting: libxml2 keeps 256 levels; deeper tags are dropped (their text kept) below this.
-_MAX_DEPTH = 200
+_MAX_DEPTH = 64
 _TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)[^>]*?(/?)>")
 _VOID = frozenset(
     "area base br col embed hr img input link meta param source track wbr".split()
@@ -133,7 +133,11 @@ def html_to_markdown(
         body = _extract(tree, url, page_type, signals, include_links=include_links, large=page.large)
         body = _drop_title(tidy(body), meta["title"])
     warnings = list(parsed.warnings)
-    if not _words(body) and parsed.shell:
+    if parsed.shell and not full_page and not _words(body):
+        from tools.fetch.embedded import embedded_markdown
+
+        body = tidy(embedded_markdown(signals, include_links=include_links))
+    if parsed.shell and not _words(body):
         warnings.append(_NEEDS_JAVASCRIPT)
     if page.note:
         body = f"{body}\n\n{page.note}" if body else page.note

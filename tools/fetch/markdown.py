@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 _BLANKS = re.compile(r"\n{3,}")
 _SEPARATOR_CELL = re.compile(r"^\s*(:?)-+(:?)\s*$")
+_CELL_BORDER = re.compile(r"(?<!\\)\|")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -64,15 +65,18 @@ def _tables(markdown: str) -> str:
         if _FENCE.match(line):
             fenced = not fenced
         elif not fenced and line.lstrip().startswith("|"):
-            lines[number] = _separator(line.rstrip()) or line.rstrip()
+            lines[number] = _row(line)
     return "\n".join(lines)
 
 
-def _separator(row: str) -> str | None:
-    """The row in the one separator style, or None when it is not a separator row."""
-    cells = row.strip().strip("|").split("|")
+def _row(line: str) -> str:
+    """A table row as `| a | b |` (no padding), or a separator row as `|---|:---:|`."""
+    row = line.strip()
+    cells = _CELL_BORDER.split(row.removeprefix("|").removesuffix("|") if row != "|" else "")
     matches = [_SEPARATOR_CELL.match(cell) for cell in cells]
-    if not all(matches):
-        return None
-    marks = [f"{m.group(1)}---{m.group(2)}" for m in matches if m is not None]
-    return "|" + "|".join(marks) + "|"
+    if all(matches):
+        marks = [f"{m.group(1)}---{m.group(2)}" for m in matches if m is not None]
+        return "|" + "|".join(marks) + "|"
+    if not row.endswith("|") or row.endswith("\\|"):
+        return line.rstrip()  # not a whole row (a line that merely starts with a bar)
+    return "| " + " | ".join(cell.strip() for cell in cells) + " |"
