@@ -79,7 +79,9 @@ def scorer(root: Path) -> ModuleType:
     return module
 
 
-def groups(score: ModuleType, dev: Path, predictions: dict[str, str]) -> dict[str, tuple]:
+def groups(
+    score: ModuleType, dev: Path, predictions: dict[str, str]
+) -> dict[str, tuple[float, float, float]]:
     """{group: (precision, recall, F1)} as score.py computes them, "all" included."""
     truth = json.loads((dev / "ground-truth.json").read_text(encoding="utf-8"))
     ids = sorted(truth)
@@ -98,7 +100,10 @@ def groups(score: ModuleType, dev: Path, predictions: dict[str, str]) -> dict[st
     return found
 
 
-def report(name: str, pages: int, scores: dict[str, dict[str, tuple]], speed: dict) -> None:
+Scores = dict[str, dict[str, tuple[float, float, float]]]
+
+
+def report(name: str, pages: int, scores: Scores, speed: dict[str, float]) -> None:
     print(f"\n{name}: {pages} pages")
     print(f"  {'page type':14} {'web-fetch F1 (P / R)':>26} {'trafilatura F1 (P / R)':>26}")
     for group in [g for g in scores["web-fetch"] if g != "all"] + ["all"]:

@@ -251,9 +251,8 @@ def test_og_product_group_is_a_collection():
 
 
 def test_broken_and_odd_json_ld_is_ignored():
-    head = (
-        '<script type="application/ld+json">{not json</script>'
-        + ld([1, "two", {"@type": 7}, {"@type": ["Product", None]}])
+    head = '<script type="application/ld+json">{not json</script>' + ld(
+        [1, "two", {"@type": 7}, {"@type": ["Product", None]}]
     )
     assert html_to_markdown(page("<p>w</p>", head=head), "https://e.org/x").page_type == "product"
 
@@ -361,7 +360,9 @@ HOSTILE = (
 )
 def test_script_targets_and_user_info_never_reach_the_markdown(url, full_page):
     body = "".join(HOSTILE.format(lorem=f"{LOREM} {n}.") for n in range(6))
-    doc = html_to_markdown(page(f"<main><article>{body}</article></main>"), url, full_page=full_page)
+    doc = html_to_markdown(
+        page(f"<main><article>{body}</article></main>"), url, full_page=full_page
+    )
     text = doc.markdown.lower()
     for kept in ("script link", "spaced script", "vb link", "data link", "credential link"):
         assert kept in text
@@ -400,7 +401,9 @@ def test_clean_markdown(before, after):
 
 def test_tables_have_one_separator_style_and_no_trailing_spaces():
     raw = "| a | b |  \n| --- | :---: |\n|:--|--:|\n| 1 | 2 |   \n```\n| --- |  \n```"
-    assert markdown.tidy(raw) == "| a | b |\n|---|:---:|\n|:---|---:|\n| 1 | 2 |\n```\n| --- |  \n```"
+    assert (
+        markdown.tidy(raw) == "| a | b |\n|---|:---:|\n|:---|---:|\n| 1 | 2 |\n```\n| --- |  \n```"
+    )
 
 
 @pytest.mark.parametrize(

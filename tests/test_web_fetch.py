@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 import zlib
+from dataclasses import replace
+from typing import Any
 
 import orjson
 import pytest
@@ -432,8 +434,8 @@ def test_robots_status_rules(status, allowed):
 # ---------------------------------------------------------------- paging and budget
 
 
-def _page(markdown: str, **meta: str) -> web_fetch.Page:
-    return web_fetch.Page("https://e.com/p", "text/html", Document(markdown=markdown, **meta))
+def _page(markdown: str, **meta: Any) -> web_fetch.Page:
+    return web_fetch.Page("https://e.com/p", "text/html", replace(Document(markdown), **meta))
 
 
 def _size(result: dict[str, object]) -> int:
@@ -594,6 +596,8 @@ def test_page_type_and_warnings_are_in_the_output_only_when_set():
     out = shape_output(Page("https://e.com/", "text/html", doc), 1, None, 60_000)
     assert out["page_type"] == "service"
     assert out["warnings"] == [warning]
-    plain = shape_output(Page("https://e.com/", "text/plain", Document(markdown="x")), 1, None, 60_000)
+    plain = shape_output(
+        Page("https://e.com/", "text/plain", Document(markdown="x")), 1, None, 60_000
+    )
     assert "page_type" not in plain
     assert "warnings" not in plain

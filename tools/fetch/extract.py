@@ -75,7 +75,22 @@ _DATA = re.compile(r"data:[^,\"'\s]{0,100}?;base64,[A-Za-z0-9+/=]+")
 _MAX_DEPTH = 64
 _TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)[^>]*?(/?)>")
 _VOID = frozenset(
-    "area base br col embed hr img input link meta param source track wbr".split()
+    [
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    ]
 )
 _ISO_DATE = re.compile(r"^\d{4}-\d\d-\d\d")
 _SHELL_WORDS = 50  # fewer words outside <noscript> than this: the page needs JavaScript
@@ -130,7 +145,9 @@ def html_to_markdown(
     if full_page:
         body = _page_markdown(tree, include_links=include_links)
     else:
-        body = _extract(tree, url, page_type, signals, include_links=include_links, large=page.large)
+        body = _extract(
+            tree, url, page_type, signals, include_links=include_links, large=page.large
+        )
         body = _drop_title(tidy(body), meta["title"])
     warnings = list(parsed.warnings)
     if parsed.shell and not full_page and not _words(body):

@@ -201,9 +201,13 @@ _PROSE = "//p[string-length(normalize-space()) > 250]/text()"
 _PROSE_SHARE = 0.3
 # Headings that are links: the titles of cards in a feed or a grid.
 _CARD_TITLES = "count(//*[self::h2 or self::h3 or self::h4][.//a or parent::a])"
-_POST_CANDIDATES = "//*[" + " or ".join(
-    f"contains(@class, '{word}')" for word in ("post", "message", "comment", "reply", "answer")
-) + "][not(self::a or self::span or self::button or self::form)]"
+_POST_CANDIDATES = (
+    "//*["
+    + " or ".join(
+        f"contains(@class, '{word}')" for word in ("post", "message", "comment", "reply", "answer")
+    )
+    + "][not(self::a or self::span or self::button or self::form)]"
+)
 
 
 def _posts(tree: HtmlElement) -> int:
