@@ -1,8 +1,8 @@
-"""HTML to clean markdown of the main content: trafilatura, checked against readability-lxml.
+"""HTML to clean markdown of the main content, the way the page's type carries it.
 
-Both extractors run on every page: they fail on different pages, and their agreement tells
-which one to trust (see `_choose`). Markdown comes from trafilatura's own serializer for its
-output and from markdownify for readability's output and for full-page mode.
+The page type is decided first (pagetype.py). Articles go to trafilatura, checked against
+readability-lxml (see `_choose`); the other types keep their main region whole (pages.py).
+Markdown comes from trafilatura's serializer or from html-to-markdown, tidied the same way.
 """
 
 from __future__ import annotations
