@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 import zlib
+from dataclasses import replace
+from typing import Any
 
 import orjson
 import pytest
@@ -432,8 +434,8 @@ def test_robots_status_rules(status, allowed):
 # ---------------------------------------------------------------- paging and budget
 
 
-def _page(markdown: str, **meta: str) -> web_fetch.Page:
-    return web_fetch.Page("https://e.com/p", "text/html", Document(markdown=markdown, **meta))
+def _page(markdown: str, **meta: Any) -> web_fetch.Page:
+    return web_fetch.Page("https://e.com/p", "text/html", replace(Document(markdown), **meta))
 
 
 def _size(result: dict[str, object]) -> int:
@@ -583,3 +585,19 @@ def test_clock_never_waits_past_its_end():
     clock.end = time.monotonic() - 1
     with pytest.raises(httpcore.ReadTimeout):
         clock.left(10)
+
+
+def test_page_type_and_warnings_are_in_the_output_only_when_set():
+    from tools.fetch.extract import Document
+    from tools.web_fetch import Page, shape_output
+
+    warning = {"code": "NEEDS_JAVASCRIPT", "message": "The page is filled in by JavaScript."}
+    doc = Document(markdown="", title="App", page_type="service", warnings=[warning])
+    out = shape_output(Page("https://e.com/", "text/html", doc), 1, None, 60_000)
+    assert out["page_type"] == "service"
+    assert out["warnings"] == [warning]
+    plain = shape_output(
+        Page("https://e.com/", "text/plain", Document(markdown="x")), 1, None, 60_000
+    )
+    assert "page_type" not in plain
+    assert "warnings" not in plain

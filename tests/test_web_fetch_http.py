@@ -154,6 +154,19 @@ def test_html_main_content_with_absolute_links(web, private):
     assert out["total_lines"] == len(out["content"].split("\n"))
     assert out["truncated"] is False
     assert "next_offset" not in out
+    assert out["page_type"] == "article"
+    assert "warnings" not in out
+
+
+def test_app_shell_says_it_needs_javascript_through_the_tool(web, private):
+    shell = b"<html><head><title>App</title></head><body><div id='root'></div></body></html>"
+    out = fetch(web.route("/app", reply(shell)))
+    assert out["success"] is True, out
+    assert out["content"] == ""
+    assert [w["code"] for w in out["warnings"]] == ["NEEDS_JAVASCRIPT"]
+    again = fetch(web.route("/app", reply(shell)))  # served from the cache: the same answer
+    assert again["warnings"] == out["warnings"]
+    assert again["page_type"] == out["page_type"]
 
 
 def test_request_headers(web, private):

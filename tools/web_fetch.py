@@ -173,7 +173,11 @@ def shape_output(page: Page, offset: int, limit: int | None, budget: int) -> dic
         "content": "",
         "content_type": page.content_type,
     }
-    extras = _extras(doc)
+    extras: dict[str, Any] = _extras(doc)
+    if doc.page_type:
+        extras["page_type"] = doc.page_type
+    if doc.warnings:
+        extras["warnings"] = doc.warnings
     # + total_lines, truncated, next_offset and the newline, generously
     frame_bytes = len(orjson.dumps(out | extras)) + 96
     lines = split_lines(doc.markdown, max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES))

@@ -1,8 +1,8 @@
-"""HTML to clean markdown of the main content: trafilatura, checked against readability-lxml.
+"""HTML to clean markdown of the main content, the way the page's type carries it.
 
-Both extractors run on every page: they fail on different pages, and their agreement tells
-which one to trust (see `_choose`). Markdown comes from trafilatura's own serializer for its
-output and from markdownify for readability's output and for full-page mode.
+The page type is decided first (pagetype.py). Articles go to trafilatura, checked against
+readability-lxml (see `_choose`); the other types keep their main region whole (pages.py).
+Markdown comes from trafilatura's serializer or from html-to-markdown, tidied the same way.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from copy import deepcopy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from common.errors import ErrorCode, ToolError
@@ -20,10 +20,12 @@ if TYPE_CHECKING:
 
     from lxml.html import HtmlElement
 
+    from tools.fetch.signals import Signals
+
 # Captions describe an image rather than carry the article; the image's alt text stays.
 _CAPTIONS = '//figcaption | //*[contains(@class, "caption") and not(.//img)]'
 # Never content, whatever the mode.
-_NEVER = "//script | //style | //noscript | //template | //svg | //iframe | //object | //embed"
+_NEVER = "//script | //style | //template | //svg | //iframe | //object | //embed"
 # What a reader of the whole page never sees.
 _HIDDEN = '//*[@hidden] | //*[contains(translate(@style, " ", ""), "display:none")]'
 _LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
@@ -69,11 +71,46 @@ _RAW_END = {
     for name in ("script", "style", "svg", "noscript", "template")
 }
 _DATA = re.compile(r"data:[^,\"'\s]{0,100}?;base64,[A-Za-z0-9+/=]+")
+# Markup nesting: libxml2 keeps 256 levels; deeper tags are dropped (their text kept) below this.
+_MAX_DEPTH = 64
+_TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)[^>]*?(/?)>")
+_VOID = frozenset(
+    [
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    ]
+)
+_ISO_DATE = re.compile(r"^\d{4}-\d\d-\d\d")
+_SHELL_WORDS = 50  # fewer words outside <noscript> than this: the page needs JavaScript
+_DEEP_MARKUP = {
+    "code": "DEEP_MARKUP",
+    "message": "The page nests its HTML deeper than the parser keeps (256 levels): the "
+    "deepest tags were flattened, so their text is here but some of its structure (lists, "
+    "tables, emphasis) may be lost.",
+}
+_NEEDS_JAVASCRIPT = {
+    "code": "NEEDS_JAVASCRIPT",
+    "message": "The page is filled in by JavaScript and its HTML carries next to no text, "
+    "nor data web-fetch can read: the content is not available here. Look for another source, "
+    "an API or a feed for the same content.",
+}
 
 
 @dataclass(frozen=True)
 class Document:
-    """The markdown of a page and the metadata found in it."""
+    """The markdown of a page, the metadata found in it, its page type and any warnings."""
 
     markdown: str
     title: str | None = None
@@ -81,6 +118,10 @@ class Document:
     date: str | None = None
     site_name: str | None = None
     description: str | None = None
+    page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages
+    # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
+    # round trip gives back an equal Document.
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
 
 def html_to_markdown(
@@ -88,22 +129,36 @@ def html_to_markdown(
 ) -> Document:
     """Markdown of the page's main content (or of the whole page with `full_page`).
 
-    Relative links and image sources are resolved against `url`, the page's final URL.
-    A page too large to convert in time and memory is cut (see `bound`, which a caller may
-    apply first to drop its whole text early): the markdown then ends with a note saying so.
+    The page type is decided first and the extraction follows it (see `_extract`). Relative
+    links and image sources are resolved against `url`, the page's final URL. A page too
+    large to convert in time and memory is cut (see `bound`, which a caller may apply first to
+    drop its whole text early): the markdown then ends with a note saying so.
     """
+    from tools.fetch.markdown import tidy
+    from tools.fetch.pagetype import detect
+
     page = html if isinstance(html, Bounded) else bound(html)
-    tree = _parse(page.html, url)
+    parsed = _parse(page.html, url)
+    tree, signals = parsed.tree, parsed.signals
+    page_type = detect(tree, url, signals)
+    meta = _metadata(tree, url, signals, dated=page_type == "article")
     if full_page:
         body = _page_markdown(tree, include_links=include_links)
     else:
-        body = _main_markdown(tree, url, include_links=include_links, large=page.large)
-    meta = _metadata(tree, url)
-    if not full_page:
-        body = _drop_title(body, meta["title"])
+        body = _extract(
+            tree, url, page_type, signals, include_links=include_links, large=page.large
+        )
+        body = _drop_title(tidy(body), meta["title"])
+    warnings = list(parsed.warnings)
+    if parsed.shell and not full_page and not _words(body):
+        from tools.fetch.embedded import embedded_markdown
+
+        body = tidy(embedded_markdown(signals, include_links=include_links))
+    if parsed.shell and not _words(body):
+        warnings.append(_NEEDS_JAVASCRIPT)
     if page.note:
         body = f"{body}\n\n{page.note}" if body else page.note
-    return Document(markdown=body, **meta)
+    return Document(markdown=body, **meta, page_type=page_type, warnings=warnings)
 
 
 @dataclass(frozen=True)
@@ -219,10 +274,19 @@ def _size(chars: int) -> str:
     return f"{chars / 1e6:.1f} million characters" if chars >= 10**5 else f"{chars:,} characters"
 
 
-def _parse(html: str, url: str) -> HtmlElement:
-    """The document tree, scripts removed and every link made absolute against `url`."""
-    import lxml.etree
-    import lxml.html
+@dataclass(frozen=True)
+class _Parsed:
+    tree: HtmlElement
+    signals: Signals
+    warnings: tuple[dict[str, str], ...]
+    shell: bool  # the HTML shows next to no text without JavaScript
+
+
+def _parse(html: str, url: str) -> _Parsed:
+    """The document tree, scripts removed and every link made absolute (and safe) against
+    `url`; what the page declares about itself is read first."""
+    from tools.fetch.links import clean_tree
+    from tools.fetch.signals import read
 
     text = html.replace("\x00", "")
     if not text.strip():
@@ -230,15 +294,68 @@ def _parse(html: str, url: str) -> HtmlElement:
     sample = text[:_SAMPLE]
     if len(_CONTROL.findall(sample)) > _MAX_CONTROL * len(sample):
         raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, "it is binary data, not text"))
+    tree, warnings = _tree(text, url)
+    signals = read(tree)
+    _remove(tree, _NEVER)
+    shell = _is_shell(tree)
+    if shell:  # what a browser without JavaScript shows is the content
+        for element in tree.iter("noscript"):
+            element.drop_tag()
+    _remove(tree, "//noscript")
+    tree.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
+    clean_tree(tree)
+    return _Parsed(tree, signals, warnings, shell)
+
+
+def _tree(text: str, url: str) -> tuple[HtmlElement, tuple[dict[str, str], ...]]:
+    """The parsed tree; markup nested deeper than the parser keeps is flattened first, and a
+    warning says so (libxml2 stops at 256 levels and silently drops the rest of the page)."""
+    import lxml.etree
+    import lxml.html
+
     parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True)
     try:
         tree = lxml.html.document_fromstring(text.encode("utf-8"), parser, base_url=url)
+        warnings: tuple[dict[str, str], ...] = ()
+        if any("depth" in entry.message for entry in parser.error_log):
+            flat = _flatten(text).encode("utf-8")
+            tree = lxml.html.document_fromstring(flat, parser, base_url=url)
+            warnings = (_DEEP_MARKUP,)
     except (lxml.etree.ParserError, ValueError) as exc:
         raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, str(exc))) from None
     assert isinstance(tree, lxml.html.HtmlElement)
-    _remove(tree, _NEVER)
-    tree.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
-    return tree
+    return tree, warnings
+
+
+def _flatten(html: str) -> str:
+    """The HTML without the tags nested deeper than _MAX_DEPTH: all the text stays, the
+    structure below that depth is lost."""
+    parts, depth, pos = [], 0, 0
+    for tag in _TAG.finditer(html):
+        closing, name, selfclosing = tag.group(1), tag.group(2).lower(), tag.group(3)
+        keep = depth < _MAX_DEPTH
+        if closing:
+            depth = max(depth - 1, 0)
+            keep = depth < _MAX_DEPTH
+        elif name not in _VOID and not selfclosing:
+            depth += 1
+        parts.append(html[pos : tag.start()] + (tag.group(0) if keep else " "))
+        pos = tag.end()
+    parts.append(html[pos:])
+    return "".join(parts)
+
+
+def _is_shell(tree: HtmlElement) -> bool:
+    """An app shell: the body shows next to no words unless JavaScript runs."""
+    body = tree.find("body")
+    if body is None:
+        return False
+    words = 0
+    for text in body.xpath(".//text()[not(ancestor::noscript)]"):
+        words += len(str(text).split())
+        if words >= _SHELL_WORDS:
+            return False
+    return True
 
 
 def _unparsable(url: str, why: str) -> str:
@@ -253,18 +370,65 @@ def _remove(tree: HtmlElement, xpath: str) -> None:
         element.drop_tree()
 
 
-def _metadata(tree: HtmlElement, url: str) -> dict[str, str | None]:
-    from trafilatura.metadata import extract_metadata
+def _metadata(
+    tree: HtmlElement, url: str, signals: Signals, *, dated: bool
+) -> dict[str, str | None]:
+    """Title, author, date, site name and description, from the page's meta tags and JSON-LD
+    (trafilatura's readers). The date search through the whole page (htmldate) runs for
+    articles only: it costs more than extracting a whole page, and elsewhere a date is rare."""
+    from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
-    # The extensive date search costs more than the whole extraction, for a rare gain.
-    found: Any = extract_metadata(tree, default_url=url, extensive=False)
+    found: Any = examine_meta(tree)
+    if found.author and " " not in found.author:
+        found.author = None  # a single word is a handle or a site name more often than not
+    found = extract_meta_json(tree, found)
     return {
-        "title": found.title or None,
+        "title": found.title or extract_title(tree) or None,
         "author": found.author or None,
-        "date": found.date or None,
+        "date": _date(tree, url, signals) if dated else _declared_date(signals),
         "site_name": found.sitename or None,
         "description": found.description or None,
     }
+
+
+def _date(tree: HtmlElement, url: str, signals: Signals) -> str | None:
+    from htmldate import find_date
+
+    declared = _declared_date(signals)
+    if declared:
+        return declared
+    found: str | None = find_date(tree, url=url, extensive_search=False)
+    return found
+
+
+def _declared_date(signals: Signals) -> str | None:
+    from tools.fetch.signals import text_of
+
+    for obj in signals.objects:
+        value = text_of(obj.get("datePublished"))
+        if _ISO_DATE.match(value):
+            return value[:10]
+    return None
+
+
+def _extract(
+    tree: HtmlElement,
+    url: str,
+    page_type: str,
+    signals: Signals,
+    *,
+    include_links: bool,
+    large: bool,
+) -> str:
+    """The main content as markdown, the way this page type carries it."""
+    from tools.fetch import pages
+
+    if page_type == "article":
+        return _main_markdown(tree, url, include_links=include_links, large=large)
+    markdown = pages.extract(tree, page_type, signals, include_links=include_links)
+    if _words(markdown):
+        return markdown
+    return _main_markdown(tree, url, include_links=include_links, large=large)
 
 
 def _main_markdown(tree: HtmlElement, url: str, *, include_links: bool, large: bool) -> str:
@@ -364,37 +528,17 @@ def _readability(tree: HtmlElement, *, include_links: bool) -> str:
 
 def _page_markdown(tree: HtmlElement, *, include_links: bool) -> str:
     """The whole page as markdown: no extraction."""
-    import lxml.html
+    from tools.fetch.markdown import element_markdown
 
     _remove(tree, _HIDDEN)
     body = tree.find("body")
-    html = lxml.html.tostring(body if body is not None else tree, encoding="unicode")
-    return _to_markdown(html, include_links=include_links)
+    return element_markdown(body if body is not None else tree, include_links=include_links)
 
 
 def _to_markdown(html: str, *, include_links: bool) -> str:
-    from markdownify import ATX, MarkdownConverter
+    from tools.fetch.markdown import html_markdown
 
-    converter = MarkdownConverter(
-        heading_style=ATX,
-        bullets="-",
-        code_language_callback=_element_language,
-        strip=None if include_links else ["a"],
-        table_infer_header=True,
-        escape_misc=False,
-        bs4_options="lxml",
-    )
-    markdown = converter.convert(html)
-    return re.sub(r"\n{3,}", "\n\n", markdown).strip()
-
-
-def _element_language(element: Any) -> str:
-    """The language of a markdownify (BeautifulSoup) <pre>, from its own or its <code>'s class."""
-    classes = list(element.get("class") or [])
-    code = element.find("code")
-    if code is not None:
-        classes += code.get("class") or []
-    return _language(" ".join(classes)) or ""
+    return html_markdown(html, include_links=include_links)
 
 
 def _language(classes: str) -> str | None:

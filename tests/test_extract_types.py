@@ -1,0 +1,432 @@
+"""Page types: detection, the extraction each type gets, and the warnings of odd pages.
+
+Every page here is small and hand-written: it has the shape of its kind, not any real site's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import pytest
+
+from tools.fetch import embedded, links, markdown, pagetype
+from tools.fetch.extract import Document, html_to_markdown
+
+LOREM = (
+    "The committee met twice before the vote, and each member explained the reasons for the "
+    "position they would take when the question finally came to the floor of the assembly."
+)
+NAV = (
+    "<header><a href='/'>Site home link</a></header><nav><ul><li><a href='/a'>Menu entry one"
+    "</a></li><li><a href='/b'>Menu entry two</a></li></ul></nav>"
+)
+FOOTER = "<footer><p>Footer words: copyright and imprint.</p></footer>"
+
+
+def page(body: str, head: str = "", title: str = "A page") -> str:
+    return f"<html><head><title>{title}</title>{head}</head><body>{NAV}{body}{FOOTER}</body></html>"
+
+
+def ld(data: object) -> str:
+    return f'<script type="application/ld+json">{json.dumps(data)}</script>'
+
+
+FORUM = page(
+    "<main><h1>Kettle descaling: vinegar or citric acid?</h1>"
+    + "".join(
+        f"<div class='post' id='p{n}'><div class='author'>user{n}</div>"
+        f"<time datetime='2024-05-0{n}'>May {n}, 2024</time>"
+        f"<div class='post-body'><p>Reply number {n}: {LOREM}</p></div></div>"
+        for n in range(1, 5)
+    )
+    + "</main>",
+    head=ld({"@context": "https://schema.org", "@type": "DiscussionForumPosting"}),
+)
+
+
+def test_forum_thread_keeps_every_post_in_order_with_author_and_date():
+    doc = html_to_markdown(FORUM, "https://example.org/forum/threads/kettle-descaling.42/")
+    assert doc.page_type == "forum"
+    positions = [doc.markdown.index(f"Reply number {n}:") for n in range(1, 5)]
+    assert positions == sorted(positions)
+    for n in range(1, 5):
+        assert f"user{n}" in doc.markdown
+        assert f"May {n}, 2024" in doc.markdown
+    assert "Menu entry one" not in doc.markdown
+    assert "Footer words" not in doc.markdown
+
+
+PRODUCT = page(
+    "<main><div class='product'><h1>Trail Flask 750</h1><p class='price'>$24.00</p>"
+    "<button>Add to cart</button>"
+    "<div class='description'><p>A double-walled steel flask that keeps water cold for a "
+    "whole day on the trail.</p><ul><li>Leak-proof lid</li><li>Fits bike cages</li></ul></div>"
+    "<table><tr><th>Capacity</th><td>750 ml</td></tr><tr><th>Weight</th><td>310 g</td></tr>"
+    "</table></div>"
+    "<section class='upsell'><h2>You may also like</h2><ul class='grid'>"
+    + "".join(
+        f"<li class='tile'><a href='/p/{n}'>Other bottle {n}</a> <span>$1{n}.00</span></li>"
+        for n in range(4)
+    )
+    + "</ul></section></main>",
+    head=ld(
+        {
+            "@context": "https://schema.org",
+            "@type": "Product",
+            "name": "Trail Flask 750",
+            "description": "Made from recycled stainless steel in a solar-powered plant, "
+            "and guaranteed for ten years against dents and leaks.",
+            "additionalProperty": [{"@type": "PropertyValue", "name": "Lid", "value": "Bamboo"}],
+            "offers": {"@type": "Offer", "price": "24.00", "priceCurrency": "USD"},
+        }
+    ),
+)
+
+
+def test_product_keeps_name_price_description_specs_features_and_structured_data():
+    doc = html_to_markdown(PRODUCT, "https://shop.example.com/products/trail-flask-750")
+    assert doc.page_type == "product"
+    for kept in ("$24.00", "double-walled steel flask", "- Leak-proof lid", "750 ml", "310 g"):
+        assert kept in doc.markdown
+    # What only the JSON-LD says is added; the title heading is returned as the title.
+    assert "guaranteed for ten years" in doc.markdown
+    assert "Lid: Bamboo" in doc.markdown
+    # The grid of other products and the button are not this product.
+    assert "Other bottle" not in doc.markdown
+    assert "Add to cart" not in doc.markdown
+
+
+LISTING = page(
+    "<main><h1>Latest posts</h1>"
+    + "".join(
+        f"<article><h2><a href='/blog/post-{n}'>Post title {n}</a></h2>"
+        f"<p>Short summary of post {n}, two lines at most.</p></article>"
+        for n in range(8)
+    )
+    + "</main>"
+)
+
+
+def test_listing_keeps_each_items_title_link_and_short_text():
+    doc = html_to_markdown(LISTING, "https://example.com/blog/")
+    assert doc.page_type == "listing"
+    for n in range(8):
+        assert f"[Post title {n}](https://example.com/blog/post-{n})" in doc.markdown
+        assert f"Short summary of post {n}" in doc.markdown
+    assert "Menu entry" not in doc.markdown
+
+
+COLLECTION = page(
+    "<main><h1>Rain jackets</h1><p>Waterproof shells for every season.</p><ul class='products'>"
+    + "".join(
+        f"<li class='card'><a href='/products/jacket-{n}'><h3>Jacket model {n}</h3></a>"
+        f"<span class='price'>€{n}9.95</span></li>"
+        for n in range(10)
+    )
+    + "</ul></main>"
+)
+
+
+def test_collection_keeps_every_product_of_the_grid():
+    doc = html_to_markdown(COLLECTION, "https://example.com/collections/rain-jackets")
+    assert doc.page_type == "collection"
+    assert "Waterproof shells for every season." in doc.markdown
+    for n in range(10):
+        assert f"[Jacket model {n}](https://example.com/products/jacket-{n})" in doc.markdown
+        assert f"€{n}9.95" in doc.markdown
+
+
+DOCS = page(
+    "<aside class='sidebar'><ul>"
+    + "".join(f"<li><a href='/docs/{n}'>Chapter {n}</a></li>" for n in range(20))
+    + "</ul></aside><main><article><h1>Configuration</h1><p>Settings live in one file.</p>"
+    "<pre><code class='language-toml'>[server]\nport = 8080\n</code></pre>"
+    "<div class='admonition warning' role='note'><p>Warning: restart after editing.</p></div>"
+    "<table><thead><tr><th>Key</th><th>Default</th></tr></thead>"
+    "<tbody><tr><td>port</td><td>8080</td></tr></tbody></table>"
+    "<pre><code class='language-sh'>tool --check\n</code></pre>"
+    "<pre><code>plain block\n</code></pre></article>"
+    "<nav class='toc'><p>On this page</p><a href='#a'>Configuration</a></nav></main>"
+)
+
+
+def test_documentation_keeps_prose_code_with_language_tables_and_admonitions():
+    doc = html_to_markdown(DOCS, "https://docs.example.dev/guide/configuration")
+    assert doc.page_type == "documentation"
+    assert "Settings live in one file." in doc.markdown
+    assert "```toml\n[server]\nport = 8080\n```" in doc.markdown
+    assert "```sh\ntool --check\n```" in doc.markdown
+    assert "Warning: restart after editing." in doc.markdown
+    assert "| Key | Default |\n|---|---|\n| port | 8080 |" in doc.markdown
+    assert "Chapter 3" not in doc.markdown
+    assert "On this page" not in doc.markdown
+
+
+SERVICE = page(
+    "<main><section class='hero'><h1>Bookkeeping for small firms</h1>"
+    "<p>We close your books every month.</p></section>"
+    "<section><h2>Features</h2><ul><li>Monthly reports</li><li>Payroll</li></ul></section>"
+    "<section><h2>Pricing</h2><div class='plan'><h3>Basic</h3><p>$99 a month</p></div>"
+    "<div class='plan'><h3>Plus</h3><p>$199 a month</p></div></section>"
+    "<section><h2>FAQ</h2><details><summary>Can I cancel?</summary><p>Yes, any month."
+    "</p></details></section></main>"
+)
+
+
+def test_service_page_keeps_headline_features_pricing_and_faq():
+    doc = html_to_markdown(SERVICE, "https://example.com/services/bookkeeping")
+    assert doc.page_type == "service"
+    for kept in (
+        "We close your books every month.",
+        "## Features",
+        "- Monthly reports",
+        "$99 a month",
+        "$199 a month",
+        "Can I cancel?",
+        "Yes, any month.",
+    ):
+        assert kept in doc.markdown
+    assert "Footer words" not in doc.markdown
+
+
+ARTICLE = page(
+    "<main><article><h1>The vote</h1>"
+    + "".join(f"<p>Paragraph {n}. {LOREM} {LOREM}</p>" for n in range(6))
+    + "</article></main>",
+    head='<meta property="og:type" content="article">',
+)
+
+
+def test_article_stays_an_article():
+    doc = html_to_markdown(ARTICLE, "https://example.com/news/2024/05/the-vote")
+    assert doc.page_type == "article"
+    assert "Paragraph 5." in doc.markdown
+    assert "Menu entry" not in doc.markdown
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://forum.example.org/t/some-topic/123", "forum"),
+        ("https://example.org/questions/1/how-to", "forum"),
+        ("https://docs.example.org/en/latest/intro.html", "documentation"),
+        ("https://example.org/products/blue-mug", "product"),
+        ("https://example.org/collections/mugs", "collection"),
+        ("https://example.org/services/tax-returns", "service"),
+        ("https://example.org/", "service"),
+        ("https://example.org/some/page", "article"),
+    ],
+)
+def test_the_url_shape_alone_decides_an_otherwise_plain_page(url, expected):
+    import lxml.html
+
+    from tools.fetch.signals import read
+
+    tree = lxml.html.document_fromstring("<html><body><p>Some words.</p></body></html>")
+    assert pagetype.detect(tree, url, read(tree)) == expected
+
+
+@pytest.mark.parametrize(
+    ("declared", "expected"),
+    [
+        ({"@type": "QAPage"}, "forum"),
+        ({"@graph": [{"@type": "WebPage"}, {"@type": ["Product"]}]}, "product"),
+        ({"@type": "TechArticle"}, "documentation"),
+        ({"@type": "NewsArticle"}, "article"),
+        ({"@type": "ProfessionalService"}, "service"),
+        ({"@type": "OfferCatalog"}, "collection"),
+    ],
+)
+def test_declared_schema_types_decide(declared, expected):
+    doc = html_to_markdown(page("<p>Some words.</p>", head=ld(declared)), "https://e.org/x")
+    assert doc.page_type == expected
+
+
+def test_og_product_group_is_a_collection():
+    head = '<meta property="og:type" content="product.group">'
+    assert html_to_markdown(page("<p>w</p>", head=head), "https://e.org/x").page_type == (
+        "collection"
+    )
+
+
+def test_broken_and_odd_json_ld_is_ignored():
+    head = '<script type="application/ld+json">{not json</script>' + ld(
+        [1, "two", {"@type": 7}, {"@type": ["Product", None]}]
+    )
+    assert html_to_markdown(page("<p>w</p>", head=head), "https://e.org/x").page_type == "product"
+
+
+# Pages filled in by JavaScript.
+
+SHELL = (
+    "<html><head><title>App</title>{head}</head><body><div id='__next'></div>{extra}"
+    "<script src='/app.js'></script></body></html>"
+)
+
+
+def test_an_empty_app_shell_warns_that_it_needs_javascript():
+    doc = html_to_markdown(SHELL.format(head="", extra=""), "https://app.example.com/")
+    assert doc.markdown == ""
+    assert [w["code"] for w in doc.warnings] == ["NEEDS_JAVASCRIPT"]
+    assert "JavaScript" in doc.warnings[0]["message"]
+
+
+def test_an_app_shell_gives_the_text_of_its_embedded_data():
+    data = {
+        "props": {
+            "pageProps": {
+                "id": "x1",
+                "url": "https://example.com/a/b",
+                "body": "<p>The embedded article body has enough words to count as prose here.</p>",
+                "summary": "A second string of prose that is long enough to be kept as well.",
+            }
+        }
+    }
+    script = f'<script id="__NEXT_DATA__" type="application/json">{json.dumps(data)}</script>'
+    doc = html_to_markdown(SHELL.format(head="", extra=script), "https://app.example.com/a")
+    assert "The embedded article body has enough words" in doc.markdown
+    assert "A second string of prose" in doc.markdown
+    assert "x1" not in doc.markdown
+    assert doc.warnings == []
+
+
+def test_an_app_shell_gives_its_json_ld_text():
+    head = ld({"@type": "Article", "articleBody": "Body text from the structured data " * 3})
+    doc = html_to_markdown(SHELL.format(head=head, extra=""), "https://app.example.com/b")
+    assert "Body text from the structured data" in doc.markdown
+    assert doc.warnings == []
+
+
+def test_an_app_shell_shows_what_its_noscript_holds():
+    extra = f"<noscript><p>{LOREM}</p></noscript>"
+    doc = html_to_markdown(SHELL.format(head="", extra=extra), "https://app.example.com/start")
+    assert "The committee met twice" in doc.markdown
+    assert doc.warnings == []
+
+
+def test_noscript_of_a_normal_page_is_left_out():
+    body = f"<p>{LOREM} {LOREM}</p><noscript><p>Please enable JavaScript.</p></noscript>"
+    doc = html_to_markdown(page(body), "https://example.com/x")
+    assert "enable JavaScript" not in doc.markdown
+    assert doc.warnings == []
+
+
+def test_embedded_data_that_is_not_json_gives_nothing():
+    from tools.fetch.signals import Signals
+
+    signals = Signals(frozenset(), "", (), ("{broken", "window.__NUXT__={};"))
+    assert embedded.embedded_markdown(signals, include_links=True) == ""
+
+
+# Deep markup.
+
+
+@pytest.mark.parametrize("full_page", [False, True])
+def test_markup_deeper_than_the_parser_keeps_is_flattened_with_a_warning(full_page):
+    deep = "<div>" * 3000 + "<p>Deep text survives.</p>" + "</div>" * 3000
+    html = f"<html><body><p>{LOREM}</p>{deep}<p>Text after the deep part.</p></body></html>"
+    doc = html_to_markdown(html, "https://example.com/deep", full_page=full_page)
+    # The parser alone would drop everything from the deep part on, silently.
+    assert "Text after the deep part." in doc.markdown
+    if full_page:  # the main-content extractors may judge bare deep text to be boilerplate
+        assert "Deep text survives." in doc.markdown
+    assert [w["code"] for w in doc.warnings] == ["DEEP_MARKUP"]
+
+
+def test_normal_nesting_has_no_warning():
+    assert html_to_markdown(ARTICLE, "https://example.com/news/x").warnings == []
+
+
+# Links that must not survive as links, on every path.
+
+HOSTILE = (
+    "<p>{lorem} <a href='javascript:alert(1)'>script link</a> "
+    "<a href=' JaVa\tScript:alert(2)'>spaced script</a> <a href='vbscript:msgbox'>vb link</a> "
+    "<a href='data:text/html,<b>x</b>'>data link</a> "
+    "<a href='https://user:secret@example.net/path'>credential link</a> "
+    "<img src='https://u:p@img.example.net/i.png' alt='credential image'> "
+    "<a href='/relative/page'>relative link</a></p>"
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "full_page"),
+    [
+        ("https://example.com/news/story", False),  # article: trafilatura
+        ("https://example.com/services/cleaning", False),  # main region
+        ("https://example.com/news/story", True),  # full page
+    ],
+)
+def test_script_targets_and_user_info_never_reach_the_markdown(url, full_page):
+    body = "".join(HOSTILE.format(lorem=f"{LOREM} {n}.") for n in range(6))
+    doc = html_to_markdown(
+        page(f"<main><article>{body}</article></main>"), url, full_page=full_page
+    )
+    text = doc.markdown.lower()
+    for kept in ("script link", "spaced script", "vb link", "data link", "credential link"):
+        assert kept in text
+    for gone in ("javascript", "vbscript", "data:", "secret@", "u:p@", "user:"):
+        assert gone not in text
+    assert "](https://example.net/path)" in doc.markdown
+    assert "](https://example.com/relative/page)" in doc.markdown
+
+
+def test_page_url_user_info_does_not_leak_into_resolved_links():
+    doc = html_to_markdown(LISTING, "https://ann:pw@example.com/blog/")
+    assert "ann" not in doc.markdown
+    assert "[Post title 0](https://example.com/blog/post-0)" in doc.markdown
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("[a](javascript:alert(1))", "[a](javascript:alert(1))"),  # parentheses: not a target
+        ("[a](javascript:void)", "a"),
+        ("![pic](data:image/png;base64,AAAA)", "pic"),
+        ('[a](http://u:p@h.example/x "t")', '[a](http://h.example/x "t")'),
+        ("<https://u:p@h.example/>", "<https://h.example/>"),
+        ("<javascript:alert>", "javascript:alert"),
+        ("[a](https://h.example/@user)", "[a](https://h.example/@user)"),
+        ("[a](http://[::1)", "[a](http://[::1)"),  # unparsable: left alone
+        ("plain text", "plain text"),
+    ],
+)
+def test_clean_markdown(before, after):
+    assert links.clean_markdown(before) == after
+
+
+# Tables: one style whichever path wrote them.
+
+
+def test_tables_have_one_separator_style_and_no_trailing_spaces():
+    raw = "| a | b |  \n| --- | :---: |\n|:--|--:|\n| 1 | 2 |   \n```\n| --- |  \n```"
+    assert (
+        markdown.tidy(raw) == "| a | b |\n|---|:---:|\n|:---|---:|\n| 1 | 2 |\n```\n| --- |  \n```"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "full_page"),
+    [
+        ("https://example.com/news/x", False),
+        ("https://docs.example.com/x", False),
+        ("https://example.com/news/x", True),
+    ],
+)
+def test_every_path_writes_the_same_table(url, full_page):
+    table = "<table><tr><th>Name</th><th>Size</th></tr><tr><td>alpha</td><td>3</td></tr></table>"
+    body = f"<main><article><p>{LOREM}</p>{table}<p>{LOREM}</p></article></main>"
+    doc = html_to_markdown(page(body), url, full_page=full_page)
+    assert "| Name | Size |\n|---|---|\n| alpha | 3 |" in doc.markdown
+    assert not any(line.endswith(" ") for line in doc.markdown.splitlines())
+
+
+# The document round-trips through the cache's JSON.
+
+
+def test_document_with_type_and_warnings_round_trips_through_json():
+    html = "<html><body>" + "<div>" * 400 + "<p>deep</p>" + "</div>" * 400 + "</body></html>"
+    doc = html_to_markdown(html, "https://example.com/")
+    assert doc.warnings
+    assert Document(**json.loads(json.dumps(asdict(doc)))) == doc

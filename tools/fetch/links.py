@@ -1,0 +1,82 @@
+"""Link and image targets that are safe to hand to a model: no script schemes, no user-info.
+
+A page's `javascript:`, `vbscript:` and `data:` targets do nothing useful for a reader and may
+carry payloads; `http://user:pass@host/` leaks a credential (the page's own, or the one in the
+URL web-fetch was given, once relative links are resolved against it). Both are cleaned in the
+tree, before any converter sees it, and again on the markdown, whichever converter wrote it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
+
+_SCRIPT_SCHEMES = ("javascript", "vbscript", "data")
+# Browsers drop ASCII whitespace and control characters anywhere in a scheme ("java\tscript:").
+_IGNORED = re.compile(r"[\x00-\x20\x7f]+")
+_ATTRIBUTES = ("href", "src")
+# A markdown link or image: [text](target) or ![alt](target), a target without spaces or
+# parentheses (the converters percent-encode those), optionally in angle brackets, and an
+# optional "title".
+_LINK = re.compile(r"(!?)\[((?:[^\[\]\\]|\\.)*)\]\(<?([^()\s<>]*)>?(\s+\"[^\"]*\")?\)")
+_AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]*:[^<>\s]*)>")
+
+
+def scheme(url: str) -> str:
+    """The scheme as a browser reads it, lower-case; "" for a relative URL."""
+    name, colon, _ = _IGNORED.sub("", url).partition(":")
+    return name.lower() if colon and name.isascii() and name.isalnum() else ""
+
+
+def is_script(url: str) -> bool:
+    return scheme(url) in _SCRIPT_SCHEMES
+
+
+def without_userinfo(url: str) -> str:
+    """The URL without `user:password@` in its authority; other URLs as they are."""
+    if "@" not in url:
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def clean_tree(tree: HtmlElement) -> None:
+    """Script targets removed (the element and its text stay) and user-info stripped."""
+    for element in tree.iter():
+        for name in _ATTRIBUTES:
+            value = element.get(name) if isinstance(element.tag, str) else None
+            if value is None:
+                continue
+            if is_script(value):
+                del element.attrib[name]
+            elif "@" in value:
+                element.set(name, without_userinfo(value))
+
+
+def clean_markdown(markdown: str) -> str:
+    """Every link and image of the markdown made safe: a script target leaves the link text
+    (or the image's alt text) alone; user-info is removed from the others."""
+
+    def link(match: re.Match[str]) -> str:
+        bang, text, target, title = match.groups()
+        if is_script(target):
+            return text
+        cleaned = without_userinfo(target)
+        return match.group(0) if cleaned == target else f"{bang}[{text}]({cleaned}{title or ''})"
+
+    def autolink(match: re.Match[str]) -> str:
+        target = match.group(1)
+        return target if is_script(target) else f"<{without_userinfo(target)}>"
+
+    if "](" not in markdown and "<" not in markdown:
+        return markdown
+    return _AUTOLINK.sub(autolink, _LINK.sub(link, markdown))

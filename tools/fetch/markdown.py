@@ -1,0 +1,82 @@
+"""HTML to markdown (html-to-markdown, a Rust converter), and the tidying every output gets.
+
+Whichever path wrote the markdown (trafilatura's serializer, this converter, embedded data),
+`tidy` gives it the same shape: tables without trailing spaces and with one separator style,
+safe link targets, no runs of blank lines.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from tools.fetch.links import clean_markdown
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
+
+_BLANKS = re.compile(r"\n{3,}")
+_SEPARATOR_CELL = re.compile(r"^\s*(:?)-+(:?)\s*$")
+_CELL_BORDER = re.compile(r"(?<!\\)\|")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+@cache
+def _options(*, include_links: bool) -> Any:
+    import html_to_markdown as h2m
+
+    return h2m.ConversionOptions(
+        extract_metadata=False,
+        preprocessing=h2m.PreprocessingOptions(enabled=False),
+        bullets="-",
+        newline_style="backslash",  # a visible hard break rather than two trailing spaces
+        autolinks=False,
+        strip_tags=[] if include_links else ["a"],
+    )
+
+
+def element_markdown(element: HtmlElement, *, include_links: bool) -> str:
+    """The element and everything in it as markdown."""
+    import lxml.html
+
+    html = lxml.html.tostring(element, encoding="unicode", with_tail=False)
+    return html_markdown(html, include_links=include_links)
+
+
+def html_markdown(html: str, *, include_links: bool) -> str:
+    import html_to_markdown as h2m
+
+    result = h2m.convert(html, _options(include_links=include_links))
+    return tidy(result.content or "")
+
+
+def tidy(markdown: str) -> str:
+    """One table style, safe links, at most one blank line in a row, no outer blank lines."""
+    return _BLANKS.sub("\n\n", _tables(clean_markdown(markdown))).strip()
+
+
+def _tables(markdown: str) -> str:
+    """Table rows without trailing spaces, and every separator row as |---|:---:|---:|."""
+    if "|" not in markdown:
+        return markdown
+    lines, fenced = markdown.split("\n"), False
+    for number, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and line.lstrip().startswith("|"):
+            lines[number] = _row(line)
+    return "\n".join(lines)
+
+
+def _row(line: str) -> str:
+    """A table row as `| a | b |` (no padding), or a separator row as `|---|:---:|`."""
+    row = line.strip()
+    cells = _CELL_BORDER.split(row.removeprefix("|").removesuffix("|") if row != "|" else "")
+    matches = [_SEPARATOR_CELL.match(cell) for cell in cells]
+    if all(matches):
+        marks = [f"{m.group(1)}---{m.group(2)}" for m in matches if m is not None]
+        return "|" + "|".join(marks) + "|"
+    if not row.endswith("|") or row.endswith("\\|"):
+        return line.rstrip()  # not a whole row (a line that merely starts with a bar)
+    return "| " + " | ".join(cell.strip() for cell in cells) + " |"

@@ -1,0 +1,31 @@
+"""Extraction for the page types that are not articles: each keeps what its type carries.
+
+documentation, listing, collection, service: the main region, pruned of boilerplate, whole
+(see region.py). forum: every post in order (forum.py). product: the main region, plus what
+the product's structured data says that the visible page does not (product.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
+
+    from tools.fetch.signals import Signals
+
+
+def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
+    """The page's content as markdown; "" when this way finds nothing."""
+    from tools.fetch.markdown import element_markdown
+    from tools.fetch.region import drop_product_cards, main_region, prune
+
+    prune(tree, keep_forms=page_type == "forum")
+    if page_type == "product":
+        drop_product_cards(tree)
+    markdown = element_markdown(main_region(tree), include_links=include_links)
+    if page_type == "product":
+        from tools.fetch.product import with_structured_data
+
+        markdown = with_structured_data(markdown, signals)
+    return markdown

@@ -1,0 +1,96 @@
+"""What a page says about itself: schema.org types and objects (JSON-LD, microdata), og:type,
+and the data a JavaScript app embeds for its first render. Read before scripts are removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from lxml.html import HtmlElement
+
+_MAX_SCRIPT = 2_000_000  # characters of one JSON script read; a larger one is skipped
+_MAX_OBJECTS = 500
+_MAX_DEPTH = 12
+# Scripts in which apps hand their first render's data to the browser.
+_APP_DATA = (
+    '//script[@id="__NEXT_DATA__" or @id="__NUXT_DATA__" or @type="application/json"]'
+    ' | //script[not(@src)][starts-with(normalize-space(.), "window.__NUXT__")]'
+)
+
+
+@dataclass(frozen=True)
+class Signals:
+    types: frozenset[str]  # schema.org types, lower-case, from JSON-LD and microdata
+    og_type: str  # lower-case, "" when absent
+    objects: tuple[dict[str, Any], ...]  # every JSON-LD object, nested ones included
+    app_data: tuple[str, ...]  # raw text of the app-data scripts
+
+
+def read(tree: HtmlElement) -> Signals:
+    objects = tuple(_ld_objects(tree))
+    types = {t.lower() for obj in objects for t in _types(obj)}
+    for itemtype in tree.xpath("//@itemtype"):
+        types.update(word.rstrip("/").rsplit("/", 1)[-1].lower() for word in str(itemtype).split())
+    og = tree.xpath('string(//meta[@property="og:type"]/@content)')
+    apps = tuple(str(s.text) for s in tree.xpath(_APP_DATA) if s.text and len(s.text) < _MAX_SCRIPT)
+    return Signals(frozenset(types), str(og).strip().lower(), objects, apps)
+
+
+def _ld_objects(tree: HtmlElement) -> Iterator[dict[str, Any]]:
+    import orjson
+
+    count = 0
+    for script in tree.xpath('//script[contains(@type, "ld+json")]'):
+        text = script.text or ""
+        if len(text) > _MAX_SCRIPT:
+            continue
+        try:
+            data = orjson.loads(text.strip().removesuffix(";"))
+        except orjson.JSONDecodeError:
+            continue
+        for obj in walk(data):
+            count += 1
+            if count > _MAX_OBJECTS:
+                return
+            yield obj
+
+
+def walk(data: Any, depth: int = 0) -> Iterator[dict[str, Any]]:
+    """Every dict in a JSON value, outer ones first, to a bounded depth."""
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(data, dict):
+        yield data
+        values: Any = data.values()
+    elif isinstance(data, list):
+        values = data
+    else:
+        return
+    for value in values:
+        yield from walk(value, depth + 1)
+
+
+def _types(obj: dict[str, Any]) -> list[str]:
+    kind = obj.get("@type")
+    names = kind if isinstance(kind, list) else [kind]
+    return [name.rsplit("/", 1)[-1] for name in names if isinstance(name, str)]
+
+
+def of_type(signals: Signals, *names: str) -> list[dict[str, Any]]:
+    """The JSON-LD objects of any of these types (lower-case names)."""
+    return [obj for obj in signals.objects if {t.lower() for t in _types(obj)} & set(names)]
+
+
+def text_of(value: Any) -> str:
+    """A JSON-LD value as text: strings as they are, the first usable item of a list."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list):
+        return next((text for item in value if (text := text_of(item))), "")
+    if isinstance(value, dict):
+        return text_of(value.get("name") or value.get("text") or value.get("@value"))
+    return ""
