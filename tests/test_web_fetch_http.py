@@ -209,7 +209,7 @@ def test_json_pretty_in_a_fence(web, private, ctype):
     assert out["content_type"] == ctype
 
 
-def make_pdf(text: str) -> bytes:
+def make_pdf(text: str, font: bytes = b"", *extra: bytes) -> bytes:
     content = f"BT /F1 24 Tf 72 700 Td ({text}) Tj ET".encode()
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
@@ -219,8 +219,9 @@ def make_pdf(text: str) -> bytes:
             b"/Resources << /Font << /F1 5 0 R >> >> >>"
         ),
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica %s>>" % font,
         b"<< /Title (A PDF Title) /Author (Pat Writer) >>",
+        *extra,
     ]
     out = b"%PDF-1.4\n"
     offsets = []
@@ -298,6 +299,113 @@ def test_charset_from_header_meta_and_bom(web, private):
     assert JAPANESE[:10] in by_header["content"]
     assert JAPANESE[:10] in by_meta["content"]
     assert FRENCH[:30] in by_bom["content"]
+
+
+# Python codecs that are not a browser's text encodings: each crashed or made lone surrogates.
+NOT_CHARSETS = [
+    "base64", "rot13", "zlib", "idna", "hex", "uu", "bz2", "quopri", "punycode", "utf-7",
+    "unicode_escape", "raw_unicode_escape", "utf-32", "x-user-defined", "replacement",
+    "iso-2022-kr", "mbcs", "undefined",
+]  # fmt: skip
+TRAP = "caf\u00e9 +2AA- \\ud800 +AGEAYgBj- 78 9c"  # what UTF-7 and unicode_escape would decode
+
+
+def _valid(out: dict[str, Any]) -> None:
+    """Every string in the answer encodes to UTF-8 (orjson refuses lone surrogates)."""
+    orjson.dumps(out)
+
+
+@pytest.mark.parametrize("label", NOT_CHARSETS)
+@pytest.mark.parametrize("where", ["header", "meta", "xml"])
+def test_a_label_that_is_not_a_text_encoding_is_unknown(web, private, label, where):
+    page = f"<html><head><title>T</title></head><body><article><p>{TRAP}</p></article></body>"
+    if where == "meta":
+        page = page.replace("<title>", f'<meta charset="{label}"><title>')
+    if where == "xml":
+        page = f'<?xml version="1.0" encoding="{label}"?>{page}'
+    ctype = f"text/html; charset={label}" if where == "header" else "text/html"
+    out = fetch(web.route("/c", reply(page.encode(), ctype)))
+    _valid(out)
+    assert TRAP in out["content"]
+
+
+@pytest.mark.parametrize("label", NOT_CHARSETS)
+def test_an_error_page_with_such_a_label(web, private, label):
+    body = f"<html><head><title>Gone {TRAP}</title></head></html>".encode()
+    out = fetch(web.route("/e", reply(body, f"text/html; charset={label}", 500)))
+    _valid(out)
+    assert out["error_code"] == "HTTP_ERROR"
+    assert "Gone caf\u00e9 +2AA- " in out["error"]
+
+
+@pytest.mark.parametrize("label", ["utf-7", "unicode_escape", "base64"])
+def test_such_a_label_on_plain_text_and_json(web, private, label):
+    text = fetch(web.route("/t", reply(TRAP.encode(), f"text/plain; charset={label}")))
+    assert text["content"] == TRAP
+    data = orjson.dumps({"k": TRAP})
+    out = fetch(web.route("/j", reply(data, f"application/json; charset={label}")))
+    assert TRAP.replace("\\", "\\\\") in out["content"]
+
+
+def test_bom_outranks_the_header_as_in_a_browser(web, private):
+    body = "\ufeff" + FRENCH
+    out = fetch(web.route("/b", reply(body.encode("utf-16-be"), "text/plain; charset=utf-16le")))
+    assert out["content"] == FRENCH
+
+
+@pytest.mark.parametrize("depth", [254, 300, 1024, 1025, 100_000])
+@pytest.mark.parametrize("ctype", ["application/json", None])
+def test_json_nested_too_deeply_is_shown_as_sent(web, private, depth, ctype):
+    body = b'{"a":' * depth + b"1" + b"}" * depth
+    url = web.route("/deep", reply(body, ctype))
+    out = fetch(url)
+    assert out["success"] is True, out
+    assert out["content_type"] == "application/json"
+    if depth > 254:
+        assert out["content"].startswith('```json\n{"a":{"a":')
+        end = fetch(url, offset=out["total_lines"])["content"]
+        assert "shown as sent, not re-indented" in end
+
+
+@pytest.mark.parametrize("body", [b"[1e999]", b'{"s": "\\ud800"}', b'["\\udc00x"]'])
+def test_valid_json_the_parser_refuses_is_shown_as_sent(web, private, body):
+    out = fetch(web.route("/j", reply(body, "application/json")))
+    _valid(out)
+    assert out["content"].startswith(f"```json\n{body.decode()}\n```")
+    assert "shown as sent" in out["content"]
+
+
+def surrogate_pdf() -> bytes:
+    """A PDF whose ToUnicode map gives lone surrogates, which pypdf passes on as they are."""
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /X def "
+        b"1 begincodespacerange <00> <FF> endcodespacerange "
+        b"2 beginbfchar <41> <D800> <42> <DC00D83D> endbfchar "
+        b"endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+    stream = b"<< /Length %d >>\nstream\n%s\nendstream" % (len(cmap), cmap)
+    return make_pdf("ABBA okay", b"/ToUnicode 7 0 R ", stream)
+
+
+def test_text_with_lone_surrogates_is_made_valid(web, private):
+    out = fetch(web.route("/s.pdf", reply(surrogate_pdf(), "application/pdf")))
+    _valid(out)
+    assert out["success"] is True, out
+    assert "\ufffd" in out["content"]
+    assert "okay" in out["content"]
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\xe9", b"\xc3", b"\xed\xa0\x80", b"\xf0\x9f\x99"])
+@pytest.mark.parametrize("ctype", ["text/html", "text/plain", None])
+def test_unlabelled_utf8_with_a_bad_byte_stays_utf8(web, private, bad, ctype):
+    text = _undeclared(GREEK_UTF8) if ctype != "text/plain" else GREEK_UTF8
+    middle = len(text.encode()) // 2
+    middle = text.encode().index(b" ", middle)
+    body = text.encode()[:middle] + bad + text.encode()[middle:]
+    out = fetch(web.route("/u", reply(body, ctype)))
+    assert GREEK_UTF8[:60] in out["content"], out
+    assert GREEK_UTF8[-60:].strip() in out["content"]
+    assert "\ufffd" in out["content"]
 
 
 # ---------------------------------------------------------------- redirects
