@@ -823,6 +823,34 @@ def test_connection_is_pinned_to_the_vetted_address(web, run_tool, tmp_path: Pat
     assert web.seen[-1][1]["Host"] == f"rebind.test:{port}"
 
 
+MAP_IDN = """
+import socket
+_real = socket.getaddrinfo
+_NAMES = {"b\u00fccher.test", "xn--bcher-kva.test"}
+def getaddrinfo(host, port, *args, **kwargs):
+    if (host.decode() if isinstance(host, bytes) else host) in _NAMES:
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+    return _real(host, port, *args, **kwargs)
+socket.getaddrinfo = getaddrinfo
+"""
+
+
+@pytest.mark.parametrize("private_by", ["IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "ALLOW_HOSTS"])
+def test_an_internationalised_host_name_is_fetched(web, run_tool, tmp_path: Path, private_by):
+    """The address is pinned and looked up under the name's xn-- form, which httpx dials."""
+    (tmp_path / "sitecustomize.py").write_text(MAP_IDN)
+    port = web.host_port.split(":")[1]
+    web.route("/p", reply(ARTICLE))
+    allow = ("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
+    if private_by == "ALLOW_HOSTS":
+        allow = ("IKIGAI_WEB_FETCH_ALLOW_HOSTS", "xn--bcher-kva.test")
+    env = {"PYTHONPATH": str(tmp_path), allow[0]: allow[1], "IKIGAI_WEB_TIMEOUT": "5"}
+    run = run_tool("web-fetch-tool", {"url": f"http://b\u00fccher.test:{port}/p"}, env=env)
+    assert run.json["success"] is True, run.json
+    assert run.json["url"] == f"http://xn--bcher-kva.test:{port}/p"
+    assert [h["Host"] for _, h in web.seen] == [f"xn--bcher-kva.test:{port}"] * 2
+
+
 MAP_TLS_TEST = """
 import socket
 _real = socket.getaddrinfo

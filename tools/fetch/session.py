@@ -90,13 +90,15 @@ class Session:
     def prepare(self, url: str, hop: int) -> httpx.URL:
         """The URL to request, after the guard has vetted its host and pinned its address."""
         target, port = parse_hop(url, hop)
-        if self.backend.pinned(target.host):
+        # The name as DNS and the connection see it: an IDN's xn-- form, not target.host.
+        host = target.raw_host.decode("ascii")
+        if self.backend.pinned(host):
             return target  # one DNS answer per host and call: robots.txt and page agree
         try:
-            address = vet(target.host, port, self.policy, self.deadline.remaining())
+            address = vet(host, port, self.policy, self.deadline.remaining())
         except ToolError as err:
             raise _on_hop(err, url, hop) from None
-        self.backend.pin(target.host, address)
+        self.backend.pin(host, address)
         return target
 
     def open(self, url: httpx.URL, timeout: httpx.Timeout) -> httpx.Response:
