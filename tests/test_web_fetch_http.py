@@ -6,6 +6,7 @@ with IKIGAI_WEB_FETCH_ALLOW_PRIVATE or IKIGAI_WEB_FETCH_ALLOW_HOSTS as each test
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
 import socket
@@ -446,6 +447,146 @@ def test_redirect_to_another_scheme_is_blocked(web, private, location):
     out = fetch(web.route("/r", redirect(location)))
     assert out["error_code"] == "BLOCKED_URL"
     assert "http" in out["error"]
+
+
+# ---------------------------------------------------------------- credentials in the URL
+
+USER, PASSWORD = "agent-user", "pw-Z9q!x@7"  # '@' and '!' are percent-encoded in the URL
+USERINFO = "agent-user:pw-Z9q%21x%407@"
+TOKEN = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+SECRETS = ("pw-Z9q", "%21x%407", TOKEN, "agent-user", "KEY-1f2e3d", "SIG-9a8b7c", "TOK-5d6e")
+SECRET_QUERY = "api_key=KEY-1f2e3d&q=cats&X-Amz-Signature=SIG-9a8b7c&access_token=TOK-5d6e"
+PLAIN = """<html><head><title>Plain</title></head><body><article>
+<p>A page with no site name of its own, so the host becomes one, and with
+<a href="#top">a same-page link</a>, <a href="">an empty link</a> and
+<a href="?page=2">a query link</a>, all resolved against the page's address. More words to make
+this paragraph the main content of the page for the extractor to keep it whole and unchanged.</p>
+</article></body></html>"""
+
+
+def _leaks(*texts: str) -> list[str]:
+    return [secret for secret in SECRETS for text in texts if secret in text]
+
+
+def _cache_text(tmp_path: Path) -> str:
+    files = (tmp_path / "cache").rglob("*")
+    return "".join(f.read_text(errors="replace") for f in files if f.is_file())
+
+
+def _with_userinfo(url: str) -> str:
+    return url.replace("http://", f"http://{USERINFO}", 1)
+
+
+def _echo_headers(h: BaseHTTPRequestHandler) -> None:
+    lines = "".join(f"<p>{k}: {v}</p>" for k, v in h.headers.items())
+    reply(f"<html><body><article>{lines}</article></body></html>")(h)
+
+
+def test_userinfo_is_basic_auth_and_is_never_shown(web, private, tmp_path):
+    web.route("/p", reply(PLAIN))
+    url = f"{web.url}/p?{SECRET_QUERY}"
+    out = fetch(_with_userinfo(url), full_page=True)
+    assert out["success"] is True, out
+    assert out["url"] == f"{web.url}/p?api_key=***&q=cats&X-Amz-Signature=***&access_token=***"
+    assert f"({out['url']}#top)" in out["content"]
+    assert out.get("site_name", web.host_port) == web.host_port
+    assert _leaks(orjson.dumps(out).decode(), _cache_text(tmp_path)) == []
+    page = dict(web.seen[-1][1])
+    assert page["Authorization"] == f"Basic {TOKEN}"
+    assert "Authorization" not in dict(web.seen[0][1])  # robots.txt: not what was asked for
+    assert fetch(url)["success"] is True  # another cache entry: sent without credentials
+    assert "Authorization" not in dict(web.seen[-1][1])
+
+
+def test_a_page_that_echoes_the_credentials_shows_them_masked(web, private, tmp_path):
+    out = fetch(_with_userinfo(web.route("/echo", _echo_headers)), full_page=True)
+    assert f"Basic {TOKEN}" in web.seen[-1][1]["Authorization"]
+    assert "Authorization: Basic ***" in out["content"]
+    assert _leaks(orjson.dumps(out).decode(), _cache_text(tmp_path)) == []
+
+
+def test_credentials_follow_same_origin_redirects_only(web, other_web, private):
+    other_web.route("/there", reply(PLAIN))
+    web.route("/here", reply(PLAIN))
+    web.route("/hop", redirect("/here"))
+    web.route("/away", redirect(other_web.url + "/there"))
+    web.route("/login", redirect(other_web.url.replace("//", "//evil:pw-of-the-page@") + "/there"))
+    assert fetch(_with_userinfo(web.url + "/hop"))["success"] is True
+    assert web.seen[-1][0] == "/here"
+    assert web.seen[-1][1]["Authorization"] == f"Basic {TOKEN}"
+    for path in ("/away", "/login"):
+        out = fetch(_with_userinfo(web.url + path))
+        assert out["url"] == other_web.url + "/there"
+        assert "Authorization" not in other_web.seen[-1][1]
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [
+        reply("<title>Gone</title>", status=404),
+        reply("x" * 5000, "text/plain", headers={"Content-Length": "99999999999"}),
+        reply(b"\x89PNG\r\n", "image/png"),
+        reply(b"%PDF-1.4 broken", "application/pdf"),
+        reply(b"{oops", "application/json"),
+        reply(b"", None, 302),
+    ],
+)
+def test_error_messages_never_show_credentials(web, private, handler):
+    url = web.route("/e", handler)
+    out = fetch(_with_userinfo(url) + "?" + SECRET_QUERY)
+    assert out["success"] is False, out
+    assert _leaks(out["error"]) == []
+
+
+def test_error_messages_about_redirects_never_show_credentials(web, private, monkeypatch):
+    secret_hop = f"http://{USERINFO}127.0.0.1:1/x?{SECRET_QUERY}"
+    web.route("/loop", redirect(web.url + "/loop?" + SECRET_QUERY))
+    web.route("/ftp", redirect(f"ftp://{USERINFO}e.com/?{SECRET_QUERY}"))
+    web.route("/bad", redirect(f"http://{USERINFO}[::1/?{SECRET_QUERY}"))
+    web.route("/private", redirect(secret_hop.replace("127.0.0.1", "10.0.0.1")))
+    for path in ("/loop", "/ftp", "/bad", "/private"):
+        if path == "/private":
+            monkeypatch.delenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE")
+            monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_HOSTS", "127.0.0.1")
+        out = fetch(_with_userinfo(web.url + path))
+        assert out["success"] is False, out
+        assert _leaks(out["error"]) == [], out
+
+
+def test_robots_refusal_never_shows_credentials(web, private):
+    web.route("/robots.txt", reply("User-agent: *\nDisallow: /\n", "text/plain"))
+    out = fetch(_with_userinfo(web.route("/p", reply(PLAIN))) + "?" + SECRET_QUERY)
+    assert out["error_code"] == "ROBOTS_DISALLOWED"
+    assert _leaks(out["error"]) == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://{USERINFO}exa mple.com/?{SECRET_QUERY}",
+        f"ftp://{USERINFO}example.com/?{SECRET_QUERY}",
+        f"http://{USERINFO}example.com:99999/?{SECRET_QUERY}",
+        f"http://{USERINFO}example.com/" + "a" * 5000,
+    ],
+)
+def test_invalid_url_messages_never_show_credentials(url):
+    out = fetch(url)
+    assert out["error_code"] == "INVALID_INPUT"
+    assert _leaks(out["error"]) == []
+
+
+def test_blocked_url_message_never_shows_credentials():
+    out = fetch(f"http://{USERINFO}127.0.0.1/?{SECRET_QUERY}")
+    assert out["error_code"] == "BLOCKED_URL"
+    assert _leaks(out["error"]) == []
+
+
+def test_secret_parameters_are_sent_as_given(web, private):
+    web.route("/p", reply(PLAIN))
+    fetch(f"{web.url}/p?{SECRET_QUERY}")
+    assert web.seen[-1][0] == "/p"
+    page = [path for path, _ in web.seen]
+    assert page == ["/robots.txt", "/p"]
 
 
 # ---------------------------------------------------------------- SSRF through redirects

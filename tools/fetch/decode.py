@@ -211,7 +211,7 @@ def to_document(
     """
     kind = readable_type(header, body)
     document = _read_as(kind, body, header, url, full_page=full_page, include_links=include_links)
-    return _valid_document(document), kind
+    return _clean_document(document), kind
 
 
 def _read_as(
@@ -237,10 +237,14 @@ def _read_as(
     return Document(markdown=to_text(body, header))
 
 
-def _valid_document(document: Document) -> Document:
-    """The document with lone surrogates (pypdf makes them from bad ToUnicode maps) replaced."""
+def _clean_document(document: Document) -> Document:
+    """The document with lone surrogates (pypdf makes them from bad ToUnicode maps) replaced,
+    and the call's credentials masked where the page echoes them (a headers echo page)."""
+    from common.redact import mask_secrets
+
     found = {f.name: getattr(document, f.name) for f in fields(document)}
-    return replace(document, **{k: valid_text(v) for k, v in found.items() if isinstance(v, str)})
+    clean = {k: mask_secrets(valid_text(v)) for k, v in found.items() if isinstance(v, str)}
+    return replace(document, **clean)
 
 
 def _text_of(body: bytearray, header: str | None) -> str:
