@@ -935,6 +935,40 @@ def test_tool_stall_times_out(web, run_tool):
     assert time.monotonic() - started < 5
 
 
+def _pdf_without_eof() -> bytes:
+    return make_pdf("Still readable").rpartition(b"%%EOF")[0]
+
+
+def _pdf_with_a_bad_xref() -> bytes:
+    pdf = make_pdf("Odd offsets")
+    return pdf.replace(b"0000000009 00000 n", b"0000000999 00000 n")
+
+
+def _pdf_with_a_corrupt_stream() -> bytes:
+    pdf = make_pdf("x")
+    return pdf.replace(b"/Length", b"/Filter /FlateDecode /Length")
+
+
+@pytest.mark.parametrize(
+    ("body", "ctype"),
+    [
+        (_pdf_without_eof(), "application/pdf"),
+        (_pdf_with_a_bad_xref(), "application/pdf"),
+        (_pdf_with_a_corrupt_stream(), "application/pdf"),
+        (b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\nbroken", "application/pdf"),
+        (b"<html><body><p>" + b"<div>" * 300 + b"deep", "text/html; charset=rot13"),
+        (b"<html lang=xx><time datetime=99999>x</time><p>\xff\xfe\x00 a", "text/html"),
+    ],
+    ids=["pdf-no-eof", "pdf-bad-xref", "pdf-bad-stream", "pdf-broken", "html-deep", "html-odd"],
+)
+def test_libraries_write_nothing_on_stderr(web, run_tool, body, ctype):
+    url = web.route("/doc", reply(body, ctype))
+    run = run_tool("web-fetch-tool", {"url": url}, env={"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"})
+    assert run.code == 0
+    assert run.stderr == ""
+    assert isinstance(run.json["success"], bool)
+
+
 REBIND = """
 import ipaddress, socket
 _real = socket.getaddrinfo
