@@ -14,6 +14,7 @@ import ssl
 import subprocess
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -772,10 +773,218 @@ def test_500_with_the_pages_first_text(web, private):
     assert "Database exploded" in out["error"]
 
 
-def test_429_carries_retry_after(web, private):
-    out = fetch(web.route("/rl", reply("", "text/plain", 429, {"Retry-After": "30"})))
+@pytest.mark.parametrize(
+    ("status", "wait", "expected"),
+    [(429, "30", 30), (429, "1", 1), (429, "86400", 86400), (503, "120", 120), (429, None, None),
+     (429, "soon", None), (503, "Wed, 21 Oct 2015 07:28:00 GMT", 0)],
+)  # fmt: skip
+def test_429_and_503_carry_retry_after(web, private, status, wait, expected):
+    headers = {"Retry-After": wait} if wait else {}
+    started = time.monotonic()
+    out = fetch(web.route("/rl", reply("", "text/plain", status, headers)))
+    assert time.monotonic() - started < 2  # never waits for the site: the model decides
     assert out["error_code"] == "HTTP_ERROR"
-    assert out["retry_after"] == 30
+    assert out.get("retry_after") == expected
+    assert web.paths().count("/rl") == 1
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 504])
+def test_server_errors_are_http_errors(web, private, status):
+    out = fetch(web.route("/e", reply("<title>Bad Gateway</title>", status=status)))
+    assert out["error_code"] == "HTTP_ERROR"
+    assert str(status) in out["error"]
+    assert "server error" in out["error"]
+
+
+# ---------------------------------------------------------------- hostile remote side
+
+
+def _endless(web: Web, status: int = 200, extra: dict[str, str] | None = None) -> Handler:
+    """A chunked body that never ends, as fast as the client reads it."""
+
+    def handle(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(status)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Transfer-Encoding", "chunked")
+        for key, value in (extra or {}).items():
+            h.send_header(key, value)
+        h.end_headers()
+        piece = b"<p>" + b"endless " * 8000 + b"</p>"
+        while not web.stop.is_set():
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+
+    return handle
+
+
+PEAK_MEMORY = """
+import atexit, os
+def _report():
+    with open("/proc/self/status") as status:
+        peak = next(line for line in status if line.startswith("VmHWM:"))
+    with open(os.environ["PEAK_FILE"], "w") as out:
+        out.write(peak.split()[1])
+atexit.register(_report)
+"""
+
+
+def _bomb(megabytes: int, wbits: int) -> bytes:
+    """`megabytes` MiB of one byte, compressed a MiB at a time (the test stays small too)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    mib = b"A" * (1 << 20)
+    return b"".join(packer.compress(mib) for _ in range(megabytes)) + packer.flush()
+
+
+@pytest.mark.parametrize("kind", ["endless", "gzip", "deflate"])
+def test_endless_bodies_and_bombs_stop_at_the_cap_in_bounded_memory(web, run_tool, tmp_path, kind):
+    if kind == "endless":
+        handler = _endless(web)
+    else:
+        bomb = _bomb(500, 31 if kind == "gzip" else 15)
+        handler = reply(bomb, "text/html", headers={"Content-Encoding": kind})
+    (tmp_path / "sitecustomize.py").write_text(PEAK_MEMORY)
+    env = {"PYTHONPATH": str(tmp_path), "PEAK_FILE": str(tmp_path / "peak"),
+           "IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1", "IKIGAI_WEB_TIMEOUT": "20"}  # fmt: skip
+    started = time.monotonic()
+    run = run_tool("web-fetch-tool", {"url": web.route("/big", handler)}, env=env)
+    assert run.json["error_code"] == "TOO_LARGE"
+    assert run.stderr == ""
+    assert time.monotonic() - started < 20
+    peak_mib = int((tmp_path / "peak").read_text()) / 1024
+    assert peak_mib < 100, f"{peak_mib:.0f} MiB"  # the interpreter, httpx, the 10 MiB cap
+
+
+@pytest.mark.parametrize("kind", ["endless", "gzip bomb"])
+def test_an_endless_or_bombed_error_page_is_read_only_in_part(web, private, kind):
+    bomb = gzip.compress(b"<title>Boom</title>" + b" " * (100 * 1024 * 1024))
+    gz = {"Content-Encoding": "gzip"}
+    handler = _endless(web, 500) if kind == "endless" else reply(bomb, "text/html", 500, gz)
+    started = time.monotonic()
+    out = fetch(web.route("/e", handler))
+    assert out["error_code"] == "HTTP_ERROR"
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("kind", ["endless", "gzip bomb"])
+def test_an_endless_or_bombed_robots_txt_is_read_only_in_part(web, private, kind):
+    bomb = gzip.compress(b"User-agent: *\nDisallow: /x\n" + b"#" * (100 * 1024 * 1024))
+    gz = {"Content-Encoding": "gzip"}
+    robots_txt = _endless(web) if kind == "endless" else reply(bomb, "text/plain", headers=gz)
+    web.route("/robots.txt", robots_txt)
+    started = time.monotonic()
+    out = fetch(web.route("/p", reply(ARTICLE)))
+    assert out["success"] is True, out
+    assert time.monotonic() - started < 5
+
+
+def test_dns_failure(monkeypatch):
+    def fail(*_: object, **__: object) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", fail)
+    out = fetch("http://no-such-host.test/")
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "DNS" in out["error"]
+
+
+def test_dns_that_never_answers_ends_at_the_deadline(monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *_, **__: time.sleep(10))
+    started = time.monotonic()
+    out = fetch("http://slow-dns.test/")
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "timeout" in out["error"]
+    assert time.monotonic() - started < 2
+
+
+def test_a_server_that_never_accepts_times_out(private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
+    with socket.create_server(("127.0.0.1", 0), backlog=8) as listener:
+        port = listener.getsockname()[1]  # the kernel completes handshakes; nobody reads
+        started = time.monotonic()
+        out = fetch(f"http://127.0.0.1:{port}/")
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "timeout" in out["error"]
+    assert time.monotonic() - started < 2
+
+
+def test_headers_dribbled_forever_end_at_the_deadline(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1.5")
+
+    def dribble(h: BaseHTTPRequestHandler) -> None:
+        h.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        while not web.stop.wait(0.05):
+            h.wfile.write(b"X-Slow: 1\r\n")
+            h.wfile.flush()
+
+    started = time.monotonic()
+    out = fetch(web.route("/slowloris", dribble))
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "timeout" in out["error"]
+    assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize("kind", ["endless headers", "not http", "bad status"])
+def test_a_response_that_is_not_http_is_a_network_error(web, private, kind):
+    def garbage(h: BaseHTTPRequestHandler) -> None:
+        if kind == "endless headers":
+            h.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            while not web.stop.is_set():
+                h.wfile.write(b"X-Junk: " + b"j" * 1000 + b"\r\n")
+        h.wfile.write(b"SSH-2.0-OpenSSH\r\n\r\n" if kind == "not http" else b"HTTP/1.1 99x\r\n\r\n")
+
+    started = time.monotonic()
+    out = fetch(web.route("/g", garbage))
+    assert out["error_code"] == "NETWORK_ERROR", out
+    assert time.monotonic() - started < 5
+
+
+def test_the_deadline_covers_robots_txt_and_every_redirect(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1.5")
+
+    def slowly(handler: Handler) -> Handler:
+        def handle(h: BaseHTTPRequestHandler) -> None:
+            web.stop.wait(0.4)
+            handler(h)
+
+        return handle
+
+    web.route("/robots.txt", slowly(reply("User-agent: *\nAllow: /\n", "text/plain")))
+    for i in range(5):
+        web.route(f"/r{i}", slowly(redirect(f"/r{i + 1}")))
+    web.route("/r5", slowly(reply(ARTICLE)))
+    started = time.monotonic()
+    out = fetch(web.url + "/r0")
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "timeout" in out["error"]
+    assert time.monotonic() - started < 2.2
+
+
+@pytest.mark.parametrize("kind", ["content-length", "chunked"])
+def test_a_truncated_body_is_a_network_error(web, private, kind):
+    def truncated(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        if kind == "chunked":
+            h.send_header("Transfer-Encoding", "chunked")
+            h.end_headers()
+            h.wfile.write(b"400\r\n<p>only part of a chunk")
+        else:
+            h.send_header("Content-Length", "100000")
+            h.end_headers()
+            h.wfile.write(b"<p>only part of the body")
+        h.wfile.flush()
+        h.close_connection = True
+
+    out = fetch(web.route("/cut", truncated))
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "reset" in out["error"] or "dropped" in out["error"]
+
+
+def test_a_truncated_gzip_body_gives_what_arrived(web, private):
+    body = gzip.compress(ARTICLE.encode())[:-200]
+    out = fetch(web.route("/gz", reply(body, "text/html", headers={"Content-Encoding": "gzip"})))
+    _valid(out)
+    assert out["success"] is True or out["error_code"] in ("PARSE_ERROR", "NETWORK_ERROR")
 
 
 # ---------------------------------------------------------------- robots.txt
