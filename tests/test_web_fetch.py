@@ -298,6 +298,10 @@ def test_detected_encodings_are_mapped_to_a_browsers(detected, expected):
     assert decode._browser_codec(detected) == expected
 
 
+def test_undetectable_bytes_are_read_as_windows_1252():
+    assert decode._detect(bytes(range(256)) * 4) == "cp1252"
+
+
 def test_valid_text_joins_surrogate_pairs_and_replaces_lone_ones():
     assert decode.valid_text("a\ud83d\ude00b\ud800c\udc00") == "a\U0001f600b\ufffdc\ufffd"
     assert decode.valid_text("plain") == "plain"

@@ -888,7 +888,12 @@ def test_dns_failure(monkeypatch):
 
 def test_dns_that_never_answers_ends_at_the_deadline(monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
-    monkeypatch.setattr(socket, "getaddrinfo", lambda *_, **__: time.sleep(10))
+
+    def hang(*_: object, **__: object) -> Any:
+        time.sleep(10)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hang)
     started = time.monotonic()
     out = fetch("http://slow-dns.test/")
     assert out["error_code"] == "NETWORK_ERROR"

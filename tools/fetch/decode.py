@@ -90,8 +90,6 @@ def declared_charset(body: bytes | bytearray, header: str | None) -> str | None:
 def to_text(body: bytes | bytearray, header: str | None) -> str:
     """The body as text in its declared charset, else UTF-8 if it mostly is, else detected."""
     name = declared_charset(body, header) or _undeclared(body)
-    if body.startswith(codecs.BOM_UTF8) and name == "utf-8":
-        name = "utf-8-sig"
     return valid_text(body.decode(name, errors="replace"))
 
 
@@ -301,7 +299,7 @@ def pdf_document(body: bytes, url: str) -> Document:
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ToolError(
             ErrorCode.PARSE_ERROR,
-            f"The PDF at {url} could not be read ({type(exc).__name__}: {exc}). "
+            f"The PDF at {url} could not be read ({type(exc).__name__}: {valid_text(str(exc))}). "
             "It may be damaged or encrypted; look for an HTML version.",
         ) from None
     text = "\n\n".join(p for p in pages if p)
