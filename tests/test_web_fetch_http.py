@@ -398,9 +398,10 @@ def test_text_with_lone_surrogates_is_made_valid(web, private):
 
 
 @pytest.mark.parametrize("bad", [b"\xff", b"\xe9", b"\xc3", b"\xed\xa0\x80", b"\xf0\x9f\x99"])
-@pytest.mark.parametrize("ctype", ["text/html", "text/plain", None])
+@pytest.mark.parametrize("ctype", ["text/html", "text/plain", None, "sniffed text"])
 def test_unlabelled_utf8_with_a_bad_byte_stays_utf8(web, private, bad, ctype):
-    text = _undeclared(GREEK_UTF8) if ctype != "text/plain" else GREEK_UTF8
+    text = GREEK_UTF8 if ctype in ("text/plain", "sniffed text") else _undeclared(GREEK_UTF8)
+    ctype = None if ctype == "sniffed text" else ctype
     middle = len(text.encode()) // 2
     middle = text.encode().index(b" ", middle)
     body = text.encode()[:middle] + bad + text.encode()[middle:]

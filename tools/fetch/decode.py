@@ -103,12 +103,15 @@ def valid_text(text: str) -> str:
 def _undeclared(body: bytes | bytearray) -> str:
     """UTF-8 when the body is UTF-8 but for a few bad bytes, else the detector's guess."""
     sample = bytes(body[:_NO_CHARSET_SAMPLE])
-    text = sample.decode("utf-8", errors="replace")
+    return "utf-8" if _mostly_utf8(sample) else _detect(sample)
+
+
+def _mostly_utf8(sample: bytes | bytearray) -> bool:
+    """Valid UTF-8, or valid multi-byte characters outnumbering the bad bytes (see above)."""
+    text = bytes(sample).decode("utf-8", errors="replace")
     replaced = text.count("\ufffd") - sample.count("\ufffd".encode())
-    if not replaced:
-        return "utf-8"
     multibyte = len(text) - len(text.encode("ascii", errors="ignore")) - replaced
-    return "utf-8" if multibyte >= _UTF8_MAJORITY * replaced else _detect(sample)
+    return multibyte >= _UTF8_MAJORITY * replaced
 
 
 def _detect(body: bytes) -> str:
@@ -157,7 +160,7 @@ def sniff(body: bytes | bytearray) -> str | None:
         return "text/html"
     if head.lstrip()[:1] in (b"{", b"[") and _json_or_none(body) is not None:
         return "application/json"
-    if b"\x00" not in head and _is_utf8(head):
+    if b"\x00" not in head and (_is_utf8(head) or _mostly_utf8(head)):
         return "text/plain"
     return None
 
