@@ -68,6 +68,14 @@ PROVIDERS: dict[str, Provider] = {
             "Sign up at https://app.tavily.com/ (free tier available) and copy the key.",
         ),
         Provider(
+            "gemini",
+            "web_search_gemini",
+            "a Gemini API key",
+            (Field("api_key", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),),
+            "https://aistudio.google.com/apikey",
+            "Create a key at https://aistudio.google.com/apikey (free tier available).",
+        ),
+        Provider(
             "searxng",
             "web_search_searxng",
             "the base URL of a SearXNG instance",
@@ -100,8 +108,9 @@ def resolve(provider: Provider) -> dict[str, str]:
             found[field.name] = value
             if field.secret:
                 register_secret(value)
-    if len(found) < len(provider.fields):
-        raise missing(provider, problem)
+    absent = [f for f in provider.fields if f.name not in found]
+    if absent:
+        raise missing(provider, problem, absent)
     return found
 
 
@@ -152,13 +161,15 @@ def _read_file() -> tuple[dict[str, Any], str]:
     return data, ""
 
 
-def missing(provider: Provider, problem: str = "") -> ToolError:
-    """AUTH_MISSING, telling exactly what to set and where."""
+def missing(provider: Provider, problem: str = "", absent: list[Field] | None = None) -> ToolError:
+    """AUTH_MISSING, telling exactly what is missing, what to set and where."""
     path = credentials_path()
-    names = " and ".join(f.env[0] for f in provider.fields)
+    fields = absent or list(provider.fields)
+    names = " and ".join(f.env[0] for f in fields)
+    lacks = "" if len(fields) == len(provider.fields) else f" ({names} is not set)"
     message = (
-        f"{provider.tool} needs {provider.label}: set {names} in the environment or add it "
-        f"to {path}. {provider.how}"
+        f"{provider.tool} needs {provider.label}{lacks}: set {names} in the environment or "
+        f"add {'them' if len(fields) > 1 else 'it'} to {path}. {provider.how}"
     )
     if problem:
         message += f" Note: {problem}."
@@ -169,6 +180,7 @@ def event(
     provider: Provider,
     error_type: str | None = None,
     alternatives: list[str] | None = None,
+    wait: int | None = None,
 ) -> dict[str, Any]:
     """The `config_required` event; `error_type` is `auth_invalid` or `rate_limit`."""
     data: dict[str, Any] = {
@@ -181,15 +193,27 @@ def event(
         data["error_type"] = error_type
     if alternatives is not None:
         data["alternative_tools"] = alternatives
-    return {"kind": "config_required", "content": _content(provider, error_type), "data": data}
+    if error_type == "rate_limit":
+        content = _rate_content(provider, alternatives or [], wait)
+    else:
+        content = _content(provider, error_type)
+    return {"kind": "config_required", "content": content, "data": data}
+
+
+def _rate_content(provider: Provider, others: list[str], wait: int | None) -> str:
+    # The key works: no sign-up or export text, only when to retry and what works now.
+    when = f"Try again in {wait} s." if wait is not None else "Try again later."
+    text = f"⚠ Rate Limit Reached\n\n{provider.tool}: the provider's rate limit or quota is "
+    text += f"used up. {when}"
+    return text + (f"\nSearch tools ready now: {', '.join(others)}." if others else "")
 
 
 def _content(provider: Provider, error_type: str | None) -> str:
     path = credentials_path()
     lead = {
         None: f"{provider.tool} needs {provider.label}.",
-        "auth_invalid": f"{provider.tool}: the provider rejected the configured credential.",
-        "rate_limit": f"{provider.tool}: the provider's rate limit or quota is used up.",
+        "auth_invalid": f"{provider.tool}: the provider rejected the configured credential; "
+        "replace it.",
     }[error_type]
     exports = "\n".join(
         f'  export {f.env[0]}="{_PLACEHOLDER.get(f.name, "https://searx.example.org")}"'

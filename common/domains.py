@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 Result = dict[str, Any]
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 _PORT = re.compile(r":\d*$")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*$")
+_SPECIAL = frozenset({"http", "https", "ws", "wss", "ftp"})
+_C0_OR_SPACE = "".join(map(chr, range(0x21)))
+_TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
 # When every domain of a fan-out fails, the most specific error wins.
 _PRECEDENCE = (
     ErrorCode.RATE_LIMIT,
@@ -114,12 +118,37 @@ def _urlsplit(url: str) -> SplitResult:
     return urlsplit(url)
 
 
-def host_of(url: str) -> str:
-    """The URL's host, lower case, ASCII (IDNA), without port or userinfo; "" if none."""
+def browser_split(url: str) -> SplitResult | None:
+    """`url` split the way a browser reads it (the WHATWG URL Standard), in the points that
+    decide where it leads; None when it is no URL. Unlike urllib, a browser drops tabs and
+    line breaks, reads a backslash as a slash in web URLs (so `https://evil.com\\@wiki.org/`
+    leads to evil.com) and skips any number of slashes before the host.
+
+    Written out here: a WHATWG parser library costs a tenth of a search's start-up to import.
+    """
+    text = _TAB_OR_NEWLINE.sub("", url.strip(_C0_OR_SPACE))
+    scheme, colon, rest = text.partition(":")
+    if not colon or not _SCHEME.match(scheme):
+        return None
+    scheme = scheme.lower()
+    if scheme in _SPECIAL:
+        end = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+        rest = "//" + rest[:end].replace("\\", "/").lstrip("/") + rest[end:]
     try:
-        host = _urlsplit(url).hostname or ""
+        parts = _urlsplit(f"{scheme}:{rest}")
+        _ = parts.port  # checks the port's range
     except ValueError:
-        return ""
+        return None
+    return parts
+
+
+def host_of(url: str) -> str:
+    """The host a browser would contact for `url`: lower case, ASCII (IDNA), percent-escapes
+    and a final dot undone, without port or userinfo; "" if none."""
+    from urllib.parse import unquote
+
+    parts = browser_split(url)
+    host = unquote(parts.hostname or "").rstrip(".") if parts is not None else ""
     try:
         return host.encode("idna").decode("ascii")
     except UnicodeError:

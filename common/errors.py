@@ -47,7 +47,17 @@ class UsageError(Exception):
 
 def invalid(field: str, value: object, allowed: str) -> ToolError:
     """INVALID_INPUT naming the field, the value received and what is allowed."""
-    shown = repr(value)
+    shown = spelled(value)
     if len(shown) > 80:
         shown = shown[:77] + "..."
     return ToolError(ErrorCode.INVALID_INPUT, f"'{field}' is {shown}; {allowed}.")
+
+
+def spelled(value: object) -> str:
+    """A value as the caller wrote it in JSON: true, null, "text", a huge integer exactly."""
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)

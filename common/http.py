@@ -1,4 +1,10 @@
-"""The one HTTP client factory, the one place httpx errors become NETWORK_ERROR, and retries.
+"""The HTTP layer of every tool: a client bound to the call's deadline, bounded bodies,
+retries, and the one place where httpx errors become NETWORK_ERROR.
+
+The deadline is enforced on the socket: every connect, read and write waits at most until
+the call's end, so a server that dribbles its answer a byte at a time cannot keep a call
+alive past `IKIGAI_WEB_TIMEOUT`. Bodies are read as they stream and decompressed in bounded
+pieces, so neither an endless body nor a compression bomb can fill memory.
 
 Imported only on a call's path (it imports httpx), never by `--schema`.
 """
@@ -11,22 +17,28 @@ import random
 import socket
 import ssl
 import time
-from collections.abc import Callable
+import zlib
+from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
+import httpcore
 import httpx
 
 from common.errors import ErrorCode, ToolError
 from common.redact import excerpt, redact
+from common.text import decode
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
     from common.settings import Settings
 
 CONNECT_TIMEOUT = 5.0
 SHORT_WAIT = 2.0  # a 429 asking for at most this long is retried once
+MAX_BODY = 4 * 1024 * 1024  # decoded bytes of a provider answer: a page of results is kBs
+CHUNK = 64 * 1024
 _JITTER = (0.2, 0.6)
-
-WaitHint = Callable[[httpx.Response], int | None]
 
 
 class Deadline:
@@ -38,6 +50,13 @@ class Deadline:
 
     def remaining(self) -> float:
         return max(0.0, self.end - time.monotonic())
+
+    def left(self, timeout: float | None) -> float:
+        """`timeout` cut to what remains; a read or connect after the end times out at once."""
+        remaining = self.end - time.monotonic()
+        if remaining <= 0:
+            raise httpcore.ReadTimeout("the call's deadline passed")
+        return remaining if timeout is None else min(timeout, remaining)
 
     def timeout(self) -> httpx.Timeout:
         left = max(self.remaining(), 0.001)
@@ -51,51 +70,336 @@ class Deadline:
         )
 
 
-def endpoint(variable: str, default: str) -> str:
-    """A provider's endpoint, replaced by its override variable when set."""
-    return os.environ.get(variable, "").strip() or default
+class DeadlineStream(httpcore.NetworkStream):
+    """A socket stream whose every wait is cut short at the deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream, deadline: Deadline) -> None:
+        self._inner = inner
+        self._deadline = deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, self._deadline.left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._deadline.left(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        del ssl_context  # the pool's is a placeholder: see DeadlineTransport
+        tls = self._inner.start_tls(tls_context(), server_hostname, self._deadline.left(timeout))
+        return DeadlineStream(tls, self._deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
 
 
-def client(settings: Settings, *, user_agent: str | None = None, **kwargs: Any) -> httpx.Client:
+class DeadlineBackend(httpcore.SyncBackend):
+    """Opens connections whose every wait ends with the call's deadline."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self.deadline = deadline
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        left = self.deadline.left(timeout)
+        stream = super().connect_tcp(host, port, left, local_address, socket_options)
+        return DeadlineStream(stream, self.deadline)
+
+
+class DeadlineTransport(httpx.HTTPTransport):
+    """httpx's own transport over a pool that dials through `backend`.
+
+    httpx would load the CA bundle for every client, a third of a search's start-up; the
+    real TLS context is built at the first handshake instead (`tls_context`), so the pool is
+    given a placeholder that is never used.
+    """
+
+    def __init__(self, backend: httpcore.SyncBackend) -> None:
+        super().__init__(verify=_placeholder())
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=_placeholder(), network_backend=backend, http1=True, http2=False
+        )
+
+
+def _placeholder() -> ssl.SSLContext:
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The context httpx itself would build: certifi's CAs, or SSL_CERT_FILE / SSL_CERT_DIR."""
+    return httpx.create_ssl_context()
+
+
+def client(
+    settings: Settings,
+    deadline: Deadline,
+    *,
+    user_agent: str | None = None,
+    transport: httpx.HTTPTransport | None = None,
+    **kwargs: Any,
+) -> httpx.Client:
+    """The HTTP client of one call: its requests end with `deadline`."""
     headers = {"User-Agent": user_agent or settings.user_agent, "Accept-Encoding": "gzip"}
     headers |= kwargs.pop("headers", {})
-    timeout = httpx.Timeout(settings.timeout, connect=CONNECT_TIMEOUT)
-    return httpx.Client(headers=headers, timeout=timeout, **kwargs)
+    transport = transport or DeadlineTransport(DeadlineBackend(deadline))
+    return httpx.Client(headers=headers, timeout=deadline.timeout(), transport=transport, **kwargs)
+
+
+def endpoint(variable: str, default: str) -> str:
+    """A provider's endpoint, replaced by its override variable when set; a value that is no
+    http(s) URL is a setting error, not a network failure."""
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return default
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        _ = parts.port
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ToolError(
+            ErrorCode.INVALID_INPUT,
+            f"the setting {variable} is {value[:200]!r}: it must be an absolute http(s) URL "
+            f"such as {default}. Fix or unset it.",
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A provider's whole answer, read within the deadline and the size cap."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    host: str
+
+    @property
+    def text(self) -> str:
+        from common.text import encodable
+
+        return encodable(decode(self.body, _charset(self.headers.get("content-type"))))
+
+    def data(self) -> Any:
+        """The body's JSON, or None when it is none (an error page, an empty body)."""
+        try:
+            return loads(self.body)
+        except ValueError:
+            return None
+
+    def json(self, provider: str) -> Any:
+        """The body's JSON, or API_ERROR naming the status when the body is not JSON."""
+        try:
+            return loads(self.body)
+        except ValueError:
+            raise ToolError(
+                ErrorCode.API_ERROR,
+                f"{provider} answered HTTP {self.status} with a body that is not JSON: "
+                f"{excerpt(words(self))!r}; try again later",
+            ) from None
+
+
+def _charset(content_type: str | None) -> str | None:
+    for part in (content_type or "").split(";")[1:]:
+        name, _, value = part.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip("\"'") or None
+    return None
+
+
+def loads(data: bytes | str) -> Any:
+    """JSON as a provider sends it: NaN, Infinity and out-of-range numbers become null
+    instead of rejecting the whole answer. ValueError when it is not JSON at all."""
+    import orjson
+
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    import json
+    import math
+
+    text = data if isinstance(data, str) else decode(data)
+    try:
+        return json.loads(
+            text,
+            parse_constant=lambda _: None,
+            parse_float=lambda s: float(s) if math.isfinite(float(s)) else None,
+        )
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def words(reply: Reply, most: int = 300) -> str:
+    """What an answer's body says, for a message: an HTML page's title or text, else the
+    text itself; "" when there is nothing to read."""
+    from common.text import html_words
+
+    text = reply.text
+    kind = reply.headers.get("content-type", "").lower()
+    if "html" in kind or text.lstrip()[:1] == "<":
+        text = html_words(text)
+    return excerpt(text, most)
+
+
+def said(provider: str, reply: Reply, detail: str = "") -> str:
+    """`<provider> answered HTTP <status>`, with the provider's own words or the fact that
+    it gave none: the one way every tool reports an answer it cannot use."""
+    # The caller ends the sentence: a provider's own final period would double it.
+    detail = (detail or words(reply)).rstrip(". ")
+    if detail:
+        return f"{provider} answered HTTP {reply.status}: {detail}"
+    return f"{provider} answered HTTP {reply.status} with {_nothing(reply)}"
+
+
+def _nothing(reply: Reply) -> str:
+    return "an empty body" if not reply.body.strip() else "a body that says nothing readable"
 
 
 def send(
     http: httpx.Client,
     request: httpx.Request,
     deadline: Deadline,
-    wait_hint: WaitHint | None = None,
-) -> httpx.Response:
+    wait_hint: Callable[[Reply], int | None] | None = None,
+    cap: int = MAX_BODY,
+) -> Reply:
     """Send with bounded retries: a connection error or 5xx once, a 429 once if it asks <= 2 s."""
     for attempt in range(2):
         final = attempt == 1
         request.extensions["timeout"] = deadline.timeout().as_dict()
         try:
-            response = http.send(request)
+            reply = exchange(http, request, deadline, cap)
         except httpx.TimeoutException as exc:
             raise network_error(exc, deadline) from None
-        except httpx.DecodingError as exc:
-            host = request.url.host or "the server"
-            message = f"{host} answered with a body that could not be decoded ({exc}); try again"
-            raise ToolError(ErrorCode.API_ERROR, message) from None
         except httpx.TransportError as exc:
             if final or not _pause(_jitter(), deadline):
                 raise network_error(exc, deadline) from None
             continue
-        if final or not _pause(_retry_wait(response, wait_hint or retry_after), deadline):
-            return response
-        response.close()
+        if final or not _pause(_retry_wait(reply, wait_hint or retry_after), deadline):
+            return reply
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _retry_wait(response: httpx.Response, wait_hint: WaitHint) -> float | None:
-    if response.status_code >= 500:
+def exchange(http: httpx.Client, request: httpx.Request, deadline: Deadline, cap: int) -> Reply:
+    """One request and its whole body, read within the deadline and `cap` decoded bytes."""
+    host = request.url.host or "the server"
+    response = http.send(request, stream=True)
+    try:
+        body = read_body(response, cap, deadline)
+    except Overflow:
+        raise ToolError(
+            ErrorCode.API_ERROR,
+            f"{host} answered with a body larger than {cap:,} bytes, which no search answer "
+            "needs; the endpoint is misbehaving, try again later",
+        ) from None
+    except Undecodable as exc:
+        message = f"{host} answered with a body that could not be decoded ({exc}); try again"
+        raise ToolError(ErrorCode.API_ERROR, message) from None
+    finally:
+        response.close()
+    return Reply(response.status_code, response.headers, bytes(body), host)
+
+
+class Overflow(Exception):  # noqa: N818 - a state of the body, reported by the caller
+    """The decoded body is larger than the cap."""
+
+
+class Undecodable(Exception):  # noqa: N818 - as Overflow
+    """The body's Content-Encoding is unknown or its compressed data is corrupt."""
+
+    def __init__(self, message: str, *, unsupported: bool = False) -> None:
+        super().__init__(message)
+        self.unsupported = unsupported
+
+
+def read_body(
+    response: httpx.Response, cap: int, deadline: Deadline, *, strict: bool = True
+) -> bytearray:
+    """The decoded body; past `cap` bytes Overflow (strict) or just the first `cap` bytes."""
+    inflater = Inflater(response.headers.get("content-encoding", ""))
+    out = bytearray()
+    try:
+        for raw in response.iter_raw(CHUNK):
+            if deadline.remaining() <= 0:
+                raise deadline.expired_error(response.url.host)
+            for piece in inflater.feed(raw):
+                if len(out) + len(piece) > cap:
+                    if strict:
+                        raise Overflow
+                    out += piece[: cap - len(out)]
+                    return out
+                out += piece
+    except httpx.HTTPError as exc:
+        raise network_error(exc, deadline) from None
+    return out
+
+
+class Inflater:
+    """Content-Encoding decoding in bounded pieces, so a small bomb never inflates at once."""
+
+    def __init__(self, encoding: str) -> None:
+        codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise Undecodable(
+                f"Content-Encoding {encoding!r}; only gzip and deflate are asked for",
+                unsupported=True,
+            )
+        self.coding = codings[0] if codings else None
+        self.raw = False
+        self.zlib = self._new() if self.coding else None
+
+    def _new(self) -> zlib._Decompress:
+        return zlib.decompressobj(15 if self.coding == "deflate" else 31)
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        if self.zlib is None:
+            yield data
+            return
+        try:
+            yield from self._inflate(data)
+        except zlib.error as exc:
+            raise Undecodable(f"its {self.coding} data is corrupt: {exc}") from None
+
+    def _inflate(self, data: bytes) -> Iterator[bytes]:
+        while data and self.zlib is not None:
+            try:
+                piece = self.zlib.decompress(data, CHUNK)
+            except zlib.error:
+                if self.coding != "deflate" or self.raw:
+                    raise
+                self.raw = True  # deflate is meant to be zlib-wrapped; some servers send it raw
+                self.zlib = zlib.decompressobj(-15)
+                continue
+            yield piece
+            data = self.zlib.unconsumed_tail
+            if self.zlib.eof:
+                data = self.zlib.unused_data  # gzip allows several members back to back
+                self.zlib = self._new() if data and self.coding != "deflate" else self.zlib
+                data = data if self.coding != "deflate" else b""
+
+
+def _retry_wait(reply: Reply, wait_hint: Callable[[Reply], int | None]) -> float | None:
+    if reply.status >= 500:
         return _jitter()
-    if response.status_code == 429:
-        wait = wait_hint(response)
+    if reply.status == 429:
+        wait = wait_hint(reply)
         return float(wait) if wait is not None and wait <= SHORT_WAIT else None
     return None
 
@@ -112,16 +416,16 @@ def _pause(wait: float | None, deadline: Deadline) -> bool:
     return True
 
 
-def retry_after(response: httpx.Response) -> int | None:
+def retry_after(reply: Reply | httpx.Response) -> int | None:
     """Seconds from a `Retry-After` header (delta or HTTP date), if any."""
-    value = response.headers.get("retry-after", "").strip()
+    value = reply.headers.get("retry-after", "").strip()
     if not value:
         return None
     if value.isdigit():
         return int(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     return max(0, round(when.timestamp() - time.time()))
 
@@ -167,25 +471,3 @@ def _host(exc: httpx.HTTPError) -> str:
         return exc.request.url.host or "the server"
     except RuntimeError:
         return "the server"
-
-
-def json_body(response: httpx.Response, provider: str) -> Any:
-    """The response's JSON, or API_ERROR naming the status when the body is not JSON."""
-    import orjson
-
-    try:
-        return orjson.loads(response.content)
-    except orjson.JSONDecodeError:
-        raise ToolError(
-            ErrorCode.API_ERROR,
-            f"{provider} answered HTTP {response.status_code} with a body that is not JSON: "
-            f"{excerpt(response.text)!r}; try again later",
-        ) from None
-
-
-def error_body(response: httpx.Response) -> Any:
-    """An error answer's body: its JSON when it has some, else its text."""
-    try:
-        return response.json()
-    except ValueError:
-        return response.text

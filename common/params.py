@@ -65,9 +65,17 @@ def query(raw: Mapping[str, Any], name: str = "query", *, lo: int = 2, hi: int =
     return value
 
 
+# An optional enum's value that means "not set" ("any" time, the provider's "default"):
+# strict schema dialects make every field required, so the model needs a way to say so.
+ANY = "any"
+DEFAULT = "default"
+NOT_SET = (ANY, DEFAULT)
+
+
 def choice(raw: Mapping[str, Any], name: str, allowed: Sequence[str]) -> str | None:
+    """One of `allowed` (any case), or None when absent, empty or a NOT_SET word."""
     value = text(raw, name)
-    if value is None:
+    if value is None or value.lower() in NOT_SET:
         return None
     if value not in allowed:
         lowered = value.lower()

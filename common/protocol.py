@@ -14,17 +14,21 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, NoReturn
 
-    from common.runner import Execute
+    from common.runner import Execute, Markdown
 
 
-def main(schema: Mapping[str, Any], execute: Execute) -> NoReturn:
-    """Entry point of every tool: run the protocol on this process's argv and streams."""
+def main(schema: Mapping[str, Any], execute: Execute, markdown: Markdown | None = None) -> NoReturn:
+    """Entry point of every tool: run the protocol on this process's argv and streams.
+
+    `markdown` renders an answer for a person (`--format markdown`).
+    """
     if sys.argv[1:] == ["--schema"]:
         sys.stdout.write(schema_json(schema) + "\n")
         sys.exit(0)
-    from common.runner import run
+    from common.runner import Tool
+    from common.runner import main as call
 
-    sys.exit(run(schema, execute, sys.argv[1:], sys.stdin.buffer, sys.stdout.buffer))
+    sys.exit(call(Tool(schema, execute, markdown)))
 
 
 def schema_json(schema: Mapping[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
 _secrets: set[str] = set()
 # A query string can carry a key (Google sends it as `key=`); keep only the path.
@@ -11,16 +12,32 @@ _SHORTEST_SECRET = 4  # shorter values would blank out ordinary words
 
 
 def register_secret(value: str) -> None:
-    """Remember a credential so `redact` can remove it from any text."""
-    if len(value) >= _SHORTEST_SECRET:
-        _secrets.add(value)
+    """Remember a credential, in every spelling a URL or a form gives it, so `redact` can
+    remove it from any text."""
+    if len(value) < _SHORTEST_SECRET:
+        return
+    from urllib.parse import quote, quote_plus
+
+    _secrets.update({value, quote(value, safe=""), quote(value), quote_plus(value)})
+    _pattern.cache_clear()
 
 
 def redact(text: str) -> str:
     """Text safe to show: registered secrets masked, URL query strings dropped."""
-    for secret in sorted(_secrets, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return _QUERY.sub(r"\1?…", text)
+    return _QUERY.sub(r"\1?…", mask(text))
+
+
+def mask(text: str) -> str:
+    """Text with every registered secret masked, and nothing else changed."""
+    return _pattern().sub("***", text) if _secrets else text
+
+
+@cache
+def _pattern() -> re.Pattern[str]:
+    # Case-blind: percent-escapes may be written %2F or %2f, and masking a little more than
+    # a random key is harmless. Longest first, so a key is masked whole, not around a part.
+    forms = sorted(_secrets, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, forms)), re.IGNORECASE)
 
 
 def excerpt(text: str, most: int = 200) -> str:

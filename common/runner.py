@@ -3,24 +3,46 @@
 This module is the only place where a `ToolError` becomes the JSON failure object, and the
 only place that writes a call's answer to stdout. `common.protocol` imports it only for a
 call, never for `--schema`.
+
+Whatever happens, the host gets one answer in time or none at all: a watchdog answers for a
+call that would outlive the host's 30 s, SIGINT and SIGTERM end the tool quietly, and every
+string is scrubbed (secrets masked, lone surrogates replaced) before it is written.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
+import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Mapping
-from typing import IO, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
 from common.errors import ErrorCode, ToolError, UsageError
-from common.redact import redact
+from common.redact import mask, redact
+from common.settings import load
+from common.text import encodable
 
-Execute = Callable[[dict[str, Any]], dict[str, Any]]
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from types import FrameType
+
+    from common.settings import Settings
+
+Execute = Callable[[dict[str, Any], "Settings"], dict[str, Any]]
+# (the call's arguments, the answer) -> text for a person, for `--format markdown`
+Markdown = Callable[[dict[str, Any], dict[str, Any]], str]
 
 MAX_INPUT_BYTES = 1 << 20
 DEFAULT_BUDGET = 60_000
+# The ikigai host kills a call at 30 s; past this the watchdog answers instead of the call.
+HARD_LIMIT = 28.5
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
@@ -30,53 +52,112 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
 }
 _EXIT_CRASH = 2
+_INT_RANGE = (-(1 << 63), (1 << 64) - 1)  # what orjson can write
+_STRING_SHARE = 4  # before results are dropped, no one string may take over 1/4 of the budget
+_CUT_ROUNDS = 8
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def run(
-    schema: Mapping[str, Any],
-    execute: Execute,
-    argv: list[str],
-    stdin: IO[bytes],
-    stdout: IO[bytes],
-) -> int:
-    """One invocation; returns the exit code. Errors go to stderr, the answer to stdout."""
+@dataclass(frozen=True)
+class Tool:
+    """What the runner needs of a tool: its schema, its call, and how a person reads it."""
+
+    schema: Mapping[str, Any]
+    execute: Execute
+    markdown: Markdown | None = None
+
+
+def main(tool: Tool) -> int:
+    """One invocation on this process's argv and streams; returns the exit code."""
+    output = Output(sys.stdout.buffer)
+    with output.guarded():
+        return run(tool, sys.argv[1:], sys.stdin.buffer, output)
+
+
+def run(tool: Tool, argv: list[str], stdin: IO[bytes], output: Output | IO[bytes]) -> int:
+    """One invocation; errors go to stderr, the answer to `output`."""
+    out = output if isinstance(output, Output) else Output(output)
+    name = tool.schema["name"]
     if argv == ["--schema"]:
-        stdout.write(orjson.dumps(schema) + b"\n")
-        return 0
-    if argv:
-        sys.stderr.write(
-            f"{schema['name']}: unexpected arguments {argv!r}: run with --schema or none\n"
-        )
-        return 1
+        return 0 if out.write(orjson.dumps(tool.schema) + b"\n") else 1
     try:
-        call = read_call(stdin.read(MAX_INPUT_BYTES + 1), schema)
+        invocation = _invocation(tool, argv, stdin)
     except UsageError as exc:
-        sys.stderr.write(f"{schema['name']}: {exc}\n")
+        sys.stderr.write(f"{name}: {exc}\n")
         return 1
+    if invocation.text is not None:
+        sys.stdout.write(invocation.text)
+        return 0
+    return _call(tool, invocation, out)
+
+
+def _invocation(tool: Tool, argv: list[str], stdin: IO[bytes]) -> Any:
+    from common.cli import Invocation, parse
+
+    invocation = parse(argv, tool.schema, markdown=tool.markdown is not None) if argv else None
+    if invocation is None:
+        invocation = Invocation()
+    if invocation.text is None and invocation.needs_stdin:
+        call = read_call(stdin.read(MAX_INPUT_BYTES + 1), tool.schema, invocation.call)
+        invocation = invocation.with_call(call)
+    return invocation
+
+
+def _call(tool: Tool, invocation: Any, out: Output) -> int:
     try:
-        result, budget = answer(execute, call)
+        result, budget = answer(tool.execute, invocation.call, tool.schema)
+        data = render(result, budget)
+        text = _markdown(tool, invocation, result) if invocation.markdown else None
     except Exception:  # noqa: BLE001 - a bug: report it on stderr, never as partial JSON
         sys.stderr.write(redact(traceback.format_exc()))
         return _EXIT_CRASH
-    stdout.write(render(result, budget))
-    stdout.flush()
-    return 0
+    if text is None:
+        return 0 if out.write(data) else 1
+    written = out.write(text.encode("utf-8", "replace"))
+    return 0 if written and result["success"] else 1
 
 
-def read_call(data: bytes, schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Parse stdin into the call's arguments, or raise UsageError (exit 1)."""
+def _markdown(tool: Tool, invocation: Any, result: dict[str, Any]) -> str:
+    from common.cli import failure_text
+
+    clean = scrub(result)
+    if not clean.get("success"):
+        return failure_text(clean)
+    assert tool.markdown is not None
+    return tool.markdown(invocation.call, clean).rstrip("\n") + "\n"
+
+
+def read_call(
+    data: bytes, schema: Mapping[str, Any], overlay: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Parse stdin into the call's arguments, or raise UsageError (exit 1).
+
+    The standard library's parser, strict about NaN and Infinity (they are not JSON), keeps
+    a huge integer as written, so a message can echo it exactly.
+    """
+    import json
+
     if len(data) > MAX_INPUT_BYTES:
         raise UsageError(f"input is larger than {MAX_INPUT_BYTES} bytes")
     if not data.strip():
         raise UsageError("empty input: expected one JSON object on stdin")
     try:
-        call = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise UsageError(f"input is not valid JSON: {exc}") from None
+        call = json.loads(data, parse_constant=_not_json)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"input is not valid JSON: {_one_line(exc)}") from None
     if not isinstance(call, dict):
         raise UsageError(f"input must be a JSON object, got {_json_type(call)}")
+    call |= overlay or {}
     _check_required(call, schema["parameters"])
     return call
+
+
+def _not_json(word: str) -> None:
+    raise ValueError(f"{word} is not a JSON value")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _check_required(call: dict[str, Any], parameters: Mapping[str, Any]) -> None:
@@ -105,20 +186,45 @@ def _article(word: str) -> str:
     return ("an " if word[0] in "aeiou" else "a ") + word
 
 
-def answer(execute: Execute, call: dict[str, Any]) -> tuple[dict[str, Any], int]:
+def answer(
+    execute: Execute, call: dict[str, Any], schema: Mapping[str, Any]
+) -> tuple[dict[str, Any], int]:
     """The tool's result, or its ToolError as the failure object, and the output budget."""
     try:
-        budget = output_budget()
-        return execute(call), budget
+        settings = load()
+        budget = settings.output_budget
+        result = execute(call, settings)
     except ToolError as err:
-        return failure(err), DEFAULT_BUDGET
+        return failure(err, unknown_fields(call, schema)), DEFAULT_BUDGET
+    notes = unknown_fields(call, schema) + settings.warnings()
+    if notes and result.get("success"):
+        extra = [{"code": "IGNORED", "message": note} for note in notes]
+        result = result | {"warnings": [*result.get("warnings", []), *extra]}
+    return result, budget
 
 
-def failure(err: ToolError) -> dict[str, Any]:
+def unknown_fields(call: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """A note for each field the tool does not know, with the likely meant one."""
+    import difflib
+
+    known = list(schema["parameters"]["properties"])
+    notes = []
+    for name in (n for n in call if n not in known):
+        note = f"'{name}' is not a parameter of {schema['name']} and was ignored"
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        note += f"; did you mean '{close[0]}'?" if close else f"; parameters: {', '.join(known)}."
+        notes.append(note)
+    return notes
+
+
+def failure(err: ToolError, notes: list[str] | None = None) -> dict[str, Any]:
     """The one place a ToolError becomes JSON."""
+    message = err.message
+    if notes and err.code is ErrorCode.INVALID_INPUT:
+        message += " (" + "; ".join(notes) + ")"
     out: dict[str, Any] = {
         "success": False,
-        "error": redact(err.message),
+        "error": redact(message),
         "error_code": err.code.value,
     }
     if err.retry_after is not None:
@@ -133,30 +239,189 @@ def warning(err: ToolError) -> dict[str, str]:
     return {"code": err.code.value, "message": redact(err.message)}
 
 
+def scrub(value: Any) -> Any:
+    """`value` safe and writable: every registered secret masked in every string, lone
+    surrogates replaced, numbers JSON cannot carry turned into null or text."""
+    if isinstance(value, str):
+        return encodable(mask(value))
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if _INT_RANGE[0] <= value <= _INT_RANGE[1] else str(value)
+    return value
+
+
 def render(result: dict[str, Any], budget: int) -> bytes:
-    """Compact JSON plus newline, never over `budget` bytes: trailing results are dropped."""
-    data = orjson.dumps(result) + b"\n"
+    """Compact JSON plus newline, never over `budget` bytes.
+
+    Too large: first no single string may take over a quarter of the budget (one huge
+    snippet must not empty the answer), then trailing results go, then the longest strings
+    are cut; each step says so in `warnings`.
+    """
+    kept = scrub(result)
+    data = _dumps(kept)
+    if len(data) <= budget:
+        return data
+    for step in (_cut_oversized, _drop_results, _cut_longest):
+        kept, data = step(kept, budget)
+        if len(data) <= budget:
+            return data
+    return _over_budget(budget)
+
+
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value) + b"\n"
+
+
+def _cut_oversized(result: dict[str, Any], budget: int) -> tuple[dict[str, Any], bytes]:
+    most = budget // _STRING_SHARE
+    cut = _cut_strings(result, most)
+    if cut is not result:
+        cut = _note(cut, f"text longer than {most} characters was cut to fit the answer")
+    return cut, _dumps(cut)
+
+
+def _drop_results(result: dict[str, Any], budget: int) -> tuple[dict[str, Any], bytes]:
     results = result.get("results")
-    if len(data) <= budget or not isinstance(results, list):
-        return data if len(data) <= budget else _over_budget(budget)
-    kept = dict(result, results=list(results))
-    while kept["results"] and len(data) > budget:
-        kept["results"].pop()
-        kept["count"] = len(kept["results"])
-        note = f"{len(results) - kept['count']} results dropped to fit the {budget}-byte output"
-        kept["warnings"] = [*result.get("warnings", []), {"code": "TRUNCATED", "message": note}]
-        data = orjson.dumps(kept) + b"\n"
-    return data if len(data) <= budget else _over_budget(budget)
+    kept, data = result, _dumps(result)
+    if not isinstance(results, list):
+        return kept, data
+    for count in range(len(results) - 1, -1, -1):
+        note = f"{len(results) - count} results dropped to fit the {budget}-byte output"
+        kept = _note(result | {"results": results[:count], "count": count}, note)
+        data = _dumps(kept)
+        if len(data) <= budget:
+            break
+    return kept, data
+
+
+def _cut_longest(result: dict[str, Any], budget: int) -> tuple[dict[str, Any], bytes]:
+    kept, data = result, _dumps(result)
+    for _ in range(_CUT_ROUNDS):
+        if len(data) <= budget:
+            break
+        longest = _longest(kept)
+        kept = _cut_strings(kept, max(0, longest - (len(data) - budget) - 64))
+        data = _dumps(_note(kept, "the longest text was cut to fit the answer"))
+    return kept, data
+
+
+def _note(result: dict[str, Any], message: str) -> dict[str, Any]:
+    warnings = [w for w in result.get("warnings", []) if w.get("message") != message]
+    return result | {"warnings": [*warnings, {"code": "TRUNCATED", "message": message}]}
+
+
+def _cut_strings(value: Any, most: int) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= most else value[: max(0, most - 1)] + "…"
+    if isinstance(value, dict):
+        cut = {k: _cut_strings(v, most) for k, v in value.items()}
+        return value if all(cut[k] is value[k] for k in value) else cut
+    if isinstance(value, list):
+        items = [_cut_strings(v, most) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
+def _longest(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return max((_longest(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return max((_longest(v) for v in value), default=0)
+    return 0
 
 
 def _over_budget(budget: int) -> bytes:
     # Only reachable through a bug: tools size their own content to the budget.
     err = ToolError(ErrorCode.PARSE_ERROR, f"the answer did not fit the {budget}-byte budget")
-    return orjson.dumps(failure(err)) + b"\n"
+    return _dumps(failure(err))
 
 
-def output_budget() -> int:
-    """The output budget from settings (imported lazily: only a call needs it)."""
-    from common.settings import load
+class Output:
+    """stdout, written once: by the call, or by the watchdog when the call overruns.
 
-    return load().output_budget
+    SIGINT and SIGTERM end the process quietly (exit 130 / 143), but never halfway through
+    writing the answer: then they wait for the write to finish.
+    """
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        self.lock = threading.Lock()
+        self.written = False
+        self.writing = False
+        self.pending: int | None = None
+
+    def write(self, data: bytes) -> bool:
+        """Write `data` unless an answer was written already; False when it could not be."""
+        with self.lock:
+            if self.written:
+                return False
+            self.written = self.writing = True
+            try:
+                self.stream.write(data)
+                self.stream.flush()
+            except (BrokenPipeError, ValueError):
+                return False  # the host stopped reading: nobody is left to tell
+            finally:
+                self.writing = False
+        if self.pending is not None:
+            os._exit(128 + self.pending)
+        return True
+
+    @contextlib.contextmanager
+    def guarded(self, limit: float | None = None) -> Iterator[None]:
+        """Quiet signals, a watchdog at `limit` seconds (HARD_LIMIT), and libraries kept off
+        stderr, for the time of one call."""
+        limit = HARD_LIMIT if limit is None else limit
+        saved = {signum: signal.signal(signum, self._stop) for signum in _SIGNALS}
+        timer = threading.Timer(limit, self._expire, args=(limit,))
+        timer.daemon = True
+        timer.start()
+        try:
+            with _quiet_libraries():
+                yield
+        finally:
+            timer.cancel()
+            for signum, handler in saved.items():
+                signal.signal(signum, handler)
+
+    def _stop(self, signum: int, _frame: FrameType | None) -> None:
+        if self.writing:
+            self.pending = signum
+            return
+        os._exit(128 + signum)
+
+    def _expire(self, limit: float) -> None:
+        err = ToolError(
+            ErrorCode.NETWORK_ERROR,
+            f"timeout: the call did not finish within {limit:g} s, and the ikigai host stops "
+            "waiting at 30 s; try again later, or a smaller page or query",
+        )
+        if self.write(_dumps(failure(err))):
+            os._exit(0)
+
+
+@contextlib.contextmanager
+def _quiet_libraries() -> Iterator[None]:
+    """Libraries write warnings and log records to stderr; a tool's stderr is for its own
+    one-line errors and crash reports only."""
+    import logging
+    import warnings
+
+    root = logging.getLogger()
+    level, sink = root.level, logging.NullHandler()
+    root.addHandler(sink)  # with a handler present, logging's last resort never prints
+    root.setLevel(logging.CRITICAL + 1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        root.removeHandler(sink)
+        root.setLevel(level)

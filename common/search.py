@@ -1,50 +1,115 @@
-"""What every search tool does around its provider call: domain plan, cache, output shape."""
+"""What every search tool shares around its provider call.
+
+Every search tool module offers the same small in-process entry point: `execute(raw,
+settings)` (its own arguments and the settings in; the success object out, or a ToolError
+raised) and `arguments(request)`, which turns the common `Request` into its own arguments.
+The fallback tool calls providers through exactly these two, and so does the protocol runner.
+"""
 
 from __future__ import annotations
 
 import html
 import re
+from dataclasses import dataclass
 from datetime import date
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from common.domains import Fetch, Result, fan_out, keep
-from common.settings import load
+from common.domains import Fetch, Page, Result, fan_out, keep
+from common.errors import ErrorCode, ToolError
+from common.text import visible
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
-    from common.errors import ToolError
+    import httpx
+
+    from common.http import Deadline, Reply
+    from common.settings import Settings
+
+TIME_FILTERS = ("day", "week", "month", "year")
+MAX_URL = 4096
+MAX_TITLE = 500
+MAX_SNIPPET = 2000
+MAX_EXTRA_SNIPPETS = 5
+NAMES = {
+    "brave": "Brave Search",
+    "google": "Google Custom Search",
+    "tavily": "Tavily",
+    "searxng": "SearXNG",
+    "duckduckgo": "DuckDuckGo",
+    "gemini": "Google Search grounding (Gemini)",
+}
+
+
+@dataclass(frozen=True)
+class Request:
+    """The parameters every search tool understands, as the fallback tool takes them."""
+
+    query: str
+    count: int = 10
+    allowed: tuple[str, ...] = ()
+    blocked: tuple[str, ...] = ()
+    time_filter: str | None = None  # one of TIME_FILTERS
+
+
+@dataclass(frozen=True)
+class Link:
+    """One call's connection to its provider: the client and the deadline it shares."""
+
+    http: httpx.Client
+    deadline: Deadline
+
+    def get_json(
+        self,
+        request: httpx.Request,
+        provider: str,
+        error_for: Callable[[Reply], ToolError],
+        wait_hint: Callable[[Reply], int | None] | None = None,
+    ) -> Any:
+        """The JSON of a 200 answer; any other answer raised as `error_for` reads it."""
+        from common.http import send
+
+        reply = send(self.http, request, self.deadline, wait_hint)
+        if reply.status != 200:
+            raise error_for(reply)
+        return reply.json(provider)
 
 
 def search(
     provider: str,
-    fetch: Fetch,
-    count: int,
-    allowed: Sequence[str],
-    blocked: Sequence[str],
+    settings: Settings,
+    fetch: Callable[[Link, str | None, int], Page],
+    plan: tuple[int, Sequence[str], Sequence[str]],
     cache_key: object,
+    **client_options: Any,
 ) -> dict[str, Any]:
-    """The success object for one search; `fetch(site, n)` makes one provider request.
+    """The success object for one search; `fetch(link, site, n)` makes one provider request.
 
-    `fetch` gets the single domain to restrict to natively (or None) and how many results to
-    ask for. Several allowed domains fan out in parallel; blocked domains always apply last.
+    `plan` is (count, allowed, blocked). `fetch` gets the single domain to restrict to
+    natively (or None) and how many results to ask for. Several allowed domains fan out in
+    parallel; blocked domains always apply last.
     """
-    # Imported here: the cache and the runner pull in orjson, which `--schema` must not pay.
+    # Imported here: the cache, the runner and httpx are for a call, never for `--schema`.
     from common import cache
-    from common.runner import warning
+    from common.http import Deadline, client
+    from common.runner import scrub, warning
 
-    ttl = load().cache_ttl
     key = [provider, cache_key]
-    cached = cache.get("search", key, ttl)
+    cached = cache.get("search", key, settings.cache_ttl)
     if isinstance(cached, dict):
         return cached | {"cached": True}
-    results, extra, failures, complete = _collect(fetch, count, allowed, blocked)
+    deadline = Deadline(settings.timeout)
+    with client(settings, deadline, **client_options) as http:
+        found = _collect(partial(fetch, Link(http, deadline)), *plan)
+    results, extra, failures, complete = found
     out: dict[str, Any] = {"success": True, "provider": provider}
     out |= {"results": results, "count": len(results)} | extra
     if failures:
         out["warnings"] = [warning(f) for f in failures]
     elif complete:
-        cache.put("search", key, out, ttl)
+        # A provider may echo the key in its answer: the cache never stores it.
+        cache.put("search", key, scrub(out), settings.cache_ttl)
     return out
 
 
@@ -58,21 +123,86 @@ def _collect(
     return keep(page.results, allowed, blocked)[:count], page.extra, [], page.complete
 
 
+# --- shaping a provider's answer ------------------------------------------------------------
+
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
+_SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
-def plain(text: object) -> str:
-    """Provider text as plain text: highlight markup removed, entities decoded, spaces folded."""
+def plain(text: object, most: int = MAX_SNIPPET) -> str:
+    """Provider text as plain text: highlight markup removed, entities decoded, invisible
+    characters dropped, spaces folded, at most `most` characters.
+
+    Secrets are masked before the cut: a provider may echo the key, and a cut key would no
+    longer be recognised when the answer is written.
+    """
+    from common.redact import mask
+
     if not isinstance(text, str):
         return ""
-    return _SPACE.sub(" ", html.unescape(_TAG.sub("", text))).strip()
+    clean = visible(_SPACE.sub(" ", html.unescape(_TAG.sub("", text)))).strip()
+    return cut(mask(clean), most)
 
 
-def result(title: object, url: str, snippet: object, **extra: Any) -> Result:
-    """One result in the shared shape; extras with no value are left out."""
-    out: Result = {"title": plain(title), "url": url, "snippet": plain(snippet)}
+def prose(text: object, most: int = 500) -> str:
+    """A provider's own plain-text message (an error's detail): secrets masked, invisible
+    characters dropped, spaces folded, cut; markup-looking words such as <empty> are kept."""
+    from common.redact import mask
+
+    if not isinstance(text, str):
+        return ""
+    return cut(mask(visible(" ".join(text.split()))), most)
+
+
+def cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1].rstrip() + "…"
+
+
+def result(title: object, url: object, snippet: object, **extra: Any) -> Result | None:
+    """One result in the shared shape, or None when the URL is not one a person should be
+    sent to; extras with no value are left out."""
+    link = web_url(url)
+    if link is None or not isinstance(title, str):
+        return None
+    out: Result = {
+        "title": plain(title, MAX_TITLE) or link,
+        "url": link,
+        "snippet": plain(snippet),
+    }
     return out | {k: v for k, v in extra.items() if v not in (None, "", [])}
+
+
+def shaped(items: object, make: Callable[[dict[str, Any]], Result | None]) -> list[Result]:
+    """`make` applied to each object of a provider's list; an item it cannot read is dropped."""
+    out = []
+    for item in as_list(items):
+        try:
+            made = make(item) if isinstance(item, dict) else None
+        except _SHAPE_ERRORS:
+            made = None
+        if made is not None:
+            out.append(made)
+    return out
+
+
+def web_url(url: object) -> str | None:
+    """`url` when it is an http(s) URL with a host, read as a browser reads it, without
+    user-info, whitespace or excessive length; else None."""
+    from common.domains import browser_split
+
+    if not isinstance(url, str) or len(url) > MAX_URL or re.search(r"\s", url):
+        return None
+    parts = browser_split(url)
+    if parts is None or parts.scheme not in ("http", "https") or "@" in parts.netloc:
+        return None
+    return url if parts.hostname else None
+
+
+def snippets(value: object) -> list[str]:
+    """A provider's list of extra snippets, plain and bounded."""
+    texts = (plain(s, MAX_SNIPPET // 2) for s in as_list(value) if isinstance(s, str))
+    return [s for s in texts if s][:MAX_EXTRA_SNIPPETS]
 
 
 def as_dict(value: object) -> dict[str, Any]:
@@ -93,3 +223,55 @@ def iso_date(value: object) -> str | None:
         return date.fromisoformat(value[:10]).isoformat()
     except ValueError:
         return None
+
+
+def not_an_object(provider: str) -> ToolError:
+    return ToolError(
+        ErrorCode.API_ERROR,
+        f"{provider} answered HTTP 200 with JSON that is not an object; try again later",
+    )
+
+
+# --- provider answers every search tool reads the same way ----------------------------------
+
+
+def rate_limited(key: str, said: str, why: str, wait: int | None) -> ToolError:
+    """RATE_LIMIT: what is used up, when to try again, and which tools work right now."""
+    from common.credentials import PROVIDERS, alternatives, event
+
+    provider = PROVIDERS[key]
+    others = alternatives(provider.tool)
+    when = f"Try again in {wait} s" if wait is not None else "Try again later"
+    message = f"{said}. {why}. {when}, or use another search tool: {', '.join(others)}."
+    rate_event = event(provider, "rate_limit", others, wait)
+    return ToolError(ErrorCode.RATE_LIMIT, message, retry_after=wait, event=rate_event)
+
+
+def rejected(key: str, said: str, advice: str) -> ToolError:
+    """AUTH_INVALID: the provider refused the configured credential."""
+    from common.credentials import PROVIDERS, event
+
+    provider = PROVIDERS[key]
+    return ToolError(
+        ErrorCode.AUTH_INVALID, f"{said}. {advice}", event=event(provider, "auth_invalid")
+    )
+
+
+# --- for a person: --format markdown -------------------------------------------------------
+
+
+def markdown(call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
+    """Search results in the original design's format, for reading or pasting into a prompt."""
+    name = NAMES.get(str(answer.get("provider")), str(answer.get("provider")))
+    lines = [f"# Search Results for: {call.get('query', '')}", f"Search engine: {name}", ""]
+    if answer.get("answer"):
+        lines += [f"Answer: {answer['answer']}", ""]
+    blocks = [_block(n, r) for n, r in enumerate(answer.get("results", []), 1)]
+    lines += ["\n---\n\n".join(blocks) if blocks else "No results.\n"]
+    lines += [f"Note: {w['message']}" for w in answer.get("warnings", [])]
+    return "\n".join(lines)
+
+
+def _block(number: int, item: Mapping[str, Any]) -> str:
+    text = f"## Result {number}: {item['title']}\nSource: {item['url']}\n"
+    return text + (f"\n{item['snippet']}\n" if item.get("snippet") else "")

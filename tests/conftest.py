@@ -66,6 +66,20 @@ def no_network(httpx_mock: Any) -> Any:
     return httpx_mock
 
 
+def reply(
+    status: int = 200, body: bytes | str | Any = b"", headers: dict[str, str] | None = None
+) -> Any:
+    """A provider's answer as the HTTP layer hands it to a tool's `error_for`."""
+    import httpx
+
+    from common.http import Reply as HttpReply
+
+    if not isinstance(body, bytes | str):
+        body = json.dumps(body)
+    data = body.encode() if isinstance(body, str) else body
+    return HttpReply(status, httpx.Headers(headers or {}), data, "api.test")
+
+
 @dataclass
 class Reply:
     status: int = 200

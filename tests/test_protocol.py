@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,13 +24,14 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def echo(call: dict[str, Any]) -> dict[str, Any]:
+def echo(call: dict[str, Any], _settings: Any) -> dict[str, Any]:
     return {"success": True, "echo": call}
 
 
-def invoke(stdin: bytes, execute=echo, argv=()) -> tuple[int, bytes]:
+def invoke(stdin: bytes, execute=echo, argv=(), markdown=None) -> tuple[int, bytes]:
     out = io.BytesIO()
-    code = runner.run(SCHEMA, execute, list(argv), io.BytesIO(stdin), out)
+    tool = runner.Tool(SCHEMA, execute, markdown)
+    code = runner.run(tool, list(argv), io.BytesIO(stdin), out)
     return code, out.getvalue()
 
 
@@ -71,9 +73,9 @@ def test_schema_path_imports_only_sys():
 
 
 def test_success_is_compact_json_and_newline():
-    code, out = invoke(b'{"query": "x y", "extra": 1}')
+    code, out = invoke(b'{"query": "x y", "n": 1}')
     assert code == 0
-    assert out == b'{"success":true,"echo":{"query":"x y","extra":1}}\n'
+    assert out == b'{"success":true,"echo":{"query":"x y","n":1}}\n'
 
 
 def test_input_without_trailing_newline_is_fine():
@@ -87,6 +89,9 @@ def test_input_without_trailing_newline_is_fine():
         (b"  \n\t ", "empty input"),
         (b"{not json", "not valid JSON"),
         (b"\xff\xfe", "not valid JSON"),
+        (b'{"query": "q", "n": NaN}', "NaN is not a JSON value"),
+        (b'{"query": "q", "n": Infinity}', "Infinity is not a JSON value"),
+        (b"[" * 100_000, "not valid JSON"),
         (b"[1, 2]", "must be a JSON object, got array"),
         (b'"text"', "must be a JSON object, got string"),
         (b"{}", "missing required field 'query'"),
@@ -112,14 +117,16 @@ def test_oversized_input_exits_1(capsys):
     assert "larger than" in capsys.readouterr().err
 
 
-def test_unexpected_arguments_exit_1(capsys):
+def test_unknown_flags_exit_1_with_one_line(capsys):
     code, out = invoke(b'{"query": "x"}', argv=["--bogus"])
     assert (code, out) == (1, b"")
-    assert "--schema" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("demo_tool: unrecognized arguments: --bogus")
+    assert err.count("\n") == 1
 
 
 def test_tool_error_becomes_failure_object_with_exit_0():
-    def fail(_: dict[str, Any]) -> dict[str, Any]:
+    def fail(_: dict[str, Any], _s: Any) -> dict[str, Any]:
         raise ToolError(ErrorCode.RATE_LIMIT, "slow down", retry_after=30, event={"kind": "k"})
 
     code, out = invoke(b'{"query": "x"}', fail)
@@ -136,7 +143,7 @@ def test_tool_error_becomes_failure_object_with_exit_0():
 def test_failure_messages_are_redacted():
     register_secret("sekrit-token-123")
 
-    def fail(_: dict[str, Any]) -> dict[str, Any]:
+    def fail(_: dict[str, Any], _s: Any) -> dict[str, Any]:
         raise ToolError(ErrorCode.API_ERROR, "bad https://x.test/a?key=sekrit-token-123&q=1")
 
     out = json.loads(invoke(b'{"query": "x"}', fail)[1])
@@ -147,7 +154,7 @@ def test_failure_messages_are_redacted():
 def test_crash_exits_nonzero_with_redacted_traceback_and_empty_stdout(capsys):
     register_secret("crash-secret-999")
 
-    def crash(_: dict[str, Any]) -> dict[str, Any]:
+    def crash(_: dict[str, Any], _s: Any) -> dict[str, Any]:
         raise RuntimeError("boom https://api.test/?key=crash-secret-999")
 
     code, out = invoke(b'{"query": "x"}', crash)
@@ -191,7 +198,7 @@ def test_render_drops_trailing_results_to_fit_and_says_so():
 def test_render_uses_the_configured_budget(monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_OUTPUT_BUDGET", "5000")
 
-    def big(_: dict[str, Any]) -> dict[str, Any]:
+    def big(_: dict[str, Any], _s: Any) -> dict[str, Any]:
         return _results(10, 1000)
 
     code, out = invoke(b'{"query": "x"}', big)
@@ -200,10 +207,33 @@ def test_render_uses_the_configured_budget(monkeypatch):
     assert json.loads(out)["count"] < 10
 
 
-def test_render_never_exceeds_budget_even_without_results():
+def test_render_cuts_a_huge_string_instead_of_failing():
     data = runner.render({"success": True, "content": "x" * 100_000}, 60_000)
+    out = json.loads(data)
     assert len(data) <= 60_000
-    assert json.loads(data)["success"] is False
+    assert out["success"] is True
+    assert out["content"].startswith("xxx")
+    assert out["content"].endswith("…")
+    assert out["warnings"][-1]["code"] == "TRUNCATED"
+
+
+def test_one_oversized_result_is_cut_and_the_others_kept():
+    result = _results(5, 10)
+    result["results"][0]["snippet"] = "y" * 70_000
+    data = runner.render(result, 60_000)
+    out = json.loads(data)
+    assert len(data) <= 60_000
+    assert out["count"] == 5
+    assert [r["url"] for r in out["results"]] == [f"https://e.test/{i}" for i in range(5)]
+    assert len(out["results"][0]["snippet"]) <= 15_000
+    assert out["results"][1]["snippet"] == "s" * 10
+
+
+def test_render_always_fits_many_long_strings():
+    result = {"success": True, "a": ["z" * 14_000] * 30, "b": {"c": "w" * 14_000}}
+    data = runner.render(result, 20_000)
+    assert len(data) <= 20_000
+    assert json.loads(data)["success"] is True
 
 
 def test_warning_shape():
@@ -211,3 +241,211 @@ def test_warning_shape():
         "code": "NETWORK_ERROR",
         "message": "a.com: down",
     }
+
+
+def test_output_is_scrubbed_of_secrets_surrogates_and_unwritable_numbers():
+    register_secret("echoed/key+4242")
+
+    def leaky(_: dict[str, Any], _s: Any) -> dict[str, Any]:
+        return {
+            "success": True,
+            "results": [
+                {"title": "k=echoed/key+4242", "url": "https://x.test/?k=echoed%2fkey%2B4242"},
+                {"title": "echoed%2Fkey%2B4242", "url": "https://x.test/?k=echoed/key%2b4242"},
+            ],
+            "text": "bad \ud800 surrogate",
+            "nan": float("nan"),
+            "big": 2**70,
+        }
+
+    code, out = invoke(b'{"query": "x"}', leaky)
+    assert code == 0
+    data = json.loads(out)
+    assert "echoed" not in out.decode()
+    assert data["results"][0]["title"] == "k=***"
+    assert data["text"] == "bad \ufffd surrogate"
+    assert data["nan"] is None
+    assert data["big"] == str(2**70)
+
+
+def test_a_failure_with_surrogates_is_still_one_json_object():
+    def fail(_: dict[str, Any], _s: Any) -> dict[str, Any]:
+        raise ToolError(ErrorCode.API_ERROR, "provider said \udc80\udcff")
+
+    code, out = invoke(b'{"query": "x"}', fail)
+    assert code == 0
+    assert json.loads(out)["error"] == "provider said \ufffd\ufffd"
+
+
+def test_unknown_fields_are_reported_in_warnings_and_the_call_still_runs():
+    code, out = invoke(b'{"query": "x", "nn": 3, "zzzzzz": 1}')
+    data = json.loads(out)
+    assert code == 0
+    assert data["echo"]["query"] == "x"
+    messages = [w["message"] for w in data["warnings"]]
+    assert messages[0] == "'nn' is not a parameter of demo_tool and was ignored; did you mean 'n'?"
+    assert "parameters: query, n." in messages[1]
+    assert {w["code"] for w in data["warnings"]} == {"IGNORED"}
+
+
+def test_unknown_fields_are_named_in_an_invalid_input_message():
+    def picky(call: dict[str, Any], _s: Any) -> dict[str, Any]:
+        raise ToolError(ErrorCode.INVALID_INPUT, f"'n' is {call.get('n')}; it must be given.")
+
+    data = json.loads(invoke(b'{"query": "x", "nn": 3}', picky)[1])
+    assert data["error"].endswith("(did you mean 'n'?)") or "did you mean 'n'?" in data["error"]
+
+
+def test_unknown_settings_keys_are_reported_in_warnings(isolated_env):
+    (isolated_env / "web-tools.toml").write_text("timout = 5\n")
+    data = json.loads(invoke(b'{"query": "x"}')[1])
+    assert data["success"] is True
+    assert "Did you mean 'timeout'?" in data["warnings"][0]["message"]
+
+
+def test_invalid_messages_spell_values_as_json():
+    from common.errors import invalid
+    from common.params import integer
+
+    assert invalid("count", True, "x").message == "'count' is true; x."
+    assert invalid("count", None, "x").message == "'count' is null; x."
+    assert invalid("q", "a'b", "x").message == """'q' is "a'b"; x."""
+    with pytest.raises(ToolError) as info:
+        integer({"count": 2**64}, "count", 1, 1, 20)
+    assert "'count' is 18446744073709551616;" in info.value.message
+
+
+def test_huge_integers_reach_the_tool_exactly_as_written():
+    code, out = invoke(b'{"query": "x", "n": 18446744073709551616123}')
+    assert code == 0
+    assert json.loads(out)["echo"]["n"] == "18446744073709551616123"
+
+
+# --- people at a terminal ----------------------------------------------------------------
+
+
+def markdown_of(call: dict[str, Any], answer: dict[str, Any]) -> str:
+    return f"# {call['query']} ({answer['echo']['n']})"
+
+
+def test_words_become_the_required_field_and_flags_the_others():
+    code, out = invoke(b"", argv=["rust", "async", "--n", "5"])
+    assert code == 0
+    assert json.loads(out)["echo"] == {"query": "rust async", "n": 5}
+
+
+def test_flags_override_a_call_read_from_stdin():
+    code, out = invoke(b'{"query": "from stdin", "n": 1}', argv=["--n", "7"])
+    assert code == 0
+    assert json.loads(out)["echo"] == {"query": "from stdin", "n": 7}
+
+
+def test_markdown_format(capsys):
+    code, out = invoke(b"", argv=["q", "--n", "2", "--format", "markdown"], markdown=markdown_of)
+    assert (code, out) == (0, b"# q (2)\n")
+
+
+def test_markdown_failure_is_a_readable_paragraph_and_exit_1():
+    def fail(_: dict[str, Any], _s: Any) -> dict[str, Any]:
+        raise ToolError(ErrorCode.RATE_LIMIT, "slow down", retry_after=30, event={"content": "Hi"})
+
+    code, out = invoke(b"", fail, argv=["q", "--format", "markdown"], markdown=markdown_of)
+    assert code == 1
+    assert out.decode() == "Error (RATE_LIMIT): slow down\nRetry after: 30 s\n\nHi\n"
+
+
+def test_markdown_is_refused_where_the_tool_has_none(capsys):
+    assert invoke(b"", argv=["q", "--format", "markdown"])[0] == 1
+    assert "invalid choice: 'markdown'" in capsys.readouterr().err
+
+
+def test_bad_flag_values_exit_1(capsys):
+    assert invoke(b"", argv=["q", "--n", "many"])[0] == 1
+    assert "--n: invalid int value: 'many'" in capsys.readouterr().err
+
+
+def test_words_and_the_same_field_as_a_flag_conflict(capsys):
+    assert invoke(b"", argv=["q", "--query", "r"])[0] == 1
+    assert "not both" in capsys.readouterr().err
+
+
+def test_version_and_help(capsys):
+    from common import __version__
+
+    assert invoke(b"", argv=["--version"])[0] == 0
+    assert capsys.readouterr().out == f"demo-tool-tool (ikigai-web-tools) {__version__}\n"
+    assert invoke(b"", argv=["--help"], markdown=markdown_of)[0] == 0
+    text = capsys.readouterr().out
+    assert text.startswith("demo-tool-tool: demo\n")
+    assert "QUERY... [options]" in text
+    assert "--format json|markdown" in text
+    assert "Credentials: none needed." in text
+
+
+def test_schema_with_other_arguments_is_refused(capsys):
+    assert invoke(b"", argv=["--schema", "x"])[0] == 1
+    assert "--schema takes no other arguments" in capsys.readouterr().err
+
+
+# --- the process: signals, the watchdog, quiet libraries ----------------------------------
+
+SLOW_TOOL = """
+import logging, sys, time, warnings
+from common.protocol import main
+from common import runner
+runner.HARD_LIMIT = float(sys.argv.pop(1))
+SCHEMA = {"name": "slow", "description": "d", "parameters": {"type": "object",
+          "properties": {"query": {"type": "string"}}, "required": ["query"]}}
+def execute(call, settings):
+    logging.getLogger("pypdf").warning("EOF marker not found")
+    warnings.warn("deprecated thing")
+    print("READY", file=sys.__stderr__, flush=True)
+    time.sleep(float(call["query"]))
+    return {"success": True}
+main(SCHEMA, execute)
+"""
+
+
+def slow_tool(tmp_path: Path, limit: float, sleep: float):
+    import os
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parent.parent)
+    call = tmp_path / "call.json"
+    call.write_text(json.dumps({"query": str(sleep)}))
+    with call.open("rb") as stdin:
+        return subprocess.Popen(
+            [sys.executable, "-c", SLOW_TOOL, str(limit)], stdin=stdin,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ | {"PYTHONPATH": root},
+        )  # fmt: skip
+
+
+def test_libraries_print_nothing_on_stderr(tmp_path):
+    proc = slow_tool(tmp_path, 30, 0)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert json.loads(out) == {"success": True}
+    assert err == b"READY\n"
+
+
+def test_the_watchdog_answers_before_the_host_gives_up(tmp_path):
+    proc = slow_tool(tmp_path, 1.0, 20)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert err == b"READY\n"
+    data = json.loads(out)
+    assert out.count(b"\n") == 1
+    assert data["error_code"] == "NETWORK_ERROR"
+    assert data["error"].startswith("timeout: the call did not finish within 1 s")
+
+
+@pytest.mark.parametrize(("signum", "code"), [(2, 130), (15, 143)])
+def test_sigint_and_sigterm_end_quietly(tmp_path, signum, code):
+    proc = slow_tool(tmp_path, 30, 20)
+    assert proc.stderr is not None
+    assert proc.stderr.readline() == b"READY\n"
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == code
+    assert (out, err) == (b"", b"")

@@ -7,6 +7,7 @@ import pytest
 from common.domains import Page
 from common.errors import ErrorCode, ToolError
 from common.search import as_dict, as_list, iso_date, plain, result, search
+from common.settings import load
 
 
 def r(url: str) -> dict[str, str]:
@@ -18,7 +19,7 @@ class Recorder:
         self.calls: list[tuple[str | None, int]] = []
         self.fail = fail or set()
 
-    def __call__(self, site: str | None, n: int) -> Page:
+    def __call__(self, _link: object, site: str | None, n: int) -> Page:
         self.calls.append((site, n))
         if site in self.fail:
             raise ToolError(ErrorCode.API_ERROR, "HTTP 500")
@@ -29,7 +30,7 @@ class Recorder:
 
 def test_no_domains_one_call_with_extras():
     fetch = Recorder()
-    out = search("p", fetch, 3, [], ["blocked.com"], "k1")
+    out = search("p", load(), fetch, (3, [], ["blocked.com"]), "k1")
     assert fetch.calls == [(None, 3)]
     assert out["success"] is True
     assert out["provider"] == "p"
@@ -41,14 +42,14 @@ def test_no_domains_one_call_with_extras():
 
 def test_one_allowed_domain_is_native_and_post_filtered():
     fetch = Recorder()
-    out = search("p", fetch, 2, ["a.com"], [], "k2")
+    out = search("p", load(), fetch, (2, ["a.com"], []), "k2")
     assert fetch.calls == [("a.com", 2)]
     assert all(x["url"].startswith("https://a.com/") for x in out["results"])
 
 
 def test_several_allowed_domains_fan_out_and_blocked_still_applies():
     fetch = Recorder()
-    out = search("p", fetch, 4, ["a.com", "b.com"], ["b.com"], "k3")
+    out = search("p", load(), fetch, (4, ["a.com", "b.com"], ["b.com"]), "k3")
     assert sorted(fetch.calls) == [("a.com", 2), ("b.com", 2)]
     assert [x["url"] for x in out["results"]] == ["https://a.com/0", "https://a.com/1"]
     assert "next_offset" not in out
@@ -56,43 +57,43 @@ def test_several_allowed_domains_fan_out_and_blocked_still_applies():
 
 def test_partial_failure_is_a_warning_and_not_cached():
     fetch = Recorder(fail={"b.com"})
-    out = search("p", fetch, 4, ["a.com", "b.com"], [], "k4")
+    out = search("p", load(), fetch, (4, ["a.com", "b.com"], []), "k4")
     assert out["warnings"] == [{"code": "API_ERROR", "message": "b.com: HTTP 500"}]
     assert out["count"] == 2
-    search("p", fetch, 4, ["a.com", "b.com"], [], "k4")
+    search("p", load(), fetch, (4, ["a.com", "b.com"], []), "k4")
     assert len(fetch.calls) == 4
 
 
 def test_incomplete_answer_is_shown_but_not_cached():
     calls = []
 
-    def fetch(site, n):
+    def fetch(_link, site, n):
         calls.append(site)
         warning = {"code": "RATE_LIMIT", "message": "page 2 blocked"}
         return Page([r("https://a.com/1")], extra={"warnings": [warning]}, complete=False)
 
-    out = search("p", fetch, 5, [], [], "kw")
+    out = search("p", load(), fetch, (5, [], []), "kw")
     assert out["warnings"] == [{"code": "RATE_LIMIT", "message": "page 2 blocked"}]
-    search("p", fetch, 5, [], [], "kw")
+    search("p", load(), fetch, (5, [], []), "kw")
     assert len(calls) == 2
 
 
 def test_success_is_cached_per_key(monkeypatch):
     fetch = Recorder()
-    first = search("p", fetch, 2, [], [], "same")
-    second = search("p", fetch, 2, [], [], "same")
+    first = search("p", load(), fetch, (2, [], []), "same")
+    second = search("p", load(), fetch, (2, [], []), "same")
     assert len(fetch.calls) == 1
     assert second == first | {"cached": True}
-    search("p", fetch, 2, [], [], "other")
+    search("p", load(), fetch, (2, [], []), "other")
     assert len(fetch.calls) == 2
     monkeypatch.setenv("IKIGAI_WEB_CACHE_TTL", "0")
-    search("p", fetch, 2, [], [], "same")
+    search("p", load(), fetch, (2, [], []), "same")
     assert len(fetch.calls) == 3
 
 
 def test_failures_propagate():
     with pytest.raises(ToolError):
-        search("p", Recorder(fail={"a.com"}), 2, ["a.com"], [], "k5")
+        search("p", load(), Recorder(fail={"a.com"}), (2, ["a.com"], []), "k5")
 
 
 @pytest.mark.parametrize(

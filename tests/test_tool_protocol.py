@@ -56,8 +56,37 @@ def test_unusable_input_exits_1_with_one_line_on_stderr(run_tool, script, raw, s
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_unexpected_arguments_exit_1(run_tool, script):
-    out = run_tool(script, args=("--help",), raw=b"{}")
+def test_unknown_flags_exit_1_with_one_line(run_tool, script):
+    out = run_tool(script, args=("--no-such-flag",), raw=b"{}")
     assert out.code == 1
     assert out.stdout == ""
-    assert "--schema" in out.stderr
+    assert "unrecognized arguments: --no-such-flag" in out.stderr
+    assert out.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_says_what_it_does_how_to_call_it_and_where_credentials_go(run_tool, script):
+    from common.credentials import PROVIDERS
+
+    schema = schema_of(script)
+    out = run_tool(script, args=("--help",), raw=b"")
+    assert out.code == 0
+    assert out.stderr == ""
+    assert out.stdout.startswith(f"{script}: {schema['description']}")
+    assert "echo '{" in out.stdout
+    for name in schema["parameters"]["properties"]:
+        assert "--" + name.replace("_", "-") in out.stdout
+    needed = [p for p in PROVIDERS.values() if p.tool == schema["name"]]
+    for provider in needed:
+        assert provider.fields[0].env[0] in out.stdout
+        assert "credentials.json" in out.stdout
+    if not needed:
+        assert "Credentials: none needed." in out.stdout
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_version(run_tool, script):
+    from common import __version__
+
+    out = run_tool(script, args=("--version",), raw=b"")
+    assert (out.code, out.stdout) == (0, f"{script} (ikigai-web-tools) {__version__}\n")

@@ -74,7 +74,7 @@ def test_bad_options_are_invalid_input(field, value):
 
 
 def test_invalid_input_through_the_protocol_runner():
-    result, _ = answer(web_fetch.execute, {"url": "gopher://e.com/"})
+    result, _ = answer(web_fetch.execute, {"url": "gopher://e.com/"}, web_fetch.SCHEMA)
     assert result["error_code"] == "INVALID_INPUT"
     assert "gopher://e.com/" in result["error"]
 
@@ -211,7 +211,7 @@ BLOCKED_URL_FORMS = [
 
 @pytest.mark.parametrize("url", BLOCKED_URL_FORMS)
 def test_every_private_form_is_blocked_by_default(url):
-    result, _ = answer(web_fetch.execute, {"url": url})
+    result, _ = answer(web_fetch.execute, {"url": url}, web_fetch.SCHEMA)
     assert result["error_code"] == "BLOCKED_URL", result
     assert "IKIGAI_WEB_FETCH_ALLOW_PRIVATE" in result["error"]
 
@@ -555,7 +555,7 @@ def test_output_budget_setting_is_honoured_end_to_end(monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_OUTPUT_BUDGET", "5000")
     page = _page(NUMBERED * 50)
     monkeypatch.setattr(web_fetch, "cached_page", lambda *_: page)
-    result, budget = answer(web_fetch.execute, {"url": "https://e.com/p"})
+    result, budget = answer(web_fetch.execute, {"url": "https://e.com/p"}, web_fetch.SCHEMA)
     assert budget == 5000
     assert _size(result) <= 5000
     assert result["truncated"] is True

@@ -120,7 +120,7 @@ def private(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def fetch(url: str, **options: Any) -> dict[str, Any]:
     """One call through the protocol runner's answer and render, as the host would see it."""
-    result, budget = answer(web_fetch.execute, {"url": url} | options)
+    result, budget = answer(web_fetch.execute, {"url": url} | options, web_fetch.SCHEMA)
     assert len(render(result, budget)) <= budget
     return result
 

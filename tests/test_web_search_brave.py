@@ -12,6 +12,7 @@ import pytest
 from conftest import Reply
 
 from common.errors import ErrorCode, ToolError
+from common.settings import load
 from tools import web_search_brave as brave
 
 FIXTURES = Path(__file__).parent / "fixtures" / "brave"
@@ -70,7 +71,7 @@ def test_all_parameters():
         ({"freshness": "2024-13-01to2024-12-01"}, "real dates"),
         ({"freshness": "2024-12-01to2024-01-01"}, "start on or before"),
         ({"country": "XX"}, "Brave accepts AR, AU"),
-        ({"country": "USA"}, "'country' is 'USA'"),
+        ({"country": "USA"}, "'country' is \"USA\""),
         ({"search_lang": "english"}, "language code"),
         ({"safesearch": "high"}, "off, moderate, strict"),
         ({"allowed_domains": ["not a domain"]}, "'allowed_domains'"),
@@ -163,7 +164,7 @@ def test_non_object_json_is_api_error():
 def call(raw: dict[str, Any], monkeypatch) -> dict[str, Any]:
     monkeypatch.setenv("BRAVE_API_KEY", KEY)
     monkeypatch.setattr("common.http.time.sleep", lambda _: None)
-    return brave.execute({"query": "ikigai meaning"} | raw)
+    return brave.execute({"query": "ikigai meaning"} | raw, load())
 
 
 def test_execute_sends_the_documented_request(httpx_mock, monkeypatch):
@@ -325,7 +326,7 @@ def test_200_that_is_not_json_is_api_error(httpx_mock, monkeypatch):
 
 def test_missing_key_is_auth_missing(monkeypatch):
     with pytest.raises(ToolError) as info:
-        brave.execute({"query": "ikigai"})
+        brave.execute({"query": "ikigai"}, load())
     assert info.value.code is ErrorCode.AUTH_MISSING
 
 

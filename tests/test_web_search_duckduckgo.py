@@ -40,7 +40,7 @@ def swap(name: str, old: str, new: str) -> bytes:
 
 def call(**raw: Any) -> dict[str, Any]:
     """The tool's JSON answer, success or failure, without a subprocess."""
-    return answer(ddg.execute, {"query": "what is ikigai"} | raw)[0]
+    return answer(ddg.execute, {"query": "what is ikigai"} | raw, ddg.SCHEMA)[0]
 
 
 def form(request: httpx.Request) -> dict[str, str]:
@@ -299,10 +299,10 @@ def test_query_limits():
         ({"max_results": 0}, ("'max_results' is 0", "1 to 25")),
         ({"max_results": 26}, ("'max_results' is 26", "1 to 25")),
         ({"max_results": "ten"}, ("'max_results'", "integer")),
-        ({"time_filter": "hour"}, ("'time_filter' is 'hour'", "day, week, month, year")),
-        ({"safesearch": "on"}, ("'safesearch' is 'on'", "strict, moderate, off")),
-        ({"region": "english"}, ("'region' is 'english'", "us-en")),
-        ({"region": "us_en"}, ("'region' is 'us_en'", "wt-wt")),
+        ({"time_filter": "hour"}, ("'time_filter' is \"hour\"", "day, week, month, year")),
+        ({"safesearch": "on"}, ("'safesearch' is \"on\"", "strict, moderate, off")),
+        ({"region": "english"}, ("'region' is \"english\"", "us-en")),
+        ({"region": "us_en"}, ("'region' is \"us_en\"", "wt-wt")),
         ({"region": 7}, ("'region' is 7", "string")),
         ({"allowed_domains": ["not a domain"]}, ("'allowed_domains'", "domain name")),
         ({"blocked_domains": "spam.net"}, ("'blocked_domains'", "array of strings")),
@@ -460,7 +460,8 @@ def test_both_pages_unusable_is_api_error(httpx_mock):
     assert out["error_code"] == "API_ERROR"
     assert "lite page answered HTTP 404" in out["error"]
     assert "'Not found'" in out["error"]
-    assert "html page was unusable as well" in out["error"]
+    assert "DuckDuckGo's lite page answered HTTP" in out["error"]
+    assert "Before that, DuckDuckGo's html page answered HTTP" in out["error"]
 
 
 def test_lite_blocked_after_html_error(httpx_mock):
@@ -621,7 +622,7 @@ def test_second_identical_call_is_served_from_cache(httpx_mock):
     ("payload", "needle"),
     [
         ({"query": "what is ikigai", "max_results": 26}, "'max_results' is 26"),
-        ({"query": "what is ikigai", "region": "english"}, "'region' is 'english'"),
+        ({"query": "what is ikigai", "region": "english"}, "'region' is \"english\""),
         ({"query": "x" * 500}, "2 to 499"),
     ],
 )

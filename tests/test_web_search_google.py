@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from conftest import Reply, Seen
+from conftest import Reply, Seen, reply
 
 from common import http as common_http
 from common.errors import ErrorCode, ToolError
@@ -181,7 +181,7 @@ BACKEND = google_error(500, "Internal error encountered.", "backendError", "INTE
 
 def call(raw: dict[str, Any]) -> dict[str, Any]:
     """The tool's answer object (success or failure), as the protocol runner builds it."""
-    return answer(g.execute, raw)[0]
+    return answer(g.execute, raw, g.SCHEMA)[0]
 
 
 @pytest.fixture
@@ -317,7 +317,7 @@ def test_bad_values_are_invalid_input_naming_field_and_value(field, value, says)
     with pytest.raises(ToolError) as caught:
         g.parse_input({"query": "rust async", field: value})
     assert caught.value.code is ErrorCode.INVALID_INPUT
-    assert f"'{field}' is {value!r}" in caught.value.message
+    assert f"'{field}' is {json.dumps(value)}" in caught.value.message
     assert says in caught.value.message
 
 
@@ -325,7 +325,7 @@ def test_a_bad_domain_entry_is_named():
     with pytest.raises(ToolError) as caught:
         g.parse_input({"query": "rust", "allowed_domains": ["python.org", "not a domain"]})
     assert caught.value.code is ErrorCode.INVALID_INPUT
-    assert "'allowed_domains' is 'not a domain'" in caught.value.message
+    assert "'allowed_domains' is \"not a domain\"" in caught.value.message
 
 
 def test_start_and_num_at_the_cap_are_allowed():
@@ -350,8 +350,14 @@ def test_missing_credentials_are_auth_missing_with_the_event(run_tool, present, 
     assert run.code == 0
     out = run.json
     assert out["error_code"] == "AUTH_MISSING"
-    assert "GOOGLE_SEARCH_API_KEY" in out["error"]
-    assert "GOOGLE_SEARCH_ENGINE_ID" in out["error"]
+    absent = [n for n in ("GOOGLE_SEARCH_API_KEY", "GOOGLE_SEARCH_ENGINE_ID") if n not in present]
+    for name in absent:
+        assert f"set {name}" in out["error"] or f"and {name}" in out["error"]
+    if len(absent) == 1:  # Google says which of its two credentials is missing
+        assert f"({absent[0]} is not set)" in out["error"]
+        assert (
+            set(present) & {"GOOGLE_SEARCH_API_KEY", "GOOGLE_SEARCH_ENGINE_ID"}
+        ).pop() not in out["error"]
     assert "2027-01-01" in out["error"]
     data = out["_event"]["data"]
     assert out["_event"]["kind"] == "config_required"
@@ -391,6 +397,8 @@ def test_items_become_results_with_next_start():
         {"kind": "customsearch#result", "link": "https://c.example/no-title"},
         item("https://d.example/empty-title", title=" "),
         item("ftp://e.example/file"),
+        item("https://user:pw@f.example/userinfo"),
+        item("https://g.example/white space"),
     ]
     items[1]["pagemap"] = {"metatags": [{"article:published_time": "2025-03-04T10:00:00Z"}]}
     page = g.shape_output(body(items, start=11, num=10))
@@ -401,6 +409,11 @@ def test_items_become_results_with_next_start():
             "url": "https://b.example/2",
             "snippet": "",
             "published": "2025-03-04",
+        },
+        {
+            "title": "https://d.example/empty-title",
+            "url": "https://d.example/empty-title",
+            "snippet": "A snippet.",
         },
     ]
     assert page.extra == {"next_start": 21}
@@ -447,15 +460,16 @@ def test_json_that_is_not_an_object_is_api_error():
     ],
 )
 def test_error_mapping(status, error, code):
-    err = g.error_for(status, error, None)
+    err = g.error_for(reply(status, error))
     assert err.code.value == code
     assert f"Google answered HTTP {status}" in err.message
-    said = error["error"]["message"] if isinstance(error, dict) else error
+    said = error["error"]["message"] if isinstance(error, dict) else error.strip("<html/>")
     assert said in err.message
+    assert "<html>" not in err.message
 
 
 def test_rate_limit_says_quota_and_reset_and_offers_alternatives():
-    err = g.error_for(429, QUOTA_429, None)
+    err = g.error_for(reply(429, QUOTA_429))
     assert "100 queries a day" in err.message
     assert "midnight Pacific time" in err.message
     assert "web_search_duckduckgo" in err.message
@@ -467,19 +481,19 @@ def test_rate_limit_says_quota_and_reset_and_offers_alternatives():
 
 
 def test_rate_limit_prefers_retry_after_and_knows_no_wait_for_per_minute_limits():
-    assert g.error_for(429, QUOTA_429, 42).retry_after == 42
-    assert g.error_for(403, PER_MINUTE_403, None).retry_after is None
+    assert g.error_for(reply(429, QUOTA_429, {"Retry-After": str(42)})).retry_after == 42
+    assert g.error_for(reply(403, PER_MINUTE_403)).retry_after is None
 
 
 def test_auth_invalid_carries_the_event():
-    err = g.error_for(400, KEY_INVALID, None)
+    err = g.error_for(reply(400, KEY_INVALID))
     assert "GOOGLE_SEARCH_API_KEY" in err.message
     assert err.event is not None
     assert err.event["data"]["error_type"] == "auth_invalid"
 
 
 def test_closure_names_the_date_and_the_other_tools():
-    err = g.error_for(403, CLOSED, None)
+    err = g.error_for(reply(403, CLOSED))
     assert "closed the Custom Search JSON API to new customers" in err.message
     assert "2027-01-01" in err.message
     for tool in (
@@ -492,7 +506,7 @@ def test_closure_names_the_date_and_the_other_tools():
 
 
 def test_bad_argument_points_at_the_engine_id():
-    assert "GOOGLE_SEARCH_ENGINE_ID" in g.error_for(400, BAD_ARGUMENT, None).message
+    assert "GOOGLE_SEARCH_ENGINE_ID" in g.error_for(reply(400, BAD_ARGUMENT)).message
 
 
 @pytest.mark.parametrize(
@@ -553,8 +567,10 @@ def test_http_200_that_is_not_json_is_api_error(httpx_mock, creds):
     assert "not JSON" in out["error"]
 
 
-def test_garbled_gzip_is_api_error(httpx_mock, creds):
-    httpx_mock.add_response(content=b"not gzip at all", headers={"Content-Encoding": "gzip"})
+@pytest.mark.loopback
+def test_garbled_gzip_is_api_error(fake_server, creds, monkeypatch):
+    garbled = Reply(200, b"not gzip at all", {"Content-Encoding": "gzip"})
+    monkeypatch.setenv("GOOGLE_SEARCH_API_URL", fake_server.route("/v1", garbled))
     out = call({"query": "rust async"})
     assert out["error_code"] == "API_ERROR"
     assert "could not be decoded" in out["error"]
@@ -579,7 +595,7 @@ def test_server_errors_are_retried_once_then_api_error(httpx_mock, creds, no_pau
     httpx_mock.add_response(status_code=500, json=BACKEND, is_reusable=True)
     out = call({"query": "rust async"})
     assert out["error_code"] == "API_ERROR"
-    assert "HTTP 500 (backendError): Internal error encountered." in out["error"]
+    assert "HTTP 500: (backendError) Internal error encountered." in out["error"]
     assert len(httpx_mock.get_requests()) == 2
 
 

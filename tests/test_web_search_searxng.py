@@ -13,10 +13,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from conftest import Reply
+from conftest import Reply, reply
 
 from common.errors import ErrorCode, ToolError
 from common.runner import answer
+from common.settings import load
 from tools import web_search_searxng as sx
 
 TOOL = "web-search-searxng-tool"
@@ -320,14 +321,14 @@ def test_shape_output_not_an_object():
 
 
 def test_401_without_auth_says_set_it():
-    err = sx.error_for(401, {"WWW-Authenticate": 'Basic realm="searx"'}, NGINX_401, None, WHERE)
+    err = sx.error_for(reply(401, NGINX_401, {"WWW-Authenticate": 'Basic realm="searx"'}), WHERE)
     assert err.code is ErrorCode.AUTH_INVALID
     assert "HTTP 401" in err.message
     assert "SEARXNG_AUTH is not set" in err.message
 
 
 def test_401_with_auth_says_rejected():
-    err = sx.error_for(401, {}, "", None, WHERE_AUTH)
+    err = sx.error_for(reply(401, "", {}), WHERE_AUTH)
     assert err.code is ErrorCode.AUTH_INVALID
     assert "rejected SEARXNG_AUTH" in err.message
 
@@ -341,14 +342,14 @@ def test_401_with_auth_says_rejected():
     ],
 )
 def test_403_that_is_auth(headers, body):
-    err = sx.error_for(403, headers, body, None, WHERE_AUTH)
+    err = sx.error_for(reply(403, body, headers), WHERE_AUTH)
     assert err.code is ErrorCode.AUTH_INVALID
     assert "SEARXNG_AUTH" in err.message
 
 
 @pytest.mark.parametrize("body", [FORMAT_403, "", "Forbidden"])
 def test_403_that_is_the_json_format_disabled(body):
-    err = sx.error_for(403, {"Content-Type": "text/html; charset=utf-8"}, body, None, WHERE)
+    err = sx.error_for(reply(403, body, {"Content-Type": "text/html; charset=utf-8"}), WHERE)
     assert err.code is ErrorCode.API_ERROR
     assert "JSON format disabled" in err.message
     assert "formats: [html, json]" in err.message
@@ -356,10 +357,10 @@ def test_403_that_is_the_json_format_disabled(body):
 
 
 def test_429_is_rate_limit():
-    err = sx.error_for(429, {}, "Too Many Requests", 30, WHERE)
+    err = sx.error_for(reply(429, "Too Many Requests", {"Retry-After": "30"}), WHERE)
     assert err.code is ErrorCode.RATE_LIMIT
     assert err.retry_after == 30
-    assert "wait 30 s" in err.message
+    assert "Try again in 30 s" in err.message
     assert "web_search_duckduckgo" in err.message
     assert err.event is not None
     assert err.event["data"]["error_type"] == "rate_limit"
@@ -367,7 +368,7 @@ def test_429_is_rate_limit():
 
 
 def test_400_passes_searxngs_error_through():
-    err = sx.error_for(400, {}, '{"error": "Invalid value \\"xx\\" for pageno"}', None, WHERE)
+    err = sx.error_for(reply(400, '{"error": "Invalid value \\"xx\\" for pageno"}', {}), WHERE)
     assert err.code is ErrorCode.INVALID_INPUT
     assert 'Invalid value "xx" for pageno' in err.message
 
@@ -378,11 +379,11 @@ def test_400_passes_searxngs_error_through():
         (500, '{"error": "search error"}', "HTTP 500: search error"),
         (502, "<html><h1>502 Bad Gateway</h1></html>", "HTTP 502: 502 Bad Gateway"),
         (400, "bad request", "HTTP 400: bad request"),
-        (404, "", "HTTP 404: no body"),
+        (404, "", "HTTP 404 with an empty body"),
     ],
 )
 def test_other_statuses_are_api_errors(status, body, says):
-    err = sx.error_for(status, {}, body, None, WHERE)
+    err = sx.error_for(reply(status, body, {}), WHERE)
     assert err.code is ErrorCode.API_ERROR
     assert says in err.message
 
@@ -403,7 +404,7 @@ def query_of(request: httpx.Request) -> dict[str, str]:
 
 def test_execute_success(httpx_mock, configured):
     httpx_mock.add_response(json=BODY)
-    out = sx.execute({"query": "ikigai", "max_results": 2, "safesearch": "moderate"})
+    out = sx.execute({"query": "ikigai", "max_results": 2, "safesearch": "moderate"}, load())
     request = httpx_mock.get_request()
     assert request.url.path == "/search"
     assert query_of(request) == {"q": "ikigai", "format": "json", "pageno": "1",
@@ -424,15 +425,15 @@ def test_execute_success(httpx_mock, configured):
 
 def test_execute_second_call_is_cached(httpx_mock, configured):
     httpx_mock.add_response(json=BODY)
-    first = sx.execute({"query": "ikigai"})
-    second = sx.execute({"query": "ikigai"})
+    first = sx.execute({"query": "ikigai"}, load())
+    second = sx.execute({"query": "ikigai"}, load())
     assert len(httpx_mock.get_requests()) == 1
     assert second == first | {"cached": True}
 
 
 def test_execute_blocked_domains_post_filter(httpx_mock, configured):
     httpx_mock.add_response(json=BODY)
-    out = sx.execute({"query": "ikigai", "blocked_domains": ["wikipedia.org"]})
+    out = sx.execute({"query": "ikigai", "blocked_domains": ["wikipedia.org"]}, load())
     assert query_of(httpx_mock.get_request())["q"] == "ikigai"
     assert [r["url"] for r in out["results"]] == [
         "https://www.bbc.com/worklife/article/20170807-ikigai",
@@ -442,7 +443,7 @@ def test_execute_blocked_domains_post_filter(httpx_mock, configured):
 
 def test_execute_one_allowed_domain_is_native(httpx_mock, configured):
     httpx_mock.add_response(json=BODY)
-    out = sx.execute({"query": "ikigai", "allowed_domains": ["bbc.com"]})
+    out = sx.execute({"query": "ikigai", "allowed_domains": ["bbc.com"]}, load())
     assert query_of(httpx_mock.get_request())["q"] == "ikigai site:bbc.com"
     assert [r["url"] for r in out["results"]] == [
         "https://www.bbc.com/worklife/article/20170807-ikigai"
@@ -459,7 +460,9 @@ def _per_site(request: httpx.Request) -> httpx.Response:
 
 def test_execute_fan_out_over_allowed_domains(httpx_mock, configured):
     httpx_mock.add_callback(_per_site, is_reusable=True)
-    out = sx.execute({"query": "ikigai", "max_results": 4, "allowed_domains": ["a.test", "b.test"]})
+    out = sx.execute(
+        {"query": "ikigai", "max_results": 4, "allowed_domains": ["a.test", "b.test"]}, load()
+    )
     sites = sorted(query_of(r)["q"] for r in httpx_mock.get_requests())
     assert sites == ["ikigai site:a.test", "ikigai site:b.test"]
     assert [r["url"] for r in out["results"]] == [
@@ -470,7 +473,7 @@ def test_execute_fan_out_over_allowed_domains(httpx_mock, configured):
 
 def test_execute_fan_out_with_a_failed_domain(httpx_mock, configured):
     httpx_mock.add_callback(_per_site, is_reusable=True)
-    out = sx.execute({"query": "ikigai", "allowed_domains": ["a.test", "broken.test"]})
+    out = sx.execute({"query": "ikigai", "allowed_domains": ["a.test", "broken.test"]}, load())
     assert out["success"] is True
     assert {r["url"] for r in out["results"]} <= {f"https://a.test/{i}" for i in range(5)}
     assert out["warnings"][0]["code"] == "RATE_LIMIT"
@@ -499,7 +502,7 @@ def test_execute_error_mapping(httpx_mock, configured, reply, code, says):
         status_code=reply.status_code, content=reply.content, headers=dict(reply.headers),
         is_reusable=True,
     )  # fmt: skip
-    out, _ = answer(sx.execute, {"query": "ikigai"})
+    out, _ = answer(sx.execute, {"query": "ikigai"}, sx.SCHEMA)
     assert out == out | {"success": False, "error_code": code}
     assert says in out["error"]
     if code == "RATE_LIMIT":
@@ -509,13 +512,13 @@ def test_execute_error_mapping(httpx_mock, configured, reply, code, says):
 def test_execute_json_mislabelled_as_html_is_still_json(httpx_mock, configured):
     httpx_mock.add_response(content=json.dumps(BODY).encode(),
                             headers={"Content-Type": "text/html; charset=utf-8"})  # fmt: skip
-    assert sx.execute({"query": "ikigai"})["count"] == 3
+    assert sx.execute({"query": "ikigai"}, load())["count"] == 3
 
 
 def test_execute_network_error(httpx_mock, configured):
     httpx_mock.add_exception(httpx.ConnectError("refused"), is_reusable=True)
     with pytest.raises(ToolError) as caught:
-        sx.execute({"query": "ikigai"})
+        sx.execute({"query": "ikigai"}, load())
     assert caught.value.code is ErrorCode.NETWORK_ERROR
 
 
@@ -523,7 +526,7 @@ def test_execute_follows_redirect(httpx_mock, configured):
     moved = {"Location": "https://searx.test/search?q=ikigai&format=json&pageno=1"}
     httpx_mock.add_response(status_code=301, headers=moved)
     httpx_mock.add_response(json=BODY)
-    assert sx.execute({"query": "ikigai"})["success"] is True
+    assert sx.execute({"query": "ikigai"}, load())["success"] is True
 
 
 # --- the protocol, through the installed console script ------------------------------------
@@ -544,7 +547,7 @@ def test_invalid_input_is_reported(run_tool):
     run = run_tool(TOOL, {"query": "ikigai", "time_range": "decade"}, env={"SEARXNG_URL": BASE})
     assert run.code == 0
     assert run.json["error_code"] == "INVALID_INPUT"
-    assert "'time_range' is 'decade'" in run.json["error"]
+    assert "'time_range' is \"decade\"" in run.json["error"]
 
 
 def test_auth_missing_with_event(run_tool, isolated_env):

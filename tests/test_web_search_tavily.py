@@ -10,10 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Reply
+from conftest import Reply, reply
 
 from common.errors import ErrorCode, ToolError
 from common.runner import answer
+from common.settings import load
 from tools import web_search_tavily as tv
 
 TOOL = "web-search-tavily-tool"
@@ -252,7 +253,7 @@ def test_shape_output_not_an_object():
 
 
 def test_401_is_auth_invalid_with_event():
-    err = tv.error_for(401, detail("Unauthorized: missing or invalid API key."), None)
+    err = tv.error_for(reply(401, detail("Unauthorized: missing or invalid API key.")))
     assert err.code is ErrorCode.AUTH_INVALID
     assert "HTTP 401: Unauthorized: missing or invalid API key." in err.message
     assert "TAVILY_API_KEY" in err.message
@@ -263,16 +264,16 @@ def test_401_is_auth_invalid_with_event():
 
 
 def test_403_is_auth_invalid():
-    assert tv.error_for(403, detail("Forbidden"), None).code is ErrorCode.AUTH_INVALID
+    assert tv.error_for(reply(403, detail("Forbidden"))).code is ErrorCode.AUTH_INVALID
 
 
 def test_429_is_rate_limit_with_retry_after():
     said = "Your request has been blocked due to excessive requests."
-    err = tv.error_for(429, detail(said), 20)
+    err = tv.error_for(reply(429, detail(said), {"Retry-After": str(20)}))
     assert err.code is ErrorCode.RATE_LIMIT
     assert err.retry_after == 20
     assert said in err.message
-    assert "wait 20 s" in err.message
+    assert "Try again in 20 s" in err.message
     assert err.event is not None
     assert err.event["data"]["error_type"] == "rate_limit"
     assert "web_search_duckduckgo" in err.event["data"]["alternative_tools"]
@@ -284,7 +285,7 @@ def test_429_is_rate_limit_with_retry_after():
      (403, detail(PLAN_LIMIT))],
 )  # fmt: skip
 def test_plan_limits_are_rate_limit(status, body):
-    err = tv.error_for(status, body, None)
+    err = tv.error_for(reply(status, body))
     assert err.code is ErrorCode.RATE_LIMIT
     assert "upgrade the plan or raise the limit" in err.message
     assert err.retry_after is None
@@ -292,7 +293,7 @@ def test_plan_limits_are_rate_limit(status, body):
 
 def test_400_with_detail_is_invalid_input():
     said = "Query is too long. Max query length is 400 characters."
-    err = tv.error_for(400, detail(said), None)
+    err = tv.error_for(reply(400, detail(said)))
     assert err.code is ErrorCode.INVALID_INPUT
     assert said in err.message
 
@@ -300,7 +301,7 @@ def test_400_with_detail_is_invalid_input():
 def test_422_validation_list_is_invalid_input():
     body = {"detail": [{"loc": ["body", "max_results"], "msg": "Input should be <= 20",
                         "type": "less_than_equal"}]}  # fmt: skip
-    err = tv.error_for(422, body, None)
+    err = tv.error_for(reply(422, body))
     assert err.code is ErrorCode.INVALID_INPUT
     assert "max_results: Input should be <= 20" in err.message
 
@@ -308,14 +309,14 @@ def test_422_validation_list_is_invalid_input():
 @pytest.mark.parametrize(
     ("status", "body", "says"),
     [
-        (400, "", "HTTP 400."),
+        (400, "", "HTTP 400 with an empty body."),
         (500, "Internal Server Error", "HTTP 500: Internal Server Error"),
         (502, "<html><h1>502 Bad Gateway</h1></html>", "HTTP 502: 502 Bad Gateway"),
         (503, {"detail": {"message": "down for maintenance"}}, "down for maintenance"),
     ],
 )
 def test_other_errors_are_api_errors(status, body, says):
-    err = tv.error_for(status, body, None)
+    err = tv.error_for(reply(status, body))
     assert err.code is ErrorCode.API_ERROR
     assert says in err.message
 
@@ -331,7 +332,9 @@ def configured(monkeypatch):
 
 def test_execute_sends_the_documented_request(httpx_mock, configured):
     httpx_mock.add_response(url=URL, method="POST", json=BODY)
-    out = tv.execute({"query": "Who is Leo Messi?", "include_answer": True, "country": "AR"})
+    out = tv.execute(
+        {"query": "Who is Leo Messi?", "include_answer": True, "country": "AR"}, load()
+    )
     request = httpx_mock.get_request()
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.headers["content-type"] == "application/json"
@@ -349,7 +352,7 @@ def test_execute_sends_the_documented_request(httpx_mock, configured):
 def test_endpoint_override(httpx_mock, configured, monkeypatch):
     monkeypatch.setenv("TAVILY_API_URL", "https://gateway.test/tavily/search")
     httpx_mock.add_response(url="https://gateway.test/tavily/search", json=BODY)
-    assert tv.execute({"query": "messi"})["success"] is True
+    assert tv.execute({"query": "messi"}, load())["success"] is True
 
 
 def test_domains_are_native_and_post_filtered(httpx_mock, configured):
@@ -357,7 +360,7 @@ def test_domains_are_native_and_post_filtered(httpx_mock, configured):
     out = tv.execute(
         {"query": "messi", "max_results": 10, "allowed_domains": ["britannica.com", "espn.com"],
          "blocked_domains": ["www.espn.com"]}
-    )  # fmt: skip
+    , load())  # fmt: skip
     sent = json.loads(httpx_mock.get_request().content)  # one request: no fan-out
     assert sent["include_domains"] == ["britannica.com", "espn.com"]
     assert sent["exclude_domains"] == ["www.espn.com"]
@@ -370,7 +373,7 @@ def test_domains_are_native_and_post_filtered(httpx_mock, configured):
         (401, detail("Unauthorized: missing or invalid API key."), {}, "AUTH_INVALID",
          "TAVILY_API_KEY"),
         (429, detail("Your request has been blocked due to excessive requests."),
-         {"Retry-After": "45"}, "RATE_LIMIT", "wait 45 s"),
+         {"Retry-After": "45"}, "RATE_LIMIT", "Try again in 45 s"),
         (432, detail(PLAN_LIMIT), {}, "RATE_LIMIT", "plan's set usage limit"),
         (433, detail(PAYGO_LIMIT), {}, "RATE_LIMIT", "pay-as-you-go"),
         (400, detail("Invalid topic. Must be 'general', 'news' or 'finance'."), {},
@@ -385,7 +388,7 @@ def test_execute_error_mapping(httpx_mock, configured, status, body, headers, co
     content = body.encode() if isinstance(body, str) else json.dumps(body).encode()
     httpx_mock.add_response(status_code=status, content=content, headers=headers,
                             is_reusable=True)  # fmt: skip
-    out, _ = answer(tv.execute, {"query": "messi"})
+    out, _ = answer(tv.execute, {"query": "messi"}, tv.SCHEMA)
     assert out["success"] is False
     assert out["error_code"] == code
     assert says in out["error"]
@@ -395,7 +398,7 @@ def test_execute_error_mapping(httpx_mock, configured, status, body, headers, co
 
 def test_execute_network_error(httpx_mock, configured):
     httpx_mock.add_exception(httpx.ConnectError("refused"), is_reusable=True)
-    out, _ = answer(tv.execute, {"query": "messi"})
+    out, _ = answer(tv.execute, {"query": "messi"}, tv.SCHEMA)
     assert out["error_code"] == "NETWORK_ERROR"
 
 
@@ -497,5 +500,5 @@ def test_key_echoed_at_the_cut_of_an_error_detail_never_leaks(httpx_mock, config
     detail = "x" * 290 + KEY  # the cut at 300 characters falls inside the key
     httpx_mock.add_response(status_code=400, json={"detail": {"error": detail}})
     with pytest.raises(ToolError) as info:
-        tv.execute({"query": "ikigai"})
+        tv.execute({"query": "ikigai"}, load())
     assert KEY[:8] not in info.value.message

@@ -10,9 +10,10 @@ from urllib.parse import urlsplit, urlunsplit
 from common import params as p
 from common.errors import invalid
 from common.protocol import main as run_protocol
-from common.settings import load
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from common.settings import Settings
     from tools.fetch.extract import Document
 
@@ -237,12 +238,21 @@ def _fit(lines: list[str], room: int) -> list[str]:
     return lines
 
 
-def execute(raw: dict[str, Any]) -> dict[str, Any]:
+def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
-    settings = load()
     page = cached_page(params, settings)
     return shape_output(page, params.offset, params.limit, settings.output_budget)
 
 
+def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
+    """The page for a person: a title line, its address, its markdown, where to read on."""
+    head = f"# {answer['title']}\n\n" if answer.get("title") else ""
+    text = f"{head}Source: {answer['url']}\n\n{answer['content']}\n"
+    if answer.get("truncated"):
+        rest = answer["total_lines"] - answer["next_offset"] + 1
+        text += f"\n[{rest} more lines: read on with --offset {answer['next_offset']}]\n"
+    return text
+
+
 def main() -> None:
-    run_protocol(SCHEMA, execute)
+    run_protocol(SCHEMA, execute, markdown)

@@ -10,18 +10,31 @@ from typing import TYPE_CHECKING, Any
 
 from common import domains
 from common import params as p
-from common.credentials import PROVIDERS, alternatives, event, resolve
-from common.domains import Page
+from common.credentials import PROVIDERS, resolve
+from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
-from common.redact import excerpt
-from common.search import as_dict, iso_date, plain, result, search
-from common.settings import load
+from common.search import (
+    Link,
+    Request,
+    as_dict,
+    as_list,
+    iso_date,
+    markdown,
+    not_an_object,
+    plain,
+    prose,
+    rate_limited,
+    rejected,
+    result,
+    search,
+    shaped,
+    snippets,
+)
 
 if TYPE_CHECKING:
-    import httpx
-
-    from common.http import Deadline
+    from common.http import Reply
+    from common.settings import Settings
 
 DEFAULT_URL = "https://api.search.brave.com/res/v1/web/search"
 MAX_QUERY = 400
@@ -64,20 +77,21 @@ SCHEMA: dict[str, Any] = {
             "freshness": {
                 "type": "string",
                 "description": "Age of results: day, week, month, year, or a date range "
-                "YYYY-MM-DDtoYYYY-MM-DD.",
+                "YYYY-MM-DDtoYYYY-MM-DD; any (or empty) for no limit.",
             },
             "country": {
                 "type": "string",
-                "description": "Two-letter country code for regional results, e.g. US, GB, DE.",
+                "description": "Two-letter country code for regional results, e.g. US, GB, "
+                "DE; empty for none.",
             },
             "search_lang": {
                 "type": "string",
-                "description": "Language of results, e.g. en, de, pt-br.",
+                "description": "Language of results, e.g. en, de, pt-br; empty for any.",
             },
             "safesearch": {
                 "type": "string",
-                "enum": ["off", "moderate", "strict"],
-                "description": "Adult content filter; Brave's default is moderate.",
+                "enum": ["off", "moderate", "strict", p.DEFAULT],
+                "description": "Adult content filter; default: Brave's own (moderate).",
             },
         },
         "required": ["query"],
@@ -113,6 +127,8 @@ def parse_input(raw: dict[str, Any]) -> Params:
 
 
 def _freshness(value: str | None) -> str | None:
+    if value is not None and value.lower() in p.NOT_SET:
+        return None
     if value is None or value.lower() in FRESHNESS:
         return FRESHNESS[value.lower()] if value else None
     allowed = "allowed values are day, week, month, year or YYYY-MM-DDtoYYYY-MM-DD"
@@ -166,115 +182,91 @@ def request_params(params: Params, site: str | None, count: int) -> dict[str, st
 
 
 def fetch_page(
-    http: httpx.Client, deadline: Deadline, url: str, key: str, params: Params,
-    site: str | None, count: int,
-) -> Page:  # fmt: skip
+    link: Link, site: str | None, count: int, *, url: str, key: str, params: Params
+) -> Page:
     """One Brave request: the only function that touches the network."""
-    from common.http import error_body, json_body, send
-
     headers = {"X-Subscription-Token": key, "Accept": "application/json"}
-    request = http.build_request(
-        "GET", url, params=request_params(params, site, count), headers=headers
-    )
-    response = send(http, request, deadline, wait_hint=reset_seconds)
-    if response.status_code != 200:
-        raise error_for(response.status_code, error_body(response), reset_seconds(response))
-    return shape_output(json_body(response, "Brave"), params.offset)
+    query = request_params(params, site, count)
+    request = link.http.build_request("GET", url, params=query, headers=headers)
+    body = link.get_json(request, "Brave", error_for, wait_hint=reset_seconds)
+    return shape_output(body, params.offset)
 
 
-def reset_seconds(response: httpx.Response) -> int | None:
+def reset_seconds(reply: Reply) -> int | None:
     """Seconds to wait: the first value of X-RateLimit-Reset, else Retry-After."""
     from common.http import retry_after
 
-    first = response.headers.get("x-ratelimit-reset", "").split(",")[0].strip()
-    return int(first) if first.isdigit() else retry_after(response)
+    first = reply.headers.get("x-ratelimit-reset", "").split(",")[0].strip()
+    return int(first) if first.isdigit() else retry_after(reply)
 
 
-def error_for(status: int, body: Any, wait: int | None) -> ToolError:
-    """Brave's error answer as a ToolError."""
+def error_for(reply: Reply) -> ToolError:
+    """Brave's error answer ({"error": {"code", "detail", "meta"}}) as a ToolError."""
+    from common.http import said
 
-    error = body.get("error") if isinstance(body, dict) else None
-    code = str(error.get("code", "")) if isinstance(error, dict) else ""
-    detail = _detail(error) if isinstance(error, dict) else excerpt(str(body), 300)
-    said = f"Brave answered HTTP {status}" + (f" ({code}: {detail})" if code else f": {detail}")
-    if status in (401, 403) or "SUBSCRIPTION_TOKEN" in code.upper():
-        message = f"{said}. The API key was rejected: check BRAVE_API_KEY or get a new key."
-        return ToolError(
-            ErrorCode.AUTH_INVALID, message, event=event(PROVIDERS["brave"], "auth_invalid")
-        )
-    if status == 429:
-        alts = alternatives("web_search_brave")
-        message = f"{said}. Brave's rate limit or monthly quota is used up; wait"
-        message += f" {wait} s" if wait is not None else ""
-        message += " or use another search tool: " + ", ".join(alts) + "."
-        rate_event = event(PROVIDERS["brave"], "rate_limit", alts)
-        return ToolError(ErrorCode.RATE_LIMIT, message, retry_after=wait, event=rate_event)
-    if status == 422 and code.upper() == "VALIDATION":
-        return ToolError(ErrorCode.INVALID_INPUT, f"{said}. Fix the parameters Brave names.")
-    return ToolError(ErrorCode.API_ERROR, f"{said}.")
+    error = as_dict(as_dict(reply.data()).get("error"))
+    code = str(error.get("code", ""))
+    detail = f"{code}: {_detail(error)}" if code else ""
+    told = said("Brave", reply, detail)
+    if reply.status in (401, 403) or "SUBSCRIPTION_TOKEN" in code.upper():
+        advice = "The API key was rejected: check BRAVE_API_KEY or get a new key."
+        return rejected("brave", told, advice)
+    if reply.status == 429:
+        why = "Brave's rate limit or monthly quota is used up"
+        return rate_limited("brave", told, why, reset_seconds(reply))
+    if reply.status == 422 and code.upper() == "VALIDATION":
+        return ToolError(ErrorCode.INVALID_INPUT, f"{told}. Fix the parameters Brave names.")
+    return ToolError(ErrorCode.API_ERROR, f"{told}. Try again later.")
 
 
 def _detail(error: dict[str, Any]) -> str:
     detail = str(error.get("detail", "")).strip()
-    meta = error.get("meta")
-    problems = meta.get("errors") if isinstance(meta, dict) else None
-    for problem in problems if isinstance(problems, list) else []:
+    for problem in as_list(as_dict(error.get("meta")).get("errors")):
         if isinstance(problem, dict) and problem.get("msg"):
-            where = ".".join(str(x) for x in problem.get("loc", []) if x != "query")
+            where = ".".join(str(x) for x in as_list(problem.get("loc")) if x != "query")
             detail += f"; {where}: {problem['msg']}" if where else f"; {problem['msg']}"
-    return detail
+    return prose(detail)
 
 
 def shape_output(body: Any, offset: int) -> Page:
     """Brave's JSON as a Page of our results, with next_offset when Brave has more."""
-
     if not isinstance(body, dict):
-        raise ToolError(
-            ErrorCode.API_ERROR, "Brave answered HTTP 200 with JSON that is not an object"
-        )
-    web = as_dict(body.get("web"))
-    items = web.get("results")
-    results = [
-        result(i["title"], i["url"], i.get("description"), age=i.get("age"),
-               published=iso_date(i.get("page_age")), extra_snippets=_extra(i))
-        for i in (items if isinstance(items, list) else []) if _usable(i)
-    ]  # fmt: skip
+        raise not_an_object("Brave")
+    results = shaped(as_dict(body.get("web")).get("results"), _result)
     more = bool(as_dict(body.get("query")).get("more_results_available")) and offset < 9
     return Page(results, more, {"next_offset": offset + 1} if more else {})
 
 
-def _usable(item: object) -> bool:
-    return (
-        isinstance(item, dict)
-        and isinstance(item.get("title"), str)
-        and isinstance(item.get("url"), str)
-        and item["url"].startswith(("http://", "https://"))
-    )
+def _result(item: dict[str, Any]) -> Result | None:
+    extra = snippets(item.get("extra_snippets"))
+    age, published = plain(item.get("age"), 100), iso_date(item.get("page_age"))
+    return result(
+        item["title"], item["url"], item.get("description"), age=age, published=published,
+        extra_snippets=extra,
+    )  # fmt: skip
 
 
-def _extra(item: dict[str, Any]) -> list[str]:
+def arguments(request: Request) -> dict[str, Any]:
+    """The common search request as this tool's own arguments."""
+    return {
+        "query": request.query,
+        "count": min(request.count, 20),
+        "allowed_domains": list(request.allowed),
+        "blocked_domains": list(request.blocked),
+        "freshness": request.time_filter or "",
+    }
 
-    extra = item.get("extra_snippets")
-    return (
-        [plain(s) for s in extra if isinstance(s, str) and s.strip()]
-        if isinstance(extra, list)
-        else []
-    )
 
-
-def execute(raw: dict[str, Any]) -> dict[str, Any]:
-    from common.http import Deadline, client, endpoint
+def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    from common.http import endpoint
 
     params = parse_input(raw)
     key = resolve(PROVIDERS["brave"])["api_key"]
     url = endpoint("BRAVE_SEARCH_API_URL", DEFAULT_URL)
-    settings = load()
-    with client(settings) as http:
-        fetch = partial(fetch_page, http, Deadline(settings.timeout), url, key, params)
-        return search(
-            "brave", fetch, params.count, params.allowed, params.blocked, [url, asdict(params)]
-        )
+    fetch = partial(fetch_page, url=url, key=key, params=params)
+    plan = (params.count, params.allowed, params.blocked)
+    return search("brave", settings, fetch, plan, [url, asdict(params)])
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute)
+    run_protocol(SCHEMA, execute, markdown)

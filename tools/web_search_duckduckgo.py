@@ -21,16 +21,25 @@ from common import params as p
 from common.domains import Page, Result, keep
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
-from common.search import search
-from common.settings import load
+from common.search import (
+    MAX_SNIPPET,
+    MAX_TITLE,
+    Link,
+    Request,
+    cut,
+    markdown,
+    search,
+    web_url,
+)
+from common.text import visible
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    import httpx
     from lxml.html import HtmlElement
 
-    from common.http import Deadline
+    from common.http import Reply
+    from common.settings import Settings
 
 HTML_URL = "https://html.duckduckgo.com/html/"
 LITE_URL = "https://lite.duckduckgo.com/lite/"
@@ -53,6 +62,7 @@ _REGION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")
 _DAY = re.compile(r"\b(\d{4}-\d{2}-\d{2})")
 _NO_RESULTS = ("No results.", "No more results.")
 _BOT_TEXT = "bots use DuckDuckGo too"
+_ANOMALY = b"anomalyDetectionBlock"  # the script of DuckDuckGo's anomaly (bot check) page
 
 SCHEMA: dict[str, Any] = {
     "name": "web_search_duckduckgo",
@@ -75,18 +85,19 @@ SCHEMA: dict[str, Any] = {
             },
             "time_filter": {
                 "type": "string",
-                "enum": list(TIME_FILTER),
-                "description": "Only pages from the past day, week, month or year.",
+                "enum": [*TIME_FILTER, p.ANY],
+                "description": "Only pages from the past day, week, month or year; any for "
+                "no limit.",
             },
             "region": {
                 "type": "string",
                 "description": "DuckDuckGo region code, country-language: us-en, uk-en, "
-                "de-de, fr-fr, jp-jp; wt-wt for no region.",
+                "de-de, fr-fr, jp-jp; wt-wt or empty for no region.",
             },
             "safesearch": {
                 "type": "string",
-                "enum": list(SAFESEARCH),
-                "description": "Adult content filter; DuckDuckGo's default is moderate.",
+                "enum": [*SAFESEARCH, p.DEFAULT],
+                "description": "Adult content filter; default: DuckDuckGo's own (moderate).",
             },
             **domains.SCHEMA_PROPERTIES,
         },
@@ -265,10 +276,14 @@ def _lite_result(link: HtmlElement) -> Result | None:
     return _result(_text(link), url, snippet, published)
 
 
-def _result(title: str, url: str, snippet: str, published: str | None) -> Result:
+def _result(title: str, url: str, snippet: str, published: str | None) -> Result | None:
     # Text comes from the parser already decoded: common.search.plain would strip "<div>"
     # that a page wrote as "&lt;div&gt;".
-    out: Result = {"title": title, "url": url, "snippet": snippet}
+    link = web_url(url)
+    if link is None:
+        return None
+    title, snippet = cut(visible(title), MAX_TITLE) or link, cut(visible(snippet), MAX_SNIPPET)
+    out: Result = {"title": title, "url": link, "snippet": snippet}
     return out | ({"published": published} if published else {})
 
 
@@ -378,8 +393,7 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Session:
-    http: httpx.Client
-    deadline: Deadline
+    link: Link
     html: Endpoint
     lite: Endpoint
 
@@ -395,15 +409,18 @@ def endpoints() -> tuple[Endpoint, Endpoint]:
     )  # fmt: skip
 
 
-def fetch_page(session: Session, params: Params, site: str | None, count: int) -> Page:
+def fetch_page(
+    link: Link, site: str | None, count: int, *, ends: tuple[Endpoint, Endpoint], params: Params
+) -> Page:
     """One search: the first page (html, else lite), then "Next" pages until `count`."""
+    session = Session(link, *ends)
     where, parsed = first_page(session, params, site)
     allowed = [site] if site else []
     results = _fresh(parsed.results, [], allowed, params.blocked)
     warnings: list[dict[str, str]] = []
     form, pages = parsed.next_form, 1
     while len(results) < count and form is not None and pages < MAX_PAGES:
-        if session.deadline.remaining() < PAGE_PAUSE + 2.0:
+        if link.deadline.remaining() < PAGE_PAUSE + 2.0:
             break
         time.sleep(PAGE_PAUSE)
         try:
@@ -435,32 +452,37 @@ def _fresh(
 
 
 def first_page(session: Session, params: Params, site: str | None) -> tuple[Endpoint, Parsed]:
-    """The html page; the lite page once when the html one is unusable."""
-    html_form = form_data(params, site)
+    """The html page; the lite page once when the html one is unusable. When both fail, the
+    message gives both reasons."""
     try:
-        return session.html, request(session, session.html, html_form)
-    except Unusable:
-        pass
+        return session.html, request(session, session.html, form_data(params, site))
+    except Unusable as exc:
+        first = exc.error("").message
     lite_form = form_data(params, site, lite=True)
     try:
         return session.lite, request(session, session.lite, lite_form)
     except Unusable as exc:
         advice = (
-            "The html page was unusable as well. DuckDuckGo may be down or may have changed "
-            "its pages: try again later or use another search tool."
+            f"Before that, {first} DuckDuckGo may be down or may have changed its pages: try "
+            "again later or use another search tool."
         )
         raise exc.error(advice) from None
+    except ToolError as err:
+        err.message += f" (The lite page was tried because {first})"
+        raise
 
 
 class Unusable(Exception):  # noqa: N818 - a page state, not a failure of this code
     """A page with no results, no no-results marker and no challenge."""
 
-    def __init__(self, endpoint: Endpoint, response: httpx.Response) -> None:
+    def __init__(self, endpoint: Endpoint, reply: Reply) -> None:
+        from common.http import words
+
         super().__init__(endpoint.name)
         self.endpoint = endpoint
-        self.status = response.status_code
-        self.location = response.headers.get("location", "")
-        self.excerpt = _excerpt(response.content)
+        self.status = reply.status
+        self.location = reply.headers.get("location", "")
+        self.excerpt = words(reply, 200)
 
     def error(self, advice: str) -> ToolError:
         said = f"DuckDuckGo's {self.endpoint.name} page answered HTTP {self.status}"
@@ -481,59 +503,62 @@ def request(session: Session, where: Endpoint, data: dict[str, str]) -> Parsed:
     from common.http import send
 
     headers = {"Referer": where.origin + "/", "Origin": where.origin}
-    req = session.http.build_request("POST", where.url, data=data, headers=headers)
-    response = send(session.http, req, session.deadline)
-    if response.status_code in BLOCKING_STATUS:
-        raise blocked(response, f"HTTP {response.status_code}")
-    parsed = where.parse(response.content) if response.status_code == 200 else None
+    http = session.link.http
+    req = http.build_request("POST", where.url, data=data, headers=headers)
+    reply = send(http, req, session.link.deadline)
+    if reply.status in BLOCKING_STATUS:
+        raise blocked(reply, f"HTTP {reply.status}")
+    parsed = where.parse(reply.body) if reply.status == 200 else None
+    if parsed is not None and parsed.kind != "results" and _ANOMALY in reply.body:
+        raise blocked(reply, "its anomaly-detection page")
     if parsed is not None and parsed.kind == "challenge":
-        raise blocked(response, "its bot challenge page")
+        raise blocked(reply, "its bot challenge page")
     if parsed is None or parsed.kind == "unusable":
-        raise Unusable(where, response)
+        raise Unusable(where, reply)
     return parsed
 
 
-def blocked(response: httpx.Response, what: str) -> ToolError:
+def blocked(reply: Reply, what: str) -> ToolError:
     """RATE_LIMIT: DuckDuckGo has flagged this address; only waiting or another tool helps."""
     from common.credentials import alternatives
     from common.http import retry_after
 
     ready = alternatives("web_search_duckduckgo")
+    wait = retry_after(reply)
+    when = f"wait {wait} s" if wait is not None else "wait a while (minutes, sometimes an hour)"
     message = (
         f"DuckDuckGo is blocking automated requests from this address for now (it answered "
-        f"with {what}). Retrying at once will not help: wait a while (minutes, sometimes an "
-        f"hour) or use a search tool that works through an API key: {', '.join(KEYED_TOOLS)}, "
-        f"or {SEARXNG_TOOL} with your own SearXNG instance."
+        f"with {what}). Retrying at once will not help: {when} or use a search tool that "
+        f"works through an API key: {', '.join(KEYED_TOOLS)}, or {SEARXNG_TOOL} with your own "
+        "SearXNG instance."
     )
     if ready:
         message += f" Configured on this machine: {', '.join(ready)}."
-    return ToolError(ErrorCode.RATE_LIMIT, message, retry_after=retry_after(response))
+    return ToolError(ErrorCode.RATE_LIMIT, message, retry_after=wait)
 
 
-def _excerpt(content: bytes) -> str:
-    doc = _document(content)
-    body = doc.find("body") if doc is not None else None
-    return " ".join(body.text_content().split())[:200] if body is not None else ""
+def arguments(request: Request) -> dict[str, Any]:
+    """The common search request as this tool's own arguments."""
+    return {
+        "query": request.query,
+        "max_results": min(request.count, MAX_RESULTS),
+        "allowed_domains": list(request.allowed),
+        "blocked_domains": list(request.blocked),
+        "time_filter": request.time_filter or p.ANY,
+    }
 
 
-def execute(raw: dict[str, Any]) -> dict[str, Any]:
-    from common.http import Deadline, client
-
+def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
-    html_end, lite_end = endpoints()
-    settings = load()
+    ends = endpoints()
+    fetch = partial(fetch_page, ends=ends, params=params)
+    plan = (params.max_results, params.allowed, params.blocked)
+    key = [ends[0].url, ends[1].url, asdict(params)]
     headers = browser_headers(params.region)
-    with client(settings, user_agent=BROWSER_USER_AGENT, headers=headers) as http:
-        session = Session(http, Deadline(settings.timeout), html_end, lite_end)
-        return search(
-            "duckduckgo",
-            partial(fetch_page, session, params),
-            params.max_results,
-            params.allowed,
-            params.blocked,
-            [html_end.url, lite_end.url, asdict(params)],
-        )
+    return search(
+        "duckduckgo", settings, fetch, plan, key, user_agent=BROWSER_USER_AGENT, headers=headers
+    )
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute)
+    run_protocol(SCHEMA, execute, markdown)

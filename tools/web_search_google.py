@@ -10,18 +10,29 @@ from typing import TYPE_CHECKING, Any
 
 from common import domains
 from common import params as p
-from common.credentials import PROVIDERS, alternatives, event, resolve
-from common.domains import Page
+from common.credentials import PROVIDERS, resolve
+from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
-from common.redact import excerpt
-from common.search import as_dict, as_list, iso_date, result, search
-from common.settings import load
+from common.search import (
+    Link,
+    Request,
+    as_dict,
+    as_list,
+    iso_date,
+    markdown,
+    not_an_object,
+    prose,
+    rate_limited,
+    rejected,
+    result,
+    search,
+    shaped,
+)
 
 if TYPE_CHECKING:
-    import httpx
-
-    from common.http import Deadline
+    from common.http import Reply
+    from common.settings import Settings
 
 DEFAULT_URL = "https://customsearch.googleapis.com/customsearch/v1"
 MAX_QUERY = 2048
@@ -52,6 +63,11 @@ OTHER_TOOLS = (
     "web_search_tavily",
 )
 PACIFIC = "America/Los_Angeles"
+_AUTH_ADVICE = (
+    "Google rejected the API key: check GOOGLE_SEARCH_API_KEY, that the key's project has the "
+    "Custom Search JSON API enabled and that the key's restrictions allow it."
+)
+_LATER = "Try again later."
 
 SCHEMA: dict[str, Any] = {
     "name": "web_search_google",
@@ -82,21 +98,22 @@ SCHEMA: dict[str, Any] = {
             **domains.SCHEMA_PROPERTIES,
             "safe": {
                 "type": "string",
-                "enum": ["active", "off"],
-                "description": "SafeSearch filter; Google's default is off.",
+                "enum": ["active", "off", p.DEFAULT],
+                "description": "SafeSearch filter; default: Google's own (off).",
             },
             "date_restrict": {
                 "type": "string",
                 "description": "Only pages from the last n days, weeks, months or years: "
-                "d[n], w[n], m[n], y[n], e.g. d7, m6.",
+                "d[n], w[n], m[n], y[n], e.g. d7, m6; empty for no limit.",
             },
             "language": {
                 "type": "string",
-                "description": "Language of results, e.g. en, de, ja, zh-CN.",
+                "description": "Language of results, e.g. en, de, ja, zh-CN; empty for any.",
             },
             "country": {
                 "type": "string",
-                "description": "Two-letter country code to favour results from, e.g. us, de.",
+                "description": "Two-letter country code to favour results from, e.g. us, de; "
+                "empty for none.",
             },
         },
         "required": ["query"],
@@ -194,55 +211,44 @@ def request_params(
 
 
 def fetch_page(
-    http: httpx.Client, deadline: Deadline, url: str, credentials: dict[str, str],
-    params: Params, site: str | None, num: int,
+    link: Link, site: str | None, num: int, *, url: str, credentials: dict[str, str],
+    params: Params,
 ) -> Page:  # fmt: skip
     """One Custom Search request: the only function that touches the network."""
-    from common.http import error_body, json_body, retry_after, send
-
     query = request_params(params, credentials, site, num)
-    request = http.build_request("GET", url, params=query, headers={"Accept": "application/json"})
-    response = send(http, request, deadline)
-    if response.status_code != 200:
-        raise error_for(response.status_code, error_body(response), retry_after(response))
-    return shape_output(json_body(response, "Google"))
+    headers = {"Accept": "application/json"}
+    request = link.http.build_request("GET", url, params=query, headers=headers)
+    return shape_output(link.get_json(request, "Google", error_for))
 
 
-def error_for(status: int, body: Any, wait: int | None) -> ToolError:
-    """Google's error answer as a ToolError."""
-    error = body.get("error") if isinstance(body, dict) else None
-    error = error if isinstance(error, dict) else {}
-    message = str(error.get("message") or "").strip() or _excerpt(body)
+def error_for(reply: Reply) -> ToolError:
+    """Google's error answer ({"error": {"message", "errors", "details"}}) as a ToolError."""
+    from common.http import retry_after, said
+
+    error = as_dict(as_dict(reply.data()).get("error"))
+    message = prose(error.get("message"))
     found = reasons(error)
-    said = f"Google answered HTTP {status}" + (f" ({', '.join(found)})" if found else "")
-    said += f": {message}" if message else ""
-    if status == 429 or RATE_REASONS & set(found):
-        return _rate_limit(said, message, found, wait)
+    detail = f"({', '.join(found)}) {message}".strip() if found else message
+    told = said("Google", reply, detail)
+    if reply.status == 429 or RATE_REASONS & set(found):
+        return _rate_limit(told, message, found, retry_after(reply))
     if CLOSED_MARKER in message.lower():
-        return ToolError(ErrorCode.API_ERROR, f"{said}. {closure_note()}")
-    if AUTH_REASONS & set(found) or status in (401, 403):
-        return _auth_invalid(said)
-    hint = (
-        " Check the parameters and GOOGLE_SEARCH_ENGINE_ID (the cx value)." if status == 400 else ""
-    )
-    return ToolError(ErrorCode.API_ERROR, f"{said}.{hint or ' Try again later.'}")
+        return ToolError(ErrorCode.API_ERROR, f"{told}. {closure_note()}")
+    if AUTH_REASONS & set(found) or reply.status in (401, 403):
+        return rejected("google", told, _AUTH_ADVICE)
+    hint = "Check the parameters and GOOGLE_SEARCH_ENGINE_ID (the cx value)."
+    return ToolError(ErrorCode.API_ERROR, f"{told}. {hint if reply.status == 400 else _LATER}")
 
 
 def reasons(error: dict[str, Any]) -> list[str]:
     """The `reason` of every entry of `errors` (v1 style) and `details` (ErrorInfo), in order."""
     found: list[str] = []
     for key in ("errors", "details"):
-        entries = error.get(key)
-        for entry in entries if isinstance(entries, list) else []:
+        for entry in as_list(error.get(key)):
             reason = entry.get("reason") if isinstance(entry, dict) else None
             if isinstance(reason, str) and reason and reason not in found:
                 found.append(reason)
     return found
-
-
-def _excerpt(body: Any) -> str:
-    """The start of a body that is not Google's JSON envelope."""
-    return excerpt(body) if isinstance(body, str) else ""
 
 
 def closure_note() -> str:
@@ -254,27 +260,12 @@ def closure_note() -> str:
     )
 
 
-def _auth_invalid(said: str) -> ToolError:
-    message = (
-        f"{said}. Google rejected the API key: check GOOGLE_SEARCH_API_KEY, that the key's "
-        "project has the Custom Search JSON API enabled and that the key's restrictions allow it."
-    )
-    return ToolError(
-        ErrorCode.AUTH_INVALID, message, event=event(PROVIDERS["google"], "auth_invalid")
-    )
-
-
-def _rate_limit(said: str, message: str, found: list[str], wait: int | None) -> ToolError:
+def _rate_limit(told: str, message: str, found: list[str], wait: int | None) -> ToolError:
     daily = "dailyLimitExceeded" in found or "per day" in message.lower()
     if wait is None and daily:
         wait = seconds_to_pacific_midnight()
-    alts = alternatives("web_search_google")
-    text = (
-        f"{said}. Google's quota is used up: the free quota is 100 queries a day and resets at "
-        "midnight Pacific time. Wait, or use another search tool: " + ", ".join(alts) + "."
-    )
-    rate_event = event(PROVIDERS["google"], "rate_limit", alts)
-    return ToolError(ErrorCode.RATE_LIMIT, text, retry_after=wait, event=rate_event)
+    why = "Google's quota is used up (the free quota is 100 queries a day, reset at midnight "
+    return rate_limited("google", told, why + "Pacific time)", wait)
 
 
 def seconds_to_pacific_midnight(now: datetime | None = None) -> int | None:
@@ -294,26 +285,14 @@ def seconds_to_pacific_midnight(now: datetime | None = None) -> int | None:
 def shape_output(body: Any) -> Page:
     """Google's JSON as a Page of our results, with next_start when Google has more."""
     if not isinstance(body, dict):
-        raise ToolError(
-            ErrorCode.API_ERROR, "Google answered HTTP 200 with JSON that is not an object"
-        )
-    items = as_list(body.get("items"))
-    results = [
-        result(i["title"], i["link"], i.get("snippet"), published=_published(i))
-        for i in items if _usable(i)
-    ]  # fmt: skip
+        raise not_an_object("Google")
+    results = shaped(body.get("items"), _result)
     next_start = _next_start(body)
     return Page(results, next_start is not None, {"next_start": next_start} if next_start else {})
 
 
-def _usable(item: object) -> bool:
-    return (
-        isinstance(item, dict)
-        and isinstance(item.get("title"), str)
-        and bool(item["title"].strip())
-        and isinstance(item.get("link"), str)
-        and item["link"].startswith(("http://", "https://"))
-    )
+def _result(item: dict[str, Any]) -> Result | None:
+    return result(item["title"], item["link"], item.get("snippet"), published=_published(item))
 
 
 def _next_start(body: dict[str, Any]) -> int | None:
@@ -341,18 +320,29 @@ def _credentials() -> dict[str, str]:
         raise
 
 
-def execute(raw: dict[str, Any]) -> dict[str, Any]:
-    from common.http import Deadline, client, endpoint
+def arguments(request: Request) -> dict[str, Any]:
+    """The common search request as this tool's own arguments."""
+    restrict = {"day": "d1", "week": "w1", "month": "m1", "year": "y1"}
+    return {
+        "query": request.query,
+        "num": min(request.count, MAX_NUM),
+        "allowed_domains": list(request.allowed),
+        "blocked_domains": list(request.blocked),
+        "date_restrict": restrict.get(request.time_filter or "", ""),
+    }
+
+
+def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    from common.http import endpoint
 
     params = parse_input(raw)
     credentials = _credentials()
     url = endpoint("GOOGLE_SEARCH_API_URL", DEFAULT_URL)
-    settings = load()
+    fetch = partial(fetch_page, url=url, credentials=credentials, params=params)
+    plan = (params.num, params.allowed, params.blocked)
     cache_key = [url, credentials["engine_id"], asdict(params)]
-    with client(settings) as http:
-        fetch = partial(fetch_page, http, Deadline(settings.timeout), url, credentials, params)
-        return search("google", fetch, params.num, params.allowed, params.blocked, cache_key)
+    return search("google", settings, fetch, plan, cache_key)
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute)
+    run_protocol(SCHEMA, execute, markdown)

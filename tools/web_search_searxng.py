@@ -11,20 +11,33 @@ from urllib.parse import urlsplit
 
 from common import domains
 from common import params as p
-from common.credentials import PROVIDERS, Field, alternatives, event, missing, optional, resolve
-from common.domains import Page
+from common.credentials import PROVIDERS, Field, missing, optional, resolve
+from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
-from common.redact import excerpt, register_secret
-from common.search import as_list, iso_date, plain, result, search
-from common.settings import load
+from common.redact import register_secret
+from common.search import (
+    Link,
+    Request,
+    as_dict,
+    as_list,
+    iso_date,
+    markdown,
+    not_an_object,
+    plain,
+    prose,
+    rate_limited,
+    result,
+    search,
+    shaped,
+    web_url,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    import httpx
-
-    from common.http import Deadline
+    from common.http import Reply
+    from common.settings import Settings
 
 MAX_QUERY = 400
 MAX_PAGE = 50
@@ -76,18 +89,19 @@ SCHEMA: dict[str, Any] = {
             },
             "time_range": {
                 "type": "string",
-                "enum": list(TIME_RANGES),
+                "enum": [*TIME_RANGES, p.ANY],
                 "description": "Only results from the last day, week, month or year (engines "
-                "that cannot filter by time are skipped by SearXNG).",
+                "that cannot filter by time are skipped by SearXNG); any for no limit.",
             },
             "language": {
                 "type": "string",
-                "description": "Language of results: all, auto, or a code such as en, de, en-US.",
+                "description": "Language of results: all, auto, or a code such as en, de, "
+                "en-US; empty for the instance's default.",
             },
             "safesearch": {
                 "type": "string",
-                "enum": list(SAFESEARCH),
-                "description": "Adult content filter (0, 1, 2 also accepted); default is the "
+                "enum": [*SAFESEARCH, p.DEFAULT],
+                "description": "Adult content filter (0, 1, 2 also accepted); default: the "
                 "instance's setting.",
             },
             "categories": {
@@ -164,7 +178,7 @@ def _subtag(part: str) -> str:
 
 
 def _safesearch(value: object) -> int | None:
-    if value is None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", *p.NOT_SET)):
         return None
     if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1, 2):
         return value
@@ -202,7 +216,7 @@ def instance() -> Instance:
             "not an http(s) URL such as https://searx.example.org",
         )
     if parts.password:
-        register_secret(parts.password)
+        _register_login(parts.username or "", parts.password)
     shown = parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment="")
     endpoint = base.split("?", 1)[0].split("#", 1)[0].rstrip("/") + "/search"
     return Instance(endpoint, shown.geturl().rstrip("/"), _auth_headers(optional(provider, AUTH)))
@@ -217,11 +231,18 @@ def _auth_headers(auth: str | None) -> dict[str, str]:
         return {"Authorization": auth}
     if ":" in auth:
         user, _, password = auth.partition(":")
-        register_secret(password)
-        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-        register_secret(token)
-        return {"Authorization": f"Basic {token}"}
+        return {"Authorization": f"Basic {_register_login(user, password)}"}
     return {"Authorization": f"Bearer {auth}"}
+
+
+def _register_login(user: str, password: str) -> str:
+    """Mask a login's password, the pair and the Basic token made from it; the token."""
+    from urllib.parse import unquote
+
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    for secret in (password, unquote(password), f"{user}:{password}", token):
+        register_secret(secret)
+    return token
 
 
 def request_params(params: Params, site: str | None) -> dict[str, str | int]:
@@ -241,137 +262,96 @@ def request_params(params: Params, site: str | None) -> dict[str, str | int]:
 
 
 def fetch_page(
-    http: httpx.Client, deadline: Deadline, where: Instance, params: Params,
-    site: str | None, _count: int,
-) -> Page:  # fmt: skip
+    link: Link, site: str | None, _count: int, *, where: Instance, params: Params
+) -> Page:
     """One SearXNG request: the only function that touches the network.
 
     SearXNG cannot be asked for a count: the whole page comes back and the caller trims it.
     """
-    from common.http import json_body, retry_after, send
+    from common.http import send
 
-    request = http.build_request(
-        "GET", where.endpoint, params=request_params(params, site), headers=where.headers
-    )
-    response = send(http, request, deadline)
-    if response.status_code != 200:
-        raise error_for(response.status_code, response.headers, response.text,
-                        retry_after(response), where)  # fmt: skip
-    if _looks_like_html(response):
-        raise not_json(where, response.text)
-    return shape_output(json_body(response, "SearXNG"), params.page)
-
-
-def _looks_like_html(response: httpx.Response) -> bool:
-    # By the body, not the Content-Type: proxies mislabel, and JSON never starts with "<".
-    return response.text.lstrip()[:1] == "<"
+    query = request_params(params, site)
+    request = link.http.build_request("GET", where.endpoint, params=query, headers=where.headers)
+    reply = send(link.http, request, link.deadline)
+    if reply.status != 200:
+        raise error_for(reply, where)
+    if reply.body.lstrip()[:1] == b"<":
+        # By the body, not the Content-Type: proxies mislabel, and JSON never starts with "<".
+        raise not_json(where, reply)
+    return shape_output(reply.json("SearXNG"), params.page)
 
 
-def not_json(where: Instance, text: str) -> ToolError:
+def not_json(where: Instance, reply: Reply) -> ToolError:
+    from common.http import words
+
     return ToolError(
         ErrorCode.API_ERROR,
         f"SearXNG at {where.shown} answered HTTP 200 with an HTML page instead of JSON "
-        f"({_excerpt(text)!r}). Check that SEARXNG_URL is the instance's base URL (the tool "
+        f"({words(reply)!r}). Check that SEARXNG_URL is the instance's base URL (the tool "
         "requests <SEARXNG_URL>/search?format=json) and, if a login page sits in front of "
         "the instance, set SEARXNG_AUTH.",
     )
 
 
-def error_for(
-    status: int, headers: Mapping[str, str], text: str, wait: int | None, where: Instance
-) -> ToolError:
+def error_for(reply: Reply, where: Instance) -> ToolError:
     """SearXNG's (or its proxy's) error answer as a ToolError."""
-    said = f"SearXNG at {where.shown} answered HTTP {status}"
-    if status == 401 or (status == 403 and _auth_failure(headers, text)):
-        return _auth_invalid(said, text, where)
-    if status == 403:
+    from common.http import retry_after, said
+
+    reason = prose(as_dict(reply.data()).get("error"), 300)
+    told = said(f"SearXNG at {where.shown}", reply, reason)
+    if reply.status == 401 or (reply.status == 403 and _auth_failure(reply)):
+        return _auth_invalid(told, where)
+    if reply.status == 403:
         return ToolError(
             ErrorCode.API_ERROR,
-            f"{said}: the instance has the JSON format disabled, so it refuses API searches. "
+            f"{told}: the instance has the JSON format disabled, so it refuses API searches. "
             f"To fix it, {_FIX_FORMAT}.",
         )
-    if status == 429:
-        return _rate_limit(said, wait)
-    reason = _error_text(text)
-    if status == 400 and reason:
-        return ToolError(
-            ErrorCode.INVALID_INPUT, f"{said}: SearXNG rejected a parameter: {reason}."
-        )
-    return ToolError(ErrorCode.API_ERROR, f"{said}: {reason or _excerpt(text) or 'no body'}.")
+    if reply.status == 429:
+        why = "SearXNG's limiter is refusing requests from this address (let this client "
+        why += "through in the instance's limiter.toml, botdetection pass_ip)"
+        return rate_limited("searxng", told, why, retry_after(reply))
+    if reply.status == 400 and reason:
+        return ToolError(ErrorCode.INVALID_INPUT, f"{told}. SearXNG rejected a parameter.")
+    return ToolError(ErrorCode.API_ERROR, f"{told}. Try again later.")
 
 
-def _auth_failure(headers: Mapping[str, str], text: str) -> bool:
-    return "www-authenticate" in {k.lower() for k in headers} or bool(
-        _AUTH_WORDS.search(plain(text[:4000]))
-    )
+def _auth_failure(reply: Reply) -> bool:
+    from common.http import words
+
+    return "www-authenticate" in reply.headers or bool(_AUTH_WORDS.search(words(reply, 4000)))
 
 
-def _auth_invalid(said: str, text: str, where: Instance) -> ToolError:
+def _auth_invalid(told: str, where: Instance) -> ToolError:
     if where.has_auth:
         why = "the instance (or the proxy in front of it) rejected SEARXNG_AUTH"
     else:
         why = "the instance sits behind a login and SEARXNG_AUTH is not set"
-    detail = _excerpt(text)
     message = (
-        f"{said}{f' ({detail})' if detail else ''}: {why}. Set SEARXNG_AUTH to 'user:password' "
-        "for HTTP Basic auth, or to the bearer token the proxy expects."
+        f"{told}: {why}. Set SEARXNG_AUTH to 'user:password' for HTTP Basic auth, or to the "
+        "bearer token the proxy expects."
     )
     return ToolError(ErrorCode.AUTH_INVALID, message)
-
-
-def _rate_limit(said: str, wait: int | None) -> ToolError:
-    alts = alternatives("web_search_searxng")
-    message = f"{said}: SearXNG's limiter is refusing requests from this address; wait"
-    message += f" {wait} s" if wait is not None else " a while"
-    message += ", use another search tool (" + ", ".join(alts) + "), or let this client "
-    message += "through in the instance's limiter.toml (botdetection pass_ip)."
-    rate_event = event(PROVIDERS["searxng"], "rate_limit", alts)
-    return ToolError(ErrorCode.RATE_LIMIT, message, retry_after=wait, event=rate_event)
-
-
-def _error_text(text: str) -> str:
-    """The `error` of SearXNG's JSON error body ({"error": "..."}), if that is what it is."""
-    import orjson
-
-    try:
-        body = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return ""
-    error = body.get("error") if isinstance(body, dict) else None
-    return excerpt(plain(error), 300) if isinstance(error, str) else ""
-
-
-def _excerpt(text: str) -> str:
-    return excerpt(plain(text))
 
 
 def shape_output(body: Any, page: int) -> Page:
     """SearXNG's JSON as a Page of our results, with next_offset when more pages seem likely."""
     if not isinstance(body, dict):
-        raise ToolError(
-            ErrorCode.API_ERROR, "SearXNG answered HTTP 200 with JSON that is not an object"
-        )
-    items = as_list(body.get("results"))
-    results = [
-        result(i.get("title") or i["url"], i["url"], i.get("content"),
-               published=iso_date(i.get("publishedDate")), engines=_engines(i))
-        for i in items if _usable(i)
-    ]  # fmt: skip
+        raise not_an_object("SearXNG")
+    results = shaped(body.get("results"), _result)
     extra: dict[str, Any] = {"next_offset": page + 1} if _more(body, results, page) else {}
     return Page(results, "next_offset" in extra, extra | _extras(body))
 
 
-def _usable(item: object) -> bool:
-    return (
-        isinstance(item, dict)
-        and isinstance(item.get("url"), str)
-        and item["url"].startswith(("http://", "https://"))
-    )
+def _result(item: dict[str, Any]) -> Result | None:
+    published, engines = iso_date(item.get("publishedDate")), _engines(item)
+    title = item.get("title") or item["url"]
+    return result(title, item["url"], item.get("content"), published=published, engines=engines)
 
 
 def _engines(item: dict[str, Any]) -> list[str]:
     engines = as_list(item.get("engines")) or [item.get("engine")]
-    return [e for e in engines if isinstance(e, str) and e]
+    return [plain(e, 60) for e in engines if isinstance(e, str) and e][:20]
 
 
 def _more(body: dict[str, Any], results: list[Any], page: int) -> bool:
@@ -399,7 +379,7 @@ def _extras(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _strings(value: object) -> list[str]:
-    return [text for text in (plain(v)[:_MAX_TEXT] for v in as_list(value)) if text]
+    return [text for text in (plain(v, _MAX_TEXT) for v in as_list(value)) if text]
 
 
 def _answers(value: object) -> list[str]:
@@ -413,8 +393,8 @@ def _infoboxes(value: object) -> list[dict[str, str]]:
     out = []
     for box in boxes[:_MAX_INFOBOXES]:
         shaped = {
-            "title": plain(box.get("infobox")),
-            "content": plain(box.get("content"))[:_MAX_TEXT],
+            "title": plain(box.get("infobox"), 300),
+            "content": plain(box.get("content"), _MAX_TEXT),
             "url": _infobox_url(box),
         }
         if shaped["title"] or shaped["content"]:
@@ -424,33 +404,37 @@ def _infoboxes(value: object) -> list[dict[str, str]]:
 
 def _infobox_url(box: dict[str, Any]) -> str:
     urls = [u.get("url") for u in as_list(box.get("urls")) if isinstance(u, dict)]
-    candidates = [box.get("id"), *urls]
-    return next(
-        (u for u in candidates if isinstance(u, str) and u.startswith(("http://", "https://"))),
-        "",
-    )
+    candidates = [web_url(u) for u in [box.get("id"), *urls]]
+    return next((u for u in candidates if u), "")
 
 
 def _unresponsive(value: object) -> list[str]:
     pairs = [i for i in as_list(value) if isinstance(i, list) and i and isinstance(i[0], str)]
-    return [f"{i[0]} ({plain(i[1])})" if len(i) > 1 and i[1] else i[0] for i in pairs]
+    return [plain(f"{i[0]} ({i[1]})" if len(i) > 1 and i[1] else i[0], 200) for i in pairs]
 
 
-def execute(raw: dict[str, Any]) -> dict[str, Any]:
-    from common.http import Deadline, client
+def arguments(request: Request) -> dict[str, Any]:
+    """The common search request as this tool's own arguments."""
+    return {
+        "query": request.query,
+        "max_results": min(request.count, 20),
+        "allowed_domains": list(request.allowed),
+        "blocked_domains": list(request.blocked),
+        "time_range": request.time_filter or p.ANY,
+    }
 
+
+def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
     where = instance()
-    settings = load()
+    fetch = partial(fetch_page, where=where, params=params)
+    plan = (params.max_results, params.allowed, params.blocked)
     # Redirects are followed (http -> https, a trailing-slash redirect); httpx drops the
     # Authorization header when a redirect leaves the instance's origin.
-    with client(settings, follow_redirects=True) as http:
-        fetch = partial(fetch_page, http, Deadline(settings.timeout), where, params)
-        return search(
-            "searxng", fetch, params.max_results, params.allowed, params.blocked,
-            [where.endpoint, asdict(params)],
-        )  # fmt: skip
+    return search(
+        "searxng", settings, fetch, plan, [where.endpoint, asdict(params)], follow_redirects=True
+    )
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute)
+    run_protocol(SCHEMA, execute, markdown)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass
 from datetime import date
@@ -10,18 +11,28 @@ from typing import TYPE_CHECKING, Any
 
 from common import domains
 from common import params as p
-from common.credentials import PROVIDERS, alternatives, event, resolve
-from common.domains import Page, keep
+from common.credentials import PROVIDERS, resolve
+from common.domains import Page, Result, keep
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
-from common.redact import excerpt
-from common.search import plain, result, search
-from common.settings import load
+from common.search import (
+    Link,
+    Request,
+    as_list,
+    markdown,
+    not_an_object,
+    plain,
+    prose,
+    rate_limited,
+    rejected,
+    result,
+    search,
+    shaped,
+)
 
 if TYPE_CHECKING:
-    import httpx
-
-    from common.http import Deadline
+    from common.http import Reply
+    from common.settings import Settings
 
 DEFAULT_URL = "https://api.tavily.com/search"
 MAX_QUERY = 400  # Tavily: "Query is too long. Max query length is 400 characters."
@@ -95,19 +106,20 @@ SCHEMA: dict[str, Any] = {
             },
             "search_depth": {
                 "type": "string",
-                "enum": list(DEPTHS),
+                "enum": [*DEPTHS, p.DEFAULT],
                 "description": "basic (1 credit) or advanced (2 credits, more relevant "
-                "snippets). Default basic.",
+                "snippets); default: basic.",
             },
             "topic": {
                 "type": "string",
-                "enum": list(TOPICS),
-                "description": "general (default), news or finance.",
+                "enum": [*TOPICS, p.DEFAULT],
+                "description": "general, news or finance; default: general.",
             },
             "time_range": {
                 "type": "string",
-                "enum": list(TIME_RANGES),
-                "description": "Only results published in the last day, week, month or year.",
+                "enum": [*TIME_RANGES, p.ANY],
+                "description": "Only results published in the last day, week, month or "
+                "year; any for no limit.",
             },
             **domains.SCHEMA_PROPERTIES,
             "include_answer": {
@@ -118,7 +130,8 @@ SCHEMA: dict[str, Any] = {
             "country": {
                 "type": "string",
                 "description": "Boost results from one country: a two-letter code (US, GB, "
-                "DE) or an English name (united states). Only with topic general.",
+                "DE) or an English name (united states); empty for none. Only with topic "
+                "general.",
             },
         },
         "required": ["query"],
@@ -200,41 +213,37 @@ def request_body(params: Params, count: int) -> dict[str, Any]:
 
 
 def fetch_page(
-    http: httpx.Client, deadline: Deadline, url: str, key: str, params: Params,
-    _site: str | None, count: int,
-) -> Page:  # fmt: skip
+    link: Link, _site: str | None, count: int, *, url: str, key: str, params: Params
+) -> Page:
     """One Tavily request: the only function that touches the network.
 
     Domains travel natively (include_domains / exclude_domains), so there is never a
     fan-out and `_site` is always None; the answer is still post-filtered here.
     """
-    from common.http import error_body, json_body, retry_after, send
-
     headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}
-    request = http.build_request("POST", url, json=request_body(params, count), headers=headers)
-    response = send(http, request, deadline)
-    if response.status_code != 200:
-        raise error_for(response.status_code, error_body(response), retry_after(response))
-    page = shape_output(json_body(response, "Tavily"), params.include_answer)
+    body = request_body(params, count)
+    request = link.http.build_request("POST", url, json=body, headers=headers)
+    page = shape_output(link.get_json(request, "Tavily", error_for), params.include_answer)
     return Page(keep(page.results, params.allowed, params.blocked), page.more, page.extra)
 
 
-def error_for(status: int, body: Any, wait: int | None) -> ToolError:
+def error_for(reply: Reply) -> ToolError:
     """Tavily's error answer ({"detail": {"error": "..."}}) as a ToolError."""
-    detail = _detail(body)
-    said = f"Tavily answered HTTP {status}" + (f": {detail}" if detail else "")
-    if status in (432, 433) or (status in (403, 429) and _QUOTA.search(detail)):
-        return _quota(said, wait)
-    if status in (401, 403):
-        message = f"{said}. The API key was rejected: check TAVILY_API_KEY or create a new "
-        message += "key at https://app.tavily.com/."
-        auth_event = event(PROVIDERS["tavily"], "auth_invalid")
-        return ToolError(ErrorCode.AUTH_INVALID, message, event=auth_event)
-    if status == 429:
-        return _rate_limit(said, wait)
-    if status in (400, 422) and detail:
-        return ToolError(ErrorCode.INVALID_INPUT, f"{said}. Fix the parameter Tavily names.")
-    return ToolError(ErrorCode.API_ERROR, f"{said}.")
+    from common.http import retry_after, said
+
+    detail = _detail(reply.data())
+    told, wait = said("Tavily", reply, detail), retry_after(reply)
+    if reply.status in (432, 433) or (reply.status in (403, 429) and _QUOTA.search(detail)):
+        why = "The Tavily plan's credits or pay-as-you-go limit are used up: upgrade the plan "
+        return rate_limited("tavily", told, why + "or raise the limit at app.tavily.com", wait)
+    if reply.status in (401, 403):
+        advice = "The API key was rejected: check TAVILY_API_KEY or create a new key at "
+        return rejected("tavily", told, advice + "https://app.tavily.com/.")
+    if reply.status == 429:
+        return rate_limited("tavily", told, "Tavily's rate limit is exceeded", wait)
+    if reply.status in (400, 422) and detail:
+        return ToolError(ErrorCode.INVALID_INPUT, f"{told}. Fix the parameter Tavily names.")
+    return ToolError(ErrorCode.API_ERROR, f"{told}. Try again later.")
 
 
 def _detail(body: Any) -> str:
@@ -243,56 +252,26 @@ def _detail(body: Any) -> str:
         detail = detail.get("error") or detail.get("message") or ""
     if isinstance(detail, list):  # a validation error: [{"loc": [...], "msg": "..."}]
         detail = "; ".join(_problem(d) for d in detail if isinstance(d, dict))
-    return excerpt(plain(detail), 300) if isinstance(detail, str) else ""
+    return prose(detail, 300)
 
 
 def _problem(item: dict[str, Any]) -> str:
-    where = ".".join(str(x) for x in item.get("loc", []) if x != "body")
+    where = ".".join(str(x) for x in as_list(item.get("loc")) if x != "body")
     return f"{where}: {item.get('msg', '')}" if where else str(item.get("msg", ""))
-
-
-def _rate_limit(said: str, wait: int | None) -> ToolError:
-    alts = alternatives("web_search_tavily")
-    message = f"{said}. Tavily's rate limit is exceeded; wait"
-    message += f" {wait} s" if wait is not None else " a minute"
-    message += " or use another search tool: " + ", ".join(alts) + "."
-    rate_event = event(PROVIDERS["tavily"], "rate_limit", alts)
-    return ToolError(ErrorCode.RATE_LIMIT, message, retry_after=wait, event=rate_event)
-
-
-def _quota(said: str, wait: int | None) -> ToolError:
-    alts = alternatives("web_search_tavily")
-    message = f"{said}. The Tavily plan's credits or pay-as-you-go limit are used up: upgrade "
-    message += "the plan or raise the limit at https://app.tavily.com/, or use another "
-    message += "search tool: " + ", ".join(alts) + "."
-    rate_event = event(PROVIDERS["tavily"], "rate_limit", alts)
-    return ToolError(ErrorCode.RATE_LIMIT, message, retry_after=wait, event=rate_event)
 
 
 def shape_output(body: Any, include_answer: bool) -> Page:  # noqa: FBT001
     """Tavily's JSON as a Page of our results, plus `answer` when it was asked for."""
     if not isinstance(body, dict):
-        raise ToolError(
-            ErrorCode.API_ERROR, "Tavily answered HTTP 200 with JSON that is not an object"
-        )
-    items = body.get("results")
-    results = [
-        result(i["title"], i["url"], i.get("content"),
-               published=_published(i.get("published_date")), score=_score(i.get("score")))
-        for i in (items if isinstance(items, list) else []) if _usable(i)
-    ]  # fmt: skip
-    answer = body.get("answer")
-    answer = answer.strip() if include_answer and isinstance(answer, str) else ""
+        raise not_an_object("Tavily")
+    results = shaped(body.get("results"), _result)
+    answer = plain(body.get("answer"), 4000) if include_answer else ""
     return Page(results, extra={"answer": answer} if answer else {})
 
 
-def _usable(item: object) -> bool:
-    return (
-        isinstance(item, dict)
-        and isinstance(item.get("title"), str)
-        and isinstance(item.get("url"), str)
-        and item["url"].startswith(("http://", "https://"))
-    )
+def _result(item: dict[str, Any]) -> Result | None:
+    published, score = _published(item.get("published_date")), _score(item.get("score"))
+    return result(item["title"], item["url"], item.get("content"), published=published, score=score)
 
 
 def _published(value: object) -> str | None:
@@ -307,31 +286,39 @@ def _published(value: object) -> str | None:
 
     try:
         return email.utils.parsedate_to_datetime(value).date().isoformat()
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
 
 
 def _score(value: object) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return round(float(value), 4)
     return None
 
 
-def execute(raw: dict[str, Any]) -> dict[str, Any]:
-    from common.http import Deadline, client, endpoint
+def arguments(request: Request) -> dict[str, Any]:
+    """The common search request as this tool's own arguments."""
+    return {
+        "query": request.query,
+        "max_results": min(request.count, 20),
+        "allowed_domains": list(request.allowed),
+        "blocked_domains": list(request.blocked),
+        "time_range": request.time_filter or p.ANY,
+    }
+
+
+def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    from common.http import endpoint
 
     params = parse_input(raw)
     key = resolve(PROVIDERS["tavily"])["api_key"]
     url = endpoint("TAVILY_API_URL", DEFAULT_URL)
-    settings = load()
-    with client(settings) as http:
-        fetch = partial(fetch_page, http, Deadline(settings.timeout), url, key, params)
-        # Domains are native: no fan-out, so the shared search sees no allowed domains and
-        # fetch_page post-filters them itself.
-        return search(
-            "tavily", fetch, params.max_results, (), params.blocked, [url, asdict(params)]
-        )
+    fetch = partial(fetch_page, url=url, key=key, params=params)
+    # Domains are native: no fan-out, so the shared search sees no allowed domains and
+    # fetch_page post-filters them itself.
+    plan = (params.max_results, (), params.blocked)
+    return search("tavily", settings, fetch, plan, [url, asdict(params)])
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute)
+    run_protocol(SCHEMA, execute, markdown)

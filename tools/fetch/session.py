@@ -56,7 +56,9 @@ class Session:
         headers = {"Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"}
         transport = PinnedTransport(self.backend)
         hooks = {"response": [_stash_location]}
-        self.http = client(settings, transport=transport, headers=headers, event_hooks=hooks)
+        self.http = client(
+            settings, deadline, transport=transport, headers=headers, event_hooks=hooks
+        )
         self.robots = (
             Robots(self._robots_txt, settings.user_agent) if settings.fetch_robots else None
         )
