@@ -90,10 +90,3 @@ def _mask_params(text: str) -> str:
         for name, equals, value in pairs
     )
     return "&".join(shown)
-
-
-def mask_secrets(text: str) -> str:
-    """Text with registered secrets masked and nothing else changed (links keep queries)."""
-    for secret in sorted(_secrets, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text

@@ -120,21 +120,19 @@ def fetch_page(params: Params, settings: Settings) -> Page:
     from common.http import Deadline
     from common.redact import printable_url
     from tools.fetch.decode import to_document
-    from tools.fetch.quiet import quiet
     from tools.fetch.session import Session
 
-    with quiet():  # libraries' own warnings would reach stderr
-        with Session(settings, Deadline(settings.timeout)) as session:
-            fetched = session.fetch(params.url)
-        # What the answer, the cache and the extractor's links see: no user-info, no secrets.
-        url = printable_url(fetched.url)
-        document, kind = to_document(
-            fetched.body,
-            fetched.content_type,
-            url,
-            full_page=params.full_page,
-            include_links=params.include_links,
-        )
+    with Session(settings, Deadline(settings.timeout)) as session:
+        fetched = session.fetch(params.url)
+    # What the answer, the cache and the extractor's links see: no user-info, no secrets.
+    url = printable_url(fetched.url)
+    document, kind = to_document(
+        fetched.body,
+        fetched.content_type,
+        url,
+        full_page=params.full_page,
+        include_links=params.include_links,
+    )
     return Page(url, kind, document)
 
 

@@ -241,10 +241,10 @@ def _read_as(
 def _clean_document(document: Document) -> Document:
     """The document with lone surrogates (pypdf makes them from bad ToUnicode maps) replaced,
     and the call's credentials masked where the page echoes them (a headers echo page)."""
-    from common.redact import mask_secrets
+    from common.redact import mask
 
     found = {f.name: getattr(document, f.name) for f in fields(document)}
-    clean = {k: mask_secrets(valid_text(v)) for k, v in found.items() if isinstance(v, str)}
+    clean = {k: mask(valid_text(v)) for k, v in found.items() if isinstance(v, str)}
     return replace(document, **clean)
 
 
