@@ -27,7 +27,7 @@ import httpx
 
 from common.errors import ErrorCode, ToolError
 from common.redact import excerpt, redact
-from common.text import decode
+from common.text import decode, header_charset
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -194,7 +194,7 @@ class Reply:
     def text(self) -> str:
         from common.text import encodable
 
-        return encodable(decode(self.body, _charset(self.headers.get("content-type"))))
+        return encodable(decode(self.body, header_charset(self.headers.get("content-type"))))
 
     def data(self) -> Any:
         """The body's JSON, or None when it is none (an error page, an empty body)."""
@@ -213,14 +213,6 @@ class Reply:
                 f"{provider} answered HTTP {self.status} with a body that is not JSON: "
                 f"{excerpt(words(self))!r}; try again later",
             ) from None
-
-
-def _charset(content_type: str | None) -> str | None:
-    for part in (content_type or "").split(";")[1:]:
-        name, _, value = part.partition("=")
-        if name.strip().lower() == "charset":
-            return value.strip().strip("\"'") or None
-    return None
 
 
 def loads(data: bytes | str) -> Any:

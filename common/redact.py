@@ -47,3 +47,46 @@ def excerpt(text: str, most: int = 200) -> str:
     secret would no longer be recognised.
     """
     return " ".join(redact(text).split())[:most]
+
+
+# The authority up to its last `@`: what urlsplit and httpx read as user-info.
+_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", re.IGNORECASE)
+# Parameter names that carry a credential, compared in lower case after percent-decoding:
+# a whole name or its last part (`key`, `api_key`, `X-Amz-Signature`'s `sig...`), or a word
+# that marks a secret anywhere in the name (`access_token`, `client_secret`, `PHPSESSID`).
+_SECRET_PARAM = re.compile(
+    r"(^|[-_.])(key|sig|auth|pass|pwd|jwt|hmac|otp)$"
+    r"|token|secret|passw|passphrase|signature|credential|api[-_.]?key|access[-_.]?key"
+    r"|private[-_.]?key|sess(ion)?[-_.]?id|authori[sz]ation"
+)
+
+
+def drop_userinfo(url: str) -> str:
+    """`url` without its `user:password@` part, whatever that part contains."""
+    return _USERINFO.sub(r"\1", url, count=1)
+
+
+def printable_url(url: str) -> str:
+    """`url` fit to show: no user-info, and secret-looking query or fragment values `***`.
+
+    Works on any string, parsable URL or not, so error messages can use it too.
+    """
+    head, hash_sign, fragment = drop_userinfo(url).partition("#")
+    path, question, query = head.partition("?")
+    shown = path + question + _mask_params(query)
+    return shown + hash_sign + _mask_params(fragment)
+
+
+def is_secret_param(name: str) -> bool:
+    from urllib.parse import unquote_plus
+
+    return _SECRET_PARAM.search(unquote_plus(name).lower()) is not None
+
+
+def _mask_params(text: str) -> str:
+    pairs = [pair.partition("=") for pair in text.split("&")]
+    shown = (
+        f"{name}=***" if equals and value and is_secret_param(name) else name + equals + value
+        for name, equals, value in pairs
+    )
+    return "&".join(shown)

@@ -10,23 +10,6 @@ from __future__ import annotations
 import codecs
 import re
 
-# The encodings of the WHATWG Encoding Standard, by Python's codec name: what a browser will
-# decode. Anything else a label names (base64, rot13, zlib, idna, utf-7, unicode_escape...)
-# is not a text encoding of the web and is treated as an unknown label.
-WEB_CODECS = frozenset(
-    {
-        *("utf-8", "utf-16-le", "utf-16-be", "utf-16", "cp866", "koi8-r", "koi8-u"),
-        *(f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
-        *("mac-roman", "mac-cyrillic", "cp874", "gbk", "gb18030", "big5", "euc_jp"),
-        *("iso2022_jp", "shift_jis", "cp932", "euc_kr", "utf-8-sig"),
-        *("utf-32", "utf-32-le", "utf-32-be"),
-        *(f"cp{n}" for n in range(1250, 1259)),
-    }
-)
-# Labels that browsers read as windows-1252, a superset of each, and web labels Python spells
-# otherwise.
-_AS_1252 = frozenset({"iso-8859-1", "latin-1", "latin1", "us-ascii", "ascii", "iso8859-1"})
-_ALIASES = {"windows-874": "cp874", "x-mac-cyrillic": "mac-cyrillic", "x-sjis": "shift_jis"}
 # C0 and C1 controls but tab and newline, bidi embeddings, overrides and isolates, and the
 # zero-width characters that hide text or split words invisibly.
 _INVISIBLE = re.compile(
@@ -36,17 +19,31 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def codec(label: str | None) -> str | None:
-    """The Python codec for a charset label a browser accepts; None for any other label."""
-    if not label:
-        return None
-    lowered = label.strip().strip("\"'").lower()
-    if lowered in _AS_1252:
-        return "cp1252"
+    """The Python codec for a charset label as a browser reads it, or None when unknown.
+
+    Only the WHATWG Encoding Standard's labels count: Python's own codec names also reach
+    base64, rot13, zlib, idna, utf-7 or unicode_escape, which crash or make lone surrogates.
+    """
+    import webencodings
+
+    found = webencodings.lookup(label.strip().strip("\"'")) if label else None
+    return python_codec(found.codec_info.name) if found else None
+
+
+def python_codec(name: str) -> str | None:
     try:
-        name = codecs.lookup(_ALIASES.get(lowered, lowered)).name
+        return codecs.lookup(name).name
     except LookupError:
-        return None
-    return name if name in WEB_CODECS else None
+        return None  # `replacement` and `x-user-defined` have no Python codec: unknown
+
+
+def header_charset(header: str | None) -> str | None:
+    """The charset parameter of a Content-Type header."""
+    for part in (header or "").split(";")[1:]:
+        name, _, value = part.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip("\"'") or None
+    return None
 
 
 def decode(data: bytes, label: str | None = None) -> str:

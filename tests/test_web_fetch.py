@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
+from common import text
 from common.errors import ErrorCode, ToolError
 from common.runner import answer
 from common.settings import Settings
@@ -281,6 +282,34 @@ def test_to_text_charsets(body, header, expected):
     assert decode.to_text(body, header) == expected
 
 
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [("latin1", "cp1252"), ("ISO-8859-1", "cp1252"), (" Shift_JIS ", "cp932"), ("utf8", "utf-8"),
+     ("base64", None), ("utf-7", None), ("rot13", None), ("x-user-defined", None),
+     ("iso-2022-kr", None), ("", None), (None, None)],
+)  # fmt: skip
+def test_charset_labels_are_the_whatwg_ones(label, expected):
+    assert text.codec(label) == expected
+
+
+@pytest.mark.parametrize(
+    ("detected", "expected"),
+    [("shift_jis", "cp932"), ("latin_1", "cp1252"), ("euc_kr", "cp949"), ("koi8_r", "koi8-r"),
+     ("utf_7", None), ("utf_32", None), ("cp437", None), ("no-such-codec", None)],
+)  # fmt: skip
+def test_detected_encodings_are_mapped_to_a_browsers(detected, expected):
+    assert decode._browser_codec(detected) == expected
+
+
+def test_undetectable_bytes_are_read_as_windows_1252():
+    assert decode._detect(bytes(range(256)) * 4) == "cp1252"
+
+
+def test_valid_text_joins_surrogate_pairs_and_replaces_lone_ones():
+    assert decode.valid_text("a\ud83d\ude00b\ud800c\udc00") == "a\U0001f600b\ufffdc\ufffd"
+    assert decode.valid_text("plain") == "plain"
+
+
 def test_meta_charset_and_http_equiv():
     page = f"<html><head><meta charset='shift_jis'></head><body>{JAPANESE}</body></html>"
     assert JAPANESE in decode.to_text(page.encode("shift_jis"), "text/html")
@@ -341,7 +370,7 @@ def test_json_is_pretty_printed_in_a_fence():
 
 def test_broken_json_is_a_parse_error():
     with pytest.raises(ToolError) as caught:
-        decode.json_markdown(b'{"a": ', "application/json", "https://e.com/x")
+        decode.json_document(b'{"a": ', "application/json", "https://e.com/x")
     assert caught.value.code is ErrorCode.PARSE_ERROR
 
 

@@ -6,6 +6,7 @@ with IKIGAI_WEB_FETCH_ALLOW_PRIVATE or IKIGAI_WEB_FETCH_ALLOW_HOSTS as each test
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
 import socket
@@ -13,6 +14,7 @@ import ssl
 import subprocess
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -222,7 +224,7 @@ def test_json_pretty_in_a_fence(web, private, ctype):
     assert out["content_type"] == ctype
 
 
-def make_pdf(text: str) -> bytes:
+def make_pdf(text: str, font: bytes = b"", *extra: bytes) -> bytes:
     content = f"BT /F1 24 Tf 72 700 Td ({text}) Tj ET".encode()
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
@@ -232,8 +234,9 @@ def make_pdf(text: str) -> bytes:
             b"/Resources << /Font << /F1 5 0 R >> >> >>"
         ),
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica %s>>" % font,
         b"<< /Title (A PDF Title) /Author (Pat Writer) >>",
+        *extra,
     ]
     out = b"%PDF-1.4\n"
     offsets = []
@@ -313,6 +316,114 @@ def test_charset_from_header_meta_and_bom(web, private):
     assert FRENCH[:30] in by_bom["content"]
 
 
+# Python codecs that are not a browser's text encodings: each crashed or made lone surrogates.
+NOT_CHARSETS = [
+    "base64", "rot13", "zlib", "idna", "hex", "uu", "bz2", "quopri", "punycode", "utf-7",
+    "unicode_escape", "raw_unicode_escape", "utf-32", "x-user-defined", "replacement",
+    "iso-2022-kr", "mbcs", "undefined",
+]  # fmt: skip
+TRAP = "caf\u00e9 +2AA- \\ud800 +AGEAYgBj- 78 9c"  # what UTF-7 and unicode_escape would decode
+
+
+def _valid(out: dict[str, Any]) -> None:
+    """Every string in the answer encodes to UTF-8 (orjson refuses lone surrogates)."""
+    orjson.dumps(out)
+
+
+@pytest.mark.parametrize("label", NOT_CHARSETS)
+@pytest.mark.parametrize("where", ["header", "meta", "xml"])
+def test_a_label_that_is_not_a_text_encoding_is_unknown(web, private, label, where):
+    page = f"<html><head><title>T</title></head><body><article><p>{TRAP}</p></article></body>"
+    if where == "meta":
+        page = page.replace("<title>", f'<meta charset="{label}"><title>')
+    if where == "xml":
+        page = f'<?xml version="1.0" encoding="{label}"?>{page}'
+    ctype = f"text/html; charset={label}" if where == "header" else "text/html"
+    out = fetch(web.route("/c", reply(page.encode(), ctype)))
+    _valid(out)
+    assert TRAP in out["content"]
+
+
+@pytest.mark.parametrize("label", NOT_CHARSETS)
+def test_an_error_page_with_such_a_label(web, private, label):
+    body = f"<html><head><title>Gone {TRAP}</title></head></html>".encode()
+    out = fetch(web.route("/e", reply(body, f"text/html; charset={label}", 500)))
+    _valid(out)
+    assert out["error_code"] == "HTTP_ERROR"
+    assert "Gone caf\u00e9 +2AA- " in out["error"]
+
+
+@pytest.mark.parametrize("label", ["utf-7", "unicode_escape", "base64"])
+def test_such_a_label_on_plain_text_and_json(web, private, label):
+    text = fetch(web.route("/t", reply(TRAP.encode(), f"text/plain; charset={label}")))
+    assert text["content"] == TRAP
+    data = orjson.dumps({"k": TRAP})
+    out = fetch(web.route("/j", reply(data, f"application/json; charset={label}")))
+    assert TRAP.replace("\\", "\\\\") in out["content"]
+
+
+def test_bom_outranks_the_header_as_in_a_browser(web, private):
+    body = "\ufeff" + FRENCH
+    out = fetch(web.route("/b", reply(body.encode("utf-16-be"), "text/plain; charset=utf-16le")))
+    assert out["content"] == FRENCH
+
+
+@pytest.mark.parametrize("depth", [254, 300, 1024, 1025, 100_000])
+@pytest.mark.parametrize("ctype", ["application/json", None])
+def test_json_nested_too_deeply_is_shown_as_sent(web, private, depth, ctype):
+    body = b'{"a":' * depth + b"1" + b"}" * depth
+    url = web.route("/deep", reply(body, ctype))
+    out = fetch(url)
+    assert out["success"] is True, out
+    assert out["content_type"] == "application/json"
+    if depth > 254:
+        assert out["content"].startswith('```json\n{"a":{"a":')
+        assert out["warnings"][0]["code"] == "JSON_AS_SENT"
+        assert "shown as sent, not re-indented" in out["warnings"][0]["message"]
+
+
+@pytest.mark.parametrize("body", [b"[1e999]", b'{"s": "\\ud800"}', b'["\\udc00x"]'])
+def test_valid_json_the_parser_refuses_is_shown_as_sent(web, private, body):
+    out = fetch(web.route("/j", reply(body, "application/json")))
+    _valid(out)
+    assert out["content"] == f"```json\n{body.decode()}\n```"
+    assert "shown as sent" in out["warnings"][0]["message"]
+
+
+def surrogate_pdf() -> bytes:
+    """A PDF whose ToUnicode map gives lone surrogates, which pypdf passes on as they are."""
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /X def "
+        b"1 begincodespacerange <00> <FF> endcodespacerange "
+        b"2 beginbfchar <41> <D800> <42> <DC00D83D> endbfchar "
+        b"endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+    stream = b"<< /Length %d >>\nstream\n%s\nendstream" % (len(cmap), cmap)
+    return make_pdf("ABBA okay", b"/ToUnicode 7 0 R ", stream)
+
+
+def test_text_with_lone_surrogates_is_made_valid(web, private):
+    out = fetch(web.route("/s.pdf", reply(surrogate_pdf(), "application/pdf")))
+    _valid(out)
+    assert out["success"] is True, out
+    assert "\ufffd" in out["content"]
+    assert "okay" in out["content"]
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\xe9", b"\xc3", b"\xed\xa0\x80", b"\xf0\x9f\x99"])
+@pytest.mark.parametrize("ctype", ["text/html", "text/plain", None, "sniffed text"])
+def test_unlabelled_utf8_with_a_bad_byte_stays_utf8(web, private, bad, ctype):
+    text = GREEK_UTF8 if ctype in ("text/plain", "sniffed text") else _undeclared(GREEK_UTF8)
+    ctype = None if ctype == "sniffed text" else ctype
+    middle = len(text.encode()) // 2
+    middle = text.encode().index(b" ", middle)
+    body = text.encode()[:middle] + bad + text.encode()[middle:]
+    out = fetch(web.route("/u", reply(body, ctype)))
+    assert GREEK_UTF8[:60] in out["content"], out
+    assert GREEK_UTF8[-60:].strip() in out["content"]
+    assert "\ufffd" in out["content"]
+
+
 # ---------------------------------------------------------------- redirects
 
 
@@ -351,6 +462,146 @@ def test_redirect_to_another_scheme_is_blocked(web, private, location):
     out = fetch(web.route("/r", redirect(location)))
     assert out["error_code"] == "BLOCKED_URL"
     assert "http" in out["error"]
+
+
+# ---------------------------------------------------------------- credentials in the URL
+
+USER, PASSWORD = "agent-user", "pw-Z9q!x@7"  # '@' and '!' are percent-encoded in the URL
+USERINFO = "agent-user:pw-Z9q%21x%407@"
+TOKEN = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+SECRETS = ("pw-Z9q", "%21x%407", TOKEN, "agent-user", "KEY-1f2e3d", "SIG-9a8b7c", "TOK-5d6e")
+SECRET_QUERY = "api_key=KEY-1f2e3d&q=cats&X-Amz-Signature=SIG-9a8b7c&access_token=TOK-5d6e"
+PLAIN = """<html><head><title>Plain</title></head><body><article>
+<p>A page with no site name of its own, so the host becomes one, and with
+<a href="#top">a same-page link</a>, <a href="">an empty link</a> and
+<a href="?page=2">a query link</a>, all resolved against the page's address. More words to make
+this paragraph the main content of the page for the extractor to keep it whole and unchanged.</p>
+</article></body></html>"""
+
+
+def _leaks(*texts: str) -> list[str]:
+    return [secret for secret in SECRETS for text in texts if secret in text]
+
+
+def _cache_text(tmp_path: Path) -> str:
+    files = (tmp_path / "cache").rglob("*")
+    return "".join(f.read_text(errors="replace") for f in files if f.is_file())
+
+
+def _with_userinfo(url: str) -> str:
+    return url.replace("http://", f"http://{USERINFO}", 1)
+
+
+def _echo_headers(h: BaseHTTPRequestHandler) -> None:
+    lines = "".join(f"<p>{k}: {v}</p>" for k, v in h.headers.items())
+    reply(f"<html><body><article>{lines}</article></body></html>")(h)
+
+
+def test_userinfo_is_basic_auth_and_is_never_shown(web, private, tmp_path):
+    web.route("/p", reply(PLAIN))
+    url = f"{web.url}/p?{SECRET_QUERY}"
+    out = fetch(_with_userinfo(url), full_page=True)
+    assert out["success"] is True, out
+    assert out["url"] == f"{web.url}/p?api_key=***&q=cats&X-Amz-Signature=***&access_token=***"
+    assert f"({out['url']}#top)" in out["content"]
+    assert out.get("site_name", web.host_port) == web.host_port
+    assert _leaks(orjson.dumps(out).decode(), _cache_text(tmp_path)) == []
+    page = dict(web.seen[-1][1])
+    assert page["Authorization"] == f"Basic {TOKEN}"
+    assert "Authorization" not in dict(web.seen[0][1])  # robots.txt: not what was asked for
+    assert fetch(url)["success"] is True  # another cache entry: sent without credentials
+    assert "Authorization" not in dict(web.seen[-1][1])
+
+
+def test_a_page_that_echoes_the_credentials_shows_them_masked(web, private, tmp_path):
+    out = fetch(_with_userinfo(web.route("/echo", _echo_headers)), full_page=True)
+    assert f"Basic {TOKEN}" in web.seen[-1][1]["Authorization"]
+    assert "Authorization: Basic ***" in out["content"]
+    assert _leaks(orjson.dumps(out).decode(), _cache_text(tmp_path)) == []
+
+
+def test_credentials_follow_same_origin_redirects_only(web, other_web, private):
+    other_web.route("/there", reply(PLAIN))
+    web.route("/here", reply(PLAIN))
+    web.route("/hop", redirect("/here"))
+    web.route("/away", redirect(other_web.url + "/there"))
+    web.route("/login", redirect(other_web.url.replace("//", "//evil:pw-of-the-page@") + "/there"))
+    assert fetch(_with_userinfo(web.url + "/hop"))["success"] is True
+    assert web.seen[-1][0] == "/here"
+    assert web.seen[-1][1]["Authorization"] == f"Basic {TOKEN}"
+    for path in ("/away", "/login"):
+        out = fetch(_with_userinfo(web.url + path))
+        assert out["url"] == other_web.url + "/there"
+        assert "Authorization" not in other_web.seen[-1][1]
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [
+        reply("<title>Gone</title>", status=404),
+        reply("x" * 5000, "text/plain", headers={"Content-Length": "99999999999"}),
+        reply(b"\x89PNG\r\n", "image/png"),
+        reply(b"%PDF-1.4 broken", "application/pdf"),
+        reply(b"{oops", "application/json"),
+        reply(b"", None, 302),
+    ],
+)
+def test_error_messages_never_show_credentials(web, private, handler):
+    url = web.route("/e", handler)
+    out = fetch(_with_userinfo(url) + "?" + SECRET_QUERY)
+    assert out["success"] is False, out
+    assert _leaks(out["error"]) == []
+
+
+def test_error_messages_about_redirects_never_show_credentials(web, private, monkeypatch):
+    secret_hop = f"http://{USERINFO}127.0.0.1:1/x?{SECRET_QUERY}"
+    web.route("/loop", redirect(web.url + "/loop?" + SECRET_QUERY))
+    web.route("/ftp", redirect(f"ftp://{USERINFO}e.com/?{SECRET_QUERY}"))
+    web.route("/bad", redirect(f"http://{USERINFO}[::1/?{SECRET_QUERY}"))
+    web.route("/private", redirect(secret_hop.replace("127.0.0.1", "10.0.0.1")))
+    for path in ("/loop", "/ftp", "/bad", "/private"):
+        if path == "/private":
+            monkeypatch.delenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE")
+            monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_HOSTS", "127.0.0.1")
+        out = fetch(_with_userinfo(web.url + path))
+        assert out["success"] is False, out
+        assert _leaks(out["error"]) == [], out
+
+
+def test_robots_refusal_never_shows_credentials(web, private):
+    web.route("/robots.txt", reply("User-agent: *\nDisallow: /\n", "text/plain"))
+    out = fetch(_with_userinfo(web.route("/p", reply(PLAIN))) + "?" + SECRET_QUERY)
+    assert out["error_code"] == "ROBOTS_DISALLOWED"
+    assert _leaks(out["error"]) == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://{USERINFO}exa mple.com/?{SECRET_QUERY}",
+        f"ftp://{USERINFO}example.com/?{SECRET_QUERY}",
+        f"http://{USERINFO}example.com:99999/?{SECRET_QUERY}",
+        f"http://{USERINFO}example.com/" + "a" * 5000,
+    ],
+)
+def test_invalid_url_messages_never_show_credentials(url):
+    out = fetch(url)
+    assert out["error_code"] == "INVALID_INPUT"
+    assert _leaks(out["error"]) == []
+
+
+def test_blocked_url_message_never_shows_credentials():
+    out = fetch(f"http://{USERINFO}127.0.0.1/?{SECRET_QUERY}")
+    assert out["error_code"] == "BLOCKED_URL"
+    assert _leaks(out["error"]) == []
+
+
+def test_secret_parameters_are_sent_as_given(web, private):
+    web.route("/p", reply(PLAIN))
+    fetch(f"{web.url}/p?{SECRET_QUERY}")
+    assert web.seen[-1][0] == "/p"
+    page = [path for path, _ in web.seen]
+    assert page == ["/robots.txt", "/p"]
 
 
 # ---------------------------------------------------------------- SSRF through redirects
@@ -536,10 +787,223 @@ def test_500_with_the_pages_first_text(web, private):
     assert "Database exploded" in out["error"]
 
 
-def test_429_carries_retry_after(web, private):
-    out = fetch(web.route("/rl", reply("", "text/plain", 429, {"Retry-After": "30"})))
+@pytest.mark.parametrize(
+    ("status", "wait", "expected"),
+    [(429, "30", 30), (429, "1", 1), (429, "86400", 86400), (503, "120", 120), (429, None, None),
+     (429, "soon", None), (503, "Wed, 21 Oct 2015 07:28:00 GMT", 0)],
+)  # fmt: skip
+def test_429_and_503_carry_retry_after(web, private, status, wait, expected):
+    headers = {"Retry-After": wait} if wait else {}
+    started = time.monotonic()
+    out = fetch(web.route("/rl", reply("", "text/plain", status, headers)))
+    assert time.monotonic() - started < 2  # never waits for the site: the model decides
     assert out["error_code"] == "HTTP_ERROR"
-    assert out["retry_after"] == 30
+    assert out.get("retry_after") == expected
+    assert web.paths().count("/rl") == 1
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 504])
+def test_server_errors_are_http_errors(web, private, status):
+    out = fetch(web.route("/e", reply("<title>Bad Gateway</title>", status=status)))
+    assert out["error_code"] == "HTTP_ERROR"
+    assert str(status) in out["error"]
+    assert "server error" in out["error"]
+
+
+# ---------------------------------------------------------------- hostile remote side
+
+
+def _endless(web: Web, status: int = 200, extra: dict[str, str] | None = None) -> Handler:
+    """A chunked body that never ends, as fast as the client reads it."""
+
+    def handle(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(status)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Transfer-Encoding", "chunked")
+        for key, value in (extra or {}).items():
+            h.send_header(key, value)
+        h.end_headers()
+        piece = b"<p>" + b"endless " * 8000 + b"</p>"
+        while not web.stop.is_set():
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+
+    return handle
+
+
+PEAK_MEMORY = """
+import atexit, os
+def _report():
+    with open("/proc/self/status") as status:
+        peak = next(line for line in status if line.startswith("VmHWM:"))
+    with open(os.environ["PEAK_FILE"], "w") as out:
+        out.write(peak.split()[1])
+atexit.register(_report)
+"""
+
+
+def _bomb(megabytes: int, wbits: int) -> bytes:
+    """`megabytes` MiB of one byte, compressed a MiB at a time (the test stays small too)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    mib = b"A" * (1 << 20)
+    return b"".join(packer.compress(mib) for _ in range(megabytes)) + packer.flush()
+
+
+@pytest.mark.parametrize("kind", ["endless", "gzip", "deflate"])
+def test_endless_bodies_and_bombs_stop_at_the_cap_in_bounded_memory(web, run_tool, tmp_path, kind):
+    if kind == "endless":
+        handler = _endless(web)
+    else:
+        bomb = _bomb(500, 31 if kind == "gzip" else 15)
+        handler = reply(bomb, "text/html", headers={"Content-Encoding": kind})
+    (tmp_path / "sitecustomize.py").write_text(PEAK_MEMORY)
+    env = {"PYTHONPATH": str(tmp_path), "PEAK_FILE": str(tmp_path / "peak"),
+           "IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1", "IKIGAI_WEB_TIMEOUT": "20"}  # fmt: skip
+    started = time.monotonic()
+    run = run_tool("web-fetch-tool", {"url": web.route("/big", handler)}, env=env)
+    assert run.json["error_code"] == "TOO_LARGE"
+    assert run.stderr == ""
+    assert time.monotonic() - started < 20
+    peak_mib = int((tmp_path / "peak").read_text()) / 1024
+    assert peak_mib < 100, f"{peak_mib:.0f} MiB"  # the interpreter, httpx, the 10 MiB cap
+
+
+@pytest.mark.parametrize("kind", ["endless", "gzip bomb"])
+def test_an_endless_or_bombed_error_page_is_read_only_in_part(web, private, kind):
+    bomb = gzip.compress(b"<title>Boom</title>" + b" " * (100 * 1024 * 1024))
+    gz = {"Content-Encoding": "gzip"}
+    handler = _endless(web, 500) if kind == "endless" else reply(bomb, "text/html", 500, gz)
+    started = time.monotonic()
+    out = fetch(web.route("/e", handler))
+    assert out["error_code"] == "HTTP_ERROR"
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("kind", ["endless", "gzip bomb"])
+def test_an_endless_or_bombed_robots_txt_is_read_only_in_part(web, private, kind):
+    bomb = gzip.compress(b"User-agent: *\nDisallow: /x\n" + b"#" * (100 * 1024 * 1024))
+    gz = {"Content-Encoding": "gzip"}
+    robots_txt = _endless(web) if kind == "endless" else reply(bomb, "text/plain", headers=gz)
+    web.route("/robots.txt", robots_txt)
+    started = time.monotonic()
+    out = fetch(web.route("/p", reply(ARTICLE)))
+    assert out["success"] is True, out
+    assert time.monotonic() - started < 5
+
+
+def test_dns_failure(monkeypatch):
+    def fail(*_: object, **__: object) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", fail)
+    out = fetch("http://no-such-host.test/")
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "DNS" in out["error"]
+
+
+def test_dns_that_never_answers_ends_at_the_deadline(monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
+
+    def hang(*_: object, **__: object) -> Any:
+        time.sleep(10)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hang)
+    started = time.monotonic()
+    out = fetch("http://slow-dns.test/")
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "timeout" in out["error"]
+    assert time.monotonic() - started < 2
+
+
+def test_a_server_that_never_accepts_times_out(private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
+    with socket.create_server(("127.0.0.1", 0), backlog=8) as listener:
+        port = listener.getsockname()[1]  # the kernel completes handshakes; nobody reads
+        started = time.monotonic()
+        out = fetch(f"http://127.0.0.1:{port}/")
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "timeout" in out["error"]
+    assert time.monotonic() - started < 2
+
+
+def test_headers_dribbled_forever_end_at_the_deadline(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1.5")
+
+    def dribble(h: BaseHTTPRequestHandler) -> None:
+        h.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        while not web.stop.wait(0.05):
+            h.wfile.write(b"X-Slow: 1\r\n")
+            h.wfile.flush()
+
+    started = time.monotonic()
+    out = fetch(web.route("/slowloris", dribble))
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "timeout" in out["error"]
+    assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize("kind", ["endless headers", "not http", "bad status"])
+def test_a_response_that_is_not_http_is_a_network_error(web, private, kind):
+    def garbage(h: BaseHTTPRequestHandler) -> None:
+        if kind == "endless headers":
+            h.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            while not web.stop.is_set():
+                h.wfile.write(b"X-Junk: " + b"j" * 1000 + b"\r\n")
+        h.wfile.write(b"SSH-2.0-OpenSSH\r\n\r\n" if kind == "not http" else b"HTTP/1.1 99x\r\n\r\n")
+
+    started = time.monotonic()
+    out = fetch(web.route("/g", garbage))
+    assert out["error_code"] == "NETWORK_ERROR", out
+    assert time.monotonic() - started < 5
+
+
+def test_the_deadline_covers_robots_txt_and_every_redirect(web, private, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1.5")
+
+    def slowly(handler: Handler) -> Handler:
+        def handle(h: BaseHTTPRequestHandler) -> None:
+            web.stop.wait(0.4)
+            handler(h)
+
+        return handle
+
+    web.route("/robots.txt", slowly(reply("User-agent: *\nAllow: /\n", "text/plain")))
+    for i in range(5):
+        web.route(f"/r{i}", slowly(redirect(f"/r{i + 1}")))
+    web.route("/r5", slowly(reply(ARTICLE)))
+    started = time.monotonic()
+    out = fetch(web.url + "/r0")
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "timeout" in out["error"]
+    assert time.monotonic() - started < 2.2
+
+
+@pytest.mark.parametrize("kind", ["content-length", "chunked"])
+def test_a_truncated_body_is_a_network_error(web, private, kind):
+    def truncated(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        if kind == "chunked":
+            h.send_header("Transfer-Encoding", "chunked")
+            h.end_headers()
+            h.wfile.write(b"400\r\n<p>only part of a chunk")
+        else:
+            h.send_header("Content-Length", "100000")
+            h.end_headers()
+            h.wfile.write(b"<p>only part of the body")
+        h.wfile.flush()
+        h.close_connection = True
+
+    out = fetch(web.route("/cut", truncated))
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert "reset" in out["error"] or "dropped" in out["error"]
+
+
+def test_a_truncated_gzip_body_gives_what_arrived(web, private):
+    body = gzip.compress(ARTICLE.encode())[:-200]
+    out = fetch(web.route("/gz", reply(body, "text/html", headers={"Content-Encoding": "gzip"})))
+    _valid(out)
+    assert out["success"] is True or out["error_code"] in ("PARSE_ERROR", "NETWORK_ERROR")
 
 
 # ---------------------------------------------------------------- robots.txt
@@ -699,6 +1163,40 @@ def test_tool_stall_times_out(web, run_tool):
     assert time.monotonic() - started < 5
 
 
+def _pdf_without_eof() -> bytes:
+    return make_pdf("Still readable").rpartition(b"%%EOF")[0]
+
+
+def _pdf_with_a_bad_xref() -> bytes:
+    pdf = make_pdf("Odd offsets")
+    return pdf.replace(b"0000000009 00000 n", b"0000000999 00000 n")
+
+
+def _pdf_with_a_corrupt_stream() -> bytes:
+    pdf = make_pdf("x")
+    return pdf.replace(b"/Length", b"/Filter /FlateDecode /Length")
+
+
+@pytest.mark.parametrize(
+    ("body", "ctype"),
+    [
+        (_pdf_without_eof(), "application/pdf"),
+        (_pdf_with_a_bad_xref(), "application/pdf"),
+        (_pdf_with_a_corrupt_stream(), "application/pdf"),
+        (b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\nbroken", "application/pdf"),
+        (b"<html><body><p>" + b"<div>" * 300 + b"deep", "text/html; charset=rot13"),
+        (b"<html lang=xx><time datetime=99999>x</time><p>\xff\xfe\x00 a", "text/html"),
+    ],
+    ids=["pdf-no-eof", "pdf-bad-xref", "pdf-bad-stream", "pdf-broken", "html-deep", "html-odd"],
+)
+def test_libraries_write_nothing_on_stderr(web, run_tool, body, ctype):
+    url = web.route("/doc", reply(body, ctype))
+    run = run_tool("web-fetch-tool", {"url": url}, env={"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"})
+    assert run.code == 0
+    assert run.stderr == ""
+    assert isinstance(run.json["success"], bool)
+
+
 REBIND = """
 import ipaddress, socket
 _real = socket.getaddrinfo
@@ -726,6 +1224,34 @@ def test_connection_is_pinned_to_the_vetted_address(web, run_tool, tmp_path: Pat
     run = run_tool("web-fetch-tool", {"url": f"http://rebind.test:{port}/p"}, env=env)
     assert run.json["success"] is True, run.json
     assert web.seen[-1][1]["Host"] == f"rebind.test:{port}"
+
+
+MAP_IDN = """
+import socket
+_real = socket.getaddrinfo
+_NAMES = {"b\u00fccher.test", "xn--bcher-kva.test"}
+def getaddrinfo(host, port, *args, **kwargs):
+    if (host.decode() if isinstance(host, bytes) else host) in _NAMES:
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+    return _real(host, port, *args, **kwargs)
+socket.getaddrinfo = getaddrinfo
+"""
+
+
+@pytest.mark.parametrize("private_by", ["IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "ALLOW_HOSTS"])
+def test_an_internationalised_host_name_is_fetched(web, run_tool, tmp_path: Path, private_by):
+    """The address is pinned and looked up under the name's xn-- form, which httpx dials."""
+    (tmp_path / "sitecustomize.py").write_text(MAP_IDN)
+    port = web.host_port.split(":")[1]
+    web.route("/p", reply(ARTICLE))
+    allow = ("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
+    if private_by == "ALLOW_HOSTS":
+        allow = ("IKIGAI_WEB_FETCH_ALLOW_HOSTS", "xn--bcher-kva.test")
+    env = {"PYTHONPATH": str(tmp_path), allow[0]: allow[1], "IKIGAI_WEB_TIMEOUT": "5"}
+    run = run_tool("web-fetch-tool", {"url": f"http://b\u00fccher.test:{port}/p"}, env=env)
+    assert run.json["success"] is True, run.json
+    assert run.json["url"] == f"http://xn--bcher-kva.test:{port}/p"
+    assert [h["Host"] for _, h in web.seen] == [f"xn--bcher-kva.test:{port}"] * 2
 
 
 MAP_TLS_TEST = """

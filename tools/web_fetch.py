@@ -98,42 +98,50 @@ def parse_input(raw: dict[str, Any]) -> Params:
 
 def _url(value: str) -> str:
     """An absolute http(s) URL with a host, without its fragment; else INVALID_INPUT."""
+    from common.redact import printable_url
+
     url = value.strip()
+    shown = printable_url(value)  # the value as messages may print it
     allowed = "it must be an absolute http:// or https:// URL such as https://example.com/page"
     if not url or len(url) > MAX_URL:
-        raise invalid("url", value, f"{allowed}, at most {MAX_URL} characters")
+        raise invalid("url", shown, f"{allowed}, at most {MAX_URL} characters")
     if _SPACE_OR_CONTROL.search(url):
-        raise invalid("url", value, f"{allowed}, without spaces (encode them as %20)")
+        raise invalid("url", shown, f"{allowed}, without spaces (encode them as %20)")
     try:
         parts = urlsplit(url)
         _ = parts.port
     except ValueError as exc:
-        raise invalid("url", value, f"{allowed} ({exc})") from None
+        raise invalid("url", shown, f"{allowed} ({exc})") from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise invalid("url", value, allowed)
+        raise invalid("url", shown, allowed)
     return urlunsplit(parts._replace(scheme=parts.scheme.lower(), fragment=""))
 
 
 def fetch_page(params: Params, settings: Settings) -> Page:
     """Download and convert the page: the only function that touches the network."""
     from common.http import Deadline
+    from common.redact import printable_url
     from tools.fetch.decode import to_document
     from tools.fetch.session import Session
 
     with Session(settings, Deadline(settings.timeout)) as session:
         fetched = session.fetch(params.url)
+    # What the answer, the cache and the extractor's links see: no user-info, no secrets.
+    url = printable_url(fetched.url)
     document, kind = to_document(
         fetched.body,
         fetched.content_type,
-        fetched.url,
+        url,
         full_page=params.full_page,
         include_links=params.include_links,
     )
-    return Page(fetched.url, kind, document)
+    return Page(url, kind, document)
 
 
 def cache_key(params: Params, settings: Settings) -> list[Any]:
     """Everything that changes what a fetch returns or is allowed to reach; not the paging."""
+    from common.redact import drop_userinfo
+
     policy = [
         settings.fetch_allow_private,
         sorted(settings.fetch_allow_hosts),
@@ -141,7 +149,8 @@ def cache_key(params: Params, settings: Settings) -> list[Any]:
         settings.user_agent,
         settings.fetch_max_bytes,
     ]
-    return [params.url, params.full_page, params.include_links, policy]
+    url = drop_userinfo(params.url)  # never stored, even hashed: it could be brute-forced
+    return [url, url != params.url, params.full_page, params.include_links, policy]
 
 
 def cached_page(params: Params, settings: Settings) -> Page:

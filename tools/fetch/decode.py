@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import TYPE_CHECKING
+from dataclasses import fields, replace
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from common.errors import ErrorCode, ToolError
+from common.text import codec, header_charset, python_codec
 
 if TYPE_CHECKING:
     from tools.fetch.extract import Document
@@ -21,8 +24,6 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
-# Labels that browsers (WHATWG Encoding) read as windows-1252, which is a superset.
-_AS_1252 = frozenset({"iso-8859-1", "latin-1", "latin1", "us-ascii", "ascii", "iso8859-1"})
 _META = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-z0-9_.:-]+)""", re.IGNORECASE)
 _XML_DECL = re.compile(rb"""^<\?xml[^>]+encoding\s*=\s*["']([a-z0-9_.:-]+)""", re.IGNORECASE)
 _HTML_START = re.compile(
@@ -31,6 +32,13 @@ _HTML_START = re.compile(
 _PREVIEW = 4096
 _NO_CHARSET_SAMPLE = 1 << 20
 _CLOSE_CHAOS = 0.1
+# Unlabelled bytes are UTF-8 with a few bad bytes when valid multi-byte characters outnumber
+# the invalid sequences at least this much; legacy CJK encodings score below 0.4 by chance.
+_UTF8_MAJORITY = 2
+# What orjson says when it refuses JSON that is valid: nested over 1,024 levels, a number
+# beyond a double, an escaped lone surrogate (the JSON grammar allows all three).
+_VALID_BUT_REFUSED = ("depth limit", "infinity", "surrogate")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def media_type(header: str | None) -> str:
@@ -38,67 +46,79 @@ def media_type(header: str | None) -> str:
     return (header or "").split(";", 1)[0].strip().lower()
 
 
-def header_charset(header: str | None) -> str | None:
-    for part in (header or "").split(";")[1:]:
-        name, _, value = part.partition("=")
-        if name.strip().lower() == "charset":
-            return value.strip().strip("\"'") or None
-    return None
-
-
-def codec(label: str | None) -> str | None:
-    """A Python codec for a charset label, or None when the label is unknown."""
-    if not label:
-        return None
-    lowered = label.strip().lower()
-    if lowered in _AS_1252:
-        return "cp1252"
-    try:
-        return codecs.lookup(lowered).name
-    except LookupError:
-        return None
-
-
 def declared_charset(body: bytes | bytearray, header: str | None) -> str | None:
-    """The charset the response states: header, else BOM, else <meta> or XML declaration."""
+    """The charset the response states: BOM, else header, else <meta> or XML declaration."""
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            return name  # a BOM outranks the header, as in a browser
     found = codec(header_charset(header))
     if found:
         return found
-    for bom, name in _BOMS:
-        if body.startswith(bom):
-            return name
     head = body[:_PREVIEW]
     match = _META.search(head) or _XML_DECL.search(head)
-    return codec(match.group(1).decode("ascii")) if match else None
+    found = codec(match.group(1).decode("ascii")) if match else None
+    # Text that declares UTF-16 in ASCII is not UTF-16 (WHATWG reads it as UTF-8).
+    return "utf-8" if found in ("utf-16-le", "utf-16-be") else found
 
 
 def to_text(body: bytes | bytearray, header: str | None) -> str:
-    """The body as text in its declared charset, else UTF-8 if valid, else a detected one."""
-    name = declared_charset(body, header)
-    if name is None:
-        try:
-            return body.decode("utf-8")
-        except UnicodeDecodeError:
-            name = _detect(body)
-    if body.startswith(codecs.BOM_UTF8) and name in ("utf-8", "utf_8"):
-        name = "utf-8-sig"
-    return body.decode(name, errors="replace")
+    """The body as text in its declared charset, else UTF-8 if it mostly is, else detected."""
+    name = declared_charset(body, header) or _undeclared(body)
+    return valid_text(body.decode(name, errors="replace"))
 
 
-def _detect(body: bytes | bytearray) -> str:
+def valid_text(text: str) -> str:
+    """`text` that encodes to UTF-8: surrogate pairs joined, lone surrogates replaced."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _undeclared(body: bytes | bytearray) -> str:
+    """UTF-8 when the body is UTF-8 but for a few bad bytes, else the detector's guess."""
+    sample = bytes(body[:_NO_CHARSET_SAMPLE])
+    return "utf-8" if _mostly_utf8(sample) else _detect(sample)
+
+
+def _mostly_utf8(sample: bytes | bytearray) -> bool:
+    """Valid UTF-8, or valid multi-byte characters outnumbering the bad bytes (see above)."""
+    text = bytes(sample).decode("utf-8", errors="replace")
+    replaced = text.count("\ufffd") - sample.count("\ufffd".encode())
+    multibyte = len(text) - len(text.encode("ascii", errors="ignore")) - replaced
+    return multibyte >= _UTF8_MAJORITY * replaced
+
+
+def _detect(body: bytes) -> str:
+    """The detector's best guess among the encodings a browser knows, else windows-1252."""
     from charset_normalizer import from_bytes
 
-    matches = from_bytes(bytes(body[:_NO_CHARSET_SAMPLE]))
-    best = matches.best()
-    if best is None:
+    matches = [m for m in from_bytes(body) if _browser_codec(m.encoding)]
+    if not matches:
         return "cp1252"
+    best = matches[0]
     if _single_byte(best.encoding):
         # Unlabelled single-byte pages are mostly windows-1252 (the WHATWG default); the
         # detector often ranks a sibling code page first on short Western text.
         for match in matches:
             if match.encoding == "cp1252" and match.chaos <= best.chaos + _CLOSE_CHAOS:
                 return "cp1252"
-    return codec(best.encoding) or "cp1252"
+    return _browser_codec(best.encoding) or "cp1252"
+
+
+def _browser_codec(detected: str) -> str | None:
+    """The WHATWG encoding a detector's Python codec name stands for, if any (utf_7: none)."""
+    python = python_codec(detected)
+    if python in _whatwg_codecs():
+        return python
+    spellings = (detected, detected.replace("_", "-"), python)
+    return next(filter(None, map(codec, spellings)), None)
+
+
+@cache
+def _whatwg_codecs() -> frozenset[str | None]:
+    from webencodings.labels import LABELS
+
+    return frozenset(codec(name) for name in LABELS.values())
 
 
 def _single_byte(name: str) -> bool:
@@ -114,7 +134,7 @@ def sniff(body: bytes | bytearray) -> str | None:
         return "text/html"
     if head.lstrip()[:1] in (b"{", b"[") and _json_or_none(body) is not None:
         return "application/json"
-    if b"\x00" not in head and _is_utf8(head):
+    if b"\x00" not in head and (_is_utf8(head) or _mostly_utf8(head)):
         return "text/plain"
     return None
 
@@ -136,8 +156,8 @@ def _json_or_none(body: bytes | bytearray) -> object | None:
 
     try:
         value: object = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
+    except orjson.JSONDecodeError as exc:
+        return "" if _refused_valid(exc) else None
     return value
 
 
@@ -162,21 +182,44 @@ def to_document(
     """The body as a markdown Document, and the media type it was read as.
 
     The body is consumed: emptied as soon as it is decoded, so a 10 MiB page is not held
-    twice while the extractor builds its tree.
+    twice while the extractor builds its tree. Every string is valid UTF-8 (see valid_text).
     """
+    kind = readable_type(header, body)
+    document = _read_as(kind, body, header, url, full_page=full_page, include_links=include_links)
+    return _clean_document(document), kind
+
+
+def _read_as(
+    kind: str,
+    body: bytearray,
+    header: str | None,
+    url: str,
+    *,
+    full_page: bool,
+    include_links: bool,
+) -> Document:
     from tools.fetch.extract import Document, bound, html_to_markdown
 
-    kind = readable_type(header, body)
     if kind in HTML_TYPES:
         # Bounded before the extractors are imported, and without a name holding the whole
         # text: a cut page's full text is freed before its tree is built.
         page = bound(_text_of(body, header))
-        return html_to_markdown(page, url, full_page=full_page, include_links=include_links), kind
+        return html_to_markdown(page, url, full_page=full_page, include_links=include_links)
     if kind == "application/pdf":
-        return pdf_document(bytes(body), url), kind
+        return pdf_document(bytes(body), url)
     if is_json(kind):
-        return Document(markdown=json_markdown(body, header, url)), kind
-    return Document(markdown=to_text(body, header)), kind
+        return json_document(body, header, url)
+    return Document(markdown=to_text(body, header))
+
+
+def _clean_document(document: Document) -> Document:
+    """The document with lone surrogates (pypdf makes them from bad ToUnicode maps) replaced,
+    and the call's credentials masked where the page echoes them (a headers echo page)."""
+    from common.redact import mask
+
+    found = {f.name: getattr(document, f.name) for f in fields(document)}
+    clean: dict[str, Any] = {k: mask(valid_text(v)) for k, v in found.items() if isinstance(v, str)}
+    return replace(document, **clean)
 
 
 def _text_of(body: bytearray, header: str | None) -> str:
@@ -186,19 +229,38 @@ def _text_of(body: bytearray, header: str | None) -> str:
     return text
 
 
-def json_markdown(body: bytes | bytearray, header: str | None, url: str) -> str:
+def json_document(body: bytes | bytearray, header: str | None, url: str) -> Document:
+    """The JSON re-indented in a fence; as sent, with a warning, when it cannot be."""
     import orjson
+
+    from tools.fetch.extract import Document
 
     text = to_text(body, header)
     try:
-        value = orjson.loads(text)
+        pretty = orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONEncodeError:
+        return _as_sent(text, "it is nested too deeply")
     except orjson.JSONDecodeError as exc:
-        raise ToolError(
-            ErrorCode.PARSE_ERROR,
-            f"{url} says it is JSON but is not valid JSON ({exc}). Fetch another URL.",
-        ) from None
-    pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    return f"```json\n{pretty}\n```"
+        if not _refused_valid(exc):
+            raise ToolError(
+                ErrorCode.PARSE_ERROR,
+                f"{url} says it is JSON but is not valid JSON ({exc}). Fetch another URL.",
+            ) from None
+        return _as_sent(text, f"the parser refused it ({exc})")
+    return Document(markdown=f"```json\n{pretty}\n```")
+
+
+def _as_sent(text: str, why: str) -> Document:
+    from tools.fetch.extract import Document
+
+    note = f"This JSON is shown as sent, not re-indented: {why}."
+    warning = {"code": "JSON_AS_SENT", "message": note}
+    return Document(markdown=f"```json\n{text.strip()}\n```", warnings=[warning])
+
+
+def _refused_valid(exc: ValueError) -> bool:
+    """Whether orjson refused valid JSON: too deep, a number beyond a double, a lone \\ud800."""
+    return any(mark in str(exc) for mark in _VALID_BUT_REFUSED)
 
 
 def pdf_document(body: bytes, url: str) -> Document:
@@ -219,7 +281,7 @@ def pdf_document(body: bytes, url: str) -> Document:
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ToolError(
             ErrorCode.PARSE_ERROR,
-            f"The PDF at {url} could not be read ({type(exc).__name__}: {exc}). "
+            f"The PDF at {url} could not be read ({type(exc).__name__}: {valid_text(str(exc))}). "
             "It may be damaged or encrypted; look for an HTML version.",
         ) from None
     text = "\n\n".join(p for p in pages if p)

@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from common.errors import ErrorCode, ToolError
+from common.redact import printable_url
 
 ROBOTS_WAIT = 5.0  # seconds: a robots.txt slower than this counts as unreachable
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309 asks parsers to read at least 500 KiB
@@ -43,7 +44,7 @@ class Robots:
         if rules is not None and not rules.can_fetch(url, self._token):
             raise ToolError(
                 ErrorCode.ROBOTS_DISALLOWED,
-                f"{site}/robots.txt does not allow {self._token} to fetch {url}. "
+                f"{site}/robots.txt does not allow {self._token} to fetch {printable_url(url)}. "
                 f"Respect it and find another source. {_TURN_OFF}",
             )
 

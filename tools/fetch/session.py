@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import base64
 import time
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Self
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import httpx
 
 from common.errors import ErrorCode, ToolError
 from common.http import client, network_error
+from common.redact import drop_userinfo, printable_url, register_secret
 from tools.fetch.guard import Policy, literal_ip, vet
 from tools.fetch.robots import Robots
 from tools.fetch.transport import Clock, PinnedBackend, PinnedTransport
@@ -70,13 +72,20 @@ class Session:
         self.http.close()
 
     def fetch(self, url: str) -> Fetched:
-        """The final page after at most 5 redirects, every hop vetted and robots-checked."""
+        """The final page after at most 5 redirects, every hop vetted and robots-checked.
+
+        User-info in `url` goes as HTTP Basic auth to that URL's origin only (scheme, host,
+        port), as a browser sends it; a redirect's own user-info is never sent.
+        """
+        login = Login.of(url)
+        url = drop_userinfo(url)
         seen: set[str] = set()
         for hop in range(MAX_REDIRECTS + 1):
             target = self.prepare(url, hop)
             if self.robots is not None:
                 self.robots.check(str(target))
-            response = self.open(target, self.deadline.timeout())
+            headers = login.headers(target) if login else {}
+            response = self.open(target, self.deadline.timeout(), headers)
             try:
                 location = redirect_location(response)
                 if location is None:
@@ -84,7 +93,7 @@ class Session:
             finally:
                 response.close()
             seen.add(url)
-            url = location
+            url = drop_userinfo(location)
             if url in seen:
                 break
         raise too_many_redirects(url)
@@ -92,20 +101,24 @@ class Session:
     def prepare(self, url: str, hop: int) -> httpx.URL:
         """The URL to request, after the guard has vetted its host and pinned its address."""
         target, port = parse_hop(url, hop)
-        if self.backend.pinned(target.host):
+        # The name as DNS and the connection see it: an IDN's xn-- form, not target.host.
+        host = target.raw_host.decode("ascii")
+        if self.backend.pinned(host):
             return target  # one DNS answer per host and call: robots.txt and page agree
         try:
-            address = vet(target.host, port, self.policy, self.deadline.remaining())
+            address = vet(host, port, self.policy, self.deadline.remaining())
         except ToolError as err:
             raise _on_hop(err, url, hop) from None
-        self.backend.pin(target.host, address)
+        self.backend.pin(host, address)
         return target
 
-    def open(self, url: httpx.URL, timeout: httpx.Timeout) -> httpx.Response:
+    def open(
+        self, url: httpx.URL, timeout: httpx.Timeout, headers: dict[str, str] | None = None
+    ) -> httpx.Response:
         """Send one GET and return the response with its body still unread."""
         if self.deadline.remaining() <= 0:
             raise self.deadline.expired_error(url.host)
-        request = self.http.build_request("GET", url)
+        request = self.http.build_request("GET", url, headers=headers)
         request.extensions["timeout"] = timeout.as_dict()
         try:
             return self.http.send(request, stream=True)
@@ -113,7 +126,7 @@ class Session:
             raise network_error(exc, self.deadline) from None
 
     def finish(self, response: httpx.Response) -> Fetched:
-        url = str(response.url)
+        url = shown(response.url)
         if response.status_code >= 400:
             body = self.read(response, ERROR_BODY_BYTES, strict=False)
             raise http_error(response, bytes(body))
@@ -130,8 +143,8 @@ class Session:
         """The decoded body; past `cap` bytes TOO_LARGE (strict) or just the first `cap`."""
         declared = response.headers.get("content-length", "")
         if strict and declared.isdigit() and int(declared) > cap:
-            raise too_large(str(response.url), cap, f"it announces {int(declared):,} bytes")
-        inflater = Inflater(response.headers.get("content-encoding", ""), str(response.url))
+            raise too_large(shown(response.url), cap, f"it announces {int(declared):,} bytes")
+        inflater = Inflater(response.headers.get("content-encoding", ""), shown(response.url))
         out = bytearray()
         try:
             for raw in response.iter_raw(CHUNK):
@@ -140,7 +153,7 @@ class Session:
                 for piece in inflater.feed(raw):
                     if len(out) + len(piece) > cap:
                         if strict:
-                            raise too_large(str(response.url), cap, "the body is larger")
+                            raise too_large(shown(response.url), cap, "the body is larger")
                         out += piece[: cap - len(out)]
                         return out
                     out += piece
@@ -177,6 +190,32 @@ class Session:
                 response.close()
             url = location
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class Login:
+    """HTTP Basic credentials from a URL's user-info, bound to that URL's origin."""
+
+    origin: tuple[str, bytes, int]
+    authorization: str
+
+    @classmethod
+    def of(cls, url: str) -> Login | None:
+        parts = urlsplit(url)
+        if not (parts.username or parts.password):
+            return None
+        user, password = unquote(parts.username or ""), unquote(parts.password or "")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        for secret in (password, token):
+            register_secret(secret)  # a page or error that echoes them shows ***
+        return cls(_origin(parse_hop(drop_userinfo(url), 0)[0]), f"Basic {token}")
+
+    def headers(self, target: httpx.URL) -> dict[str, str]:
+        return {"Authorization": self.authorization} if _origin(target) == self.origin else {}
+
+
+def _origin(url: httpx.URL) -> tuple[str, bytes, int]:
+    return url.scheme, url.raw_host, url.port or _DEFAULT_PORTS[url.scheme]
 
 
 class Inflater:
@@ -239,7 +278,7 @@ def parse_hop(url: str, hop: int) -> tuple[httpx.URL, int]:
     if scheme not in _DEFAULT_PORTS:
         raise ToolError(
             ErrorCode.BLOCKED_URL,
-            f"The page redirected to {url[:200]}, which is not an http(s) URL; "
+            f"The page redirected to {shown(url)}, which is not an http(s) URL; "
             "web-fetch only follows http and https.",
         )
     try:
@@ -283,10 +322,15 @@ def redirect_location(response: httpx.Response) -> str | None:
         return location  # unparsable: the next hop's check says so
 
 
+def shown(url: str | httpx.URL) -> str:
+    """A URL as messages print it: no user-info, secrets masked, then cut (never before)."""
+    return printable_url(str(url))[:200]
+
+
 def too_many_redirects(url: str) -> ToolError:
     return ToolError(
         ErrorCode.HTTP_ERROR,
-        f"too many redirects: more than {MAX_REDIRECTS}, or a loop (last one to {url[:200]}). "
+        f"too many redirects: more than {MAX_REDIRECTS}, or a loop (last one to {shown(url)}). "
         "Open the final URL directly if you know it.",
     )
 
@@ -303,7 +347,7 @@ def bad_url(url: str, hop: int, why: str) -> ToolError:
     if hop == 0:
         return ToolError(
             ErrorCode.INVALID_INPUT,
-            f"'url' is {url[:200]!r}; it is not a usable http(s) URL ({why}).",
+            f"'url' is {shown(url)!r}; it is not a usable http(s) URL ({why}).",
         )
     return ToolError(ErrorCode.HTTP_ERROR, f"The page redirected to an unusable URL ({why}).")
 
@@ -311,7 +355,7 @@ def bad_url(url: str, hop: int, why: str) -> ToolError:
 def _on_hop(err: ToolError, url: str, hop: int) -> ToolError:
     if hop == 0 or err.code is not ErrorCode.BLOCKED_URL:
         return err
-    return ToolError(err.code, f"The page redirected to {url[:200]}. {err.message}")
+    return ToolError(err.code, f"The page redirected to {shown(url)}. {err.message}")
 
 
 def http_error(response: httpx.Response, body: bytes) -> ToolError:
@@ -321,7 +365,7 @@ def http_error(response: httpx.Response, body: bytes) -> ToolError:
 
     status = response.status_code
     said = short_text(body, response.headers.get("content-type"))
-    message = f"{response.url} answered HTTP {status} {response.reason_phrase}".rstrip()
+    message = f"{shown(response.url)} answered HTTP {status} {response.reason_phrase}".rstrip()
     message += f": {said!r}. " if said else ". "
     wait = retry_after(response) if status in (429, 503) else None
     return ToolError(ErrorCode.HTTP_ERROR, message + _advice(status), retry_after=wait)
