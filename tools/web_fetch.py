@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -141,25 +141,50 @@ def cache_key(params: Params, settings: Settings) -> list[Any]:
     return [params.url, params.full_page, params.include_links, policy]
 
 
-def cached_page(params: Params, settings: Settings) -> Page:
+def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any]]:
+    """The page, from the cache if it holds it, and what the answer says about the cache."""
     from common import cache
-    from tools.fetch.extract import Document
 
     key = cache_key(params, settings)
-    hit = cache.get(CACHE_NAMESPACE, key, settings.fetch_cache_ttl)
-    if isinstance(hit, dict):
-        try:
-            return Page(hit["url"], hit["content_type"], Document(**hit["document"]))
-        except (KeyError, TypeError):
-            pass  # an entry from another version: fetch again
+    ttl = settings.fetch_cache_ttl
+    hit = cache.get(CACHE_NAMESPACE, key, ttl, valid=_is_stored_page)
+    if hit.value is not None:
+        return _stored_page(hit.value), {"cached": True}
     page = fetch_page(params, settings)
     value = {"url": page.url, "content_type": page.content_type, "document": asdict(page.document)}
-    cache.put(CACHE_NAMESPACE, key, value, settings.fetch_cache_ttl)
-    return page
+    notes = cache.warnings(hit.warning, cache.put(CACHE_NAMESPACE, key, value, ttl))
+    return page, {"warnings": notes} if notes else {}
 
 
-def shape_output(page: Page, offset: int, limit: int | None, budget: int) -> dict[str, Any]:
-    """The selected lines, cut at a line boundary so the whole JSON line fits `budget`."""
+def _is_stored_page(value: Any) -> bool:
+    """What `cached_page` stores, every field of the right type; anything else is corrupt."""
+    from tools.fetch.extract import Document
+
+    if not isinstance(value, dict) or set(value) != {"url", "content_type", "document"}:
+        return False
+    doc = value["document"]
+    if not isinstance(doc, dict) or set(doc) != {f.name for f in fields(Document)}:
+        return False
+    # A Document is all text; the metadata is None when the page had none.
+    texts = (value["url"], value["content_type"], doc["markdown"])
+    return all(isinstance(v, str) for v in texts) and all(
+        v is None or isinstance(v, str) for v in doc.values()
+    )
+
+
+def _stored_page(value: dict[str, Any]) -> Page:
+    from tools.fetch.extract import Document
+
+    return Page(value["url"], value["content_type"], Document(**value["document"]))
+
+
+def shape_output(
+    page: Page, offset: int, limit: int | None, budget: int, notes: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The selected lines, cut at a line boundary so the whole JSON line fits `budget`.
+
+    `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget.
+    """
     import orjson
 
     doc = page.document
@@ -170,7 +195,7 @@ def shape_output(page: Page, offset: int, limit: int | None, budget: int) -> dic
         "content": "",
         "content_type": page.content_type,
     }
-    extras = _extras(doc)
+    extras = _extras(doc) | (notes or {})
     # + total_lines, truncated, next_offset and the newline, generously
     frame_bytes = len(orjson.dumps(out | extras)) + 96
     lines = split_lines(doc.markdown, max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES))
@@ -229,8 +254,8 @@ def _fit(lines: list[str], room: int) -> list[str]:
 def execute(raw: dict[str, Any]) -> dict[str, Any]:
     params = parse_input(raw)
     settings = load()
-    page = cached_page(params, settings)
-    return shape_output(page, params.offset, params.limit, settings.output_budget)
+    page, notes = cached_page(params, settings)
+    return shape_output(page, params.offset, params.limit, settings.output_budget, notes)
 
 
 def main() -> None:
