@@ -309,7 +309,6 @@ def _evict(root: Path, keep: int) -> None:
     kept: list[tuple[float, int, Path]] = []
     _tighten(root, root.stat())  # made by an older version, or loosened by hand
     for path, info in _files(root):
-        _tighten(path, info)
         if _expired(path, info, now):
             _remove(path)
         elif not path.name.endswith(_TEMP_SUFFIX):  # a write in progress is not evictable
@@ -323,21 +322,22 @@ def _evict(root: Path, keep: int) -> None:
 
 
 def _files(root: Path) -> list[tuple[Path, os.stat_result]]:
-    """Every regular file of every namespace, with its `stat`."""
+    """Every regular file of every namespace, with its `stat`, made private on the way."""
     with os.scandir(root) as found:
         spaces = [Path(f.path) for f in found if f.is_dir(follow_symlinks=False)]
-    for space in spaces:
-        _tighten(space, space.stat())
     return [item for space in spaces for item in _files_in(space)]
 
 
 def _files_in(folder: Path) -> list[tuple[Path, os.stat_result]]:
     out = []
+    # Any of these may be removed meanwhile by another process: it is then left out.
     with contextlib.suppress(OSError), os.scandir(folder) as found:
+        _tighten(folder, folder.stat())
         for entry in found:
-            with contextlib.suppress(OSError):  # removed meanwhile by another process
+            with contextlib.suppress(OSError):
                 info = entry.stat(follow_symlinks=False)
                 if stat.S_ISREG(info.st_mode):
+                    _tighten(Path(entry.path), info)
                     out.append((Path(entry.path), info))
     return out
 
