@@ -303,6 +303,30 @@ def test_files_are_0600_and_dirs_0700_whatever_the_umask(umask):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
 
 
+def test_missing_parents_are_made_private_and_existing_ones_left_alone(monkeypatch, tmp_path):
+    mine = tmp_path / "home"
+    mine.mkdir(mode=0o755)
+    mine.chmod(0o755)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(mine / "a" / "b"))
+    assert cache.put("ns", "k", [1], 60) is None
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (mine, mine / "a", mine / "a" / "b")}
+    assert list(modes.values()) == [0o755, 0o700, 0o700]
+
+
+def test_a_file_whose_mode_cannot_be_set_is_closed_and_skipped(monkeypatch):
+    def refuse(*_):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchmod", refuse)
+    old = os.umask(0o277)
+    try:
+        warning = cache.put("ns", "k", [1], 60)
+    finally:
+        os.umask(old)
+    assert warning == f"the cache at {cache_dir()} was skipped (Operation not permitted)"
+    assert files() == []
+
+
 def test_a_cache_an_older_version_left_open_is_closed():
     root = cache_dir()
     (root / "ns").mkdir(parents=True)
@@ -400,6 +424,15 @@ def test_temporary_files_of_dead_writers_are_swept(clock):
     clock.advance(3601)
     cache._sweep(cache_dir(), 1024 * KB)
     assert not temp.exists()
+
+
+def test_a_sweep_leaves_what_is_not_an_entry_alone(clock):
+    cache.put("ns", "k", [1], 60)
+    (cache_dir() / "ns" / "folder").mkdir()
+    (cache_dir() / "ns" / "link").symlink_to("/dev/null")
+    clock.advance(3601)
+    cache._sweep(cache_dir(), 1024 * KB)
+    assert sorted(p.name for p in (cache_dir() / "ns").iterdir()) == ["folder", "link"]
 
 
 def test_a_held_sweep_lock_skips_the_sweep_not_the_call(clock, one_mb):
