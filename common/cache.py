@@ -70,12 +70,11 @@ def get(
     path = _entry_path(namespace, key)
     try:
         data, info = _read(path, bound)
+        value = _value(data, ttl, valid)
     except (FileNotFoundError, NotADirectoryError):
         return Hit()  # nothing stored; a file in the way of a directory is `put`'s to report
     except OSError as exc:
         return Hit(warning=_skipped(exc))
-    try:
-        value = _value(data, bound, ttl, valid)
     except ValueError as exc:
         _remove(path)
         return Hit(warning=f"a corrupt cache entry was discarded ({exc}); this answer is fresh")
@@ -154,15 +153,23 @@ def _digest(key: object) -> str:
 
 
 def _read(path: Path, most: int) -> tuple[bytes, os.stat_result]:
-    with path.open("rb") as fh:
-        data = fh.read(most + 1)  # no entry is larger than the bound: more is garbage
-        return data, os.fstat(fh.fileno())
+    """The entry's bytes; ValueError when it is no file or larger than any entry can be."""
+    # Non-blocking: a FIFO in an entry's place must not hang the call.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a file")
+        if info.st_size > most:
+            raise ValueError("larger than the cache's size bound")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(most), info  # one that grows meanwhile reads as truncated
+    finally:
+        os.close(fd)
 
 
-def _value(data: bytes, bound: int, ttl: float, valid: Callable[[Any], bool] | None) -> Any:
+def _value(data: bytes, ttl: float, valid: Callable[[Any], bool] | None) -> Any:
     """The entry's value, None once it has expired; ValueError saying why it is unusable."""
-    if len(data) > bound:
-        raise ValueError("larger than the cache's size bound")
     try:
         entry = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -236,7 +243,8 @@ def _tighten(path: Path, info: os.stat_result) -> None:
 
 def _open_private(path: Path, flags: int) -> int:
     """A file descriptor on `path`, created 0600 whatever the umask."""
-    fd = os.open(path, flags | os.O_CREAT, 0o600)
+    # Non-blocking: a FIFO in the ledger's place must not hang the call.
+    fd = os.open(path, flags | os.O_CREAT | os.O_NONBLOCK, 0o600)
     try:
         if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:
             os.fchmod(fd, 0o600)
