@@ -23,7 +23,6 @@ import contextlib
 import hashlib
 import os
 import stat
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -354,24 +353,3 @@ def _expired(path: Path, info: os.stat_result, now: float) -> bool:
     if path.name.endswith(_TEMP_SUFFIX):
         return info.st_ctime < now - _STALE_TEMP
     return info.st_mtime <= now
-
-
-# --- command line ------------------------------------------------------------------------------
-
-
-def cli(args: list[str]) -> int:
-    """`python -m common.cache clear`: empty the cache."""
-    if args != ["clear"]:
-        sys.stderr.write("usage: python -m common.cache clear\n")
-        return 2
-    try:
-        root = clear()
-    except OSError as exc:
-        sys.stderr.write(f"could not clear the cache: {exc}\n")
-        return 1
-    sys.stdout.write(f"cleared {root}\n")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover - run through a subprocess in the tests
-    sys.exit(cli(sys.argv[1:]))

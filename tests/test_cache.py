@@ -5,8 +5,6 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -477,32 +475,4 @@ def test_clear_removes_everything():
     assert cache.clear() == cache_dir()  # nothing to clear is fine
     cache_dir().write_text("in the way")
     cache.clear()
-    assert not cache_dir().exists()
-
-
-def test_clear_from_the_command_line(capsys, monkeypatch):
-    cache.put("ns", "k", [1], 60)
-    assert cache.cli(["clear"]) == 0
-    assert capsys.readouterr().out == f"cleared {cache_dir()}\n"
-    assert cache.cli([]) == 2
-    assert "usage: python -m common.cache clear" in capsys.readouterr().err
-
-    def refuse():
-        raise PermissionError(13, "Permission denied")
-
-    monkeypatch.setattr(cache, "clear", refuse)
-    assert cache.cli(["clear"]) == 1
-    assert "could not clear the cache" in capsys.readouterr().err
-
-
-def test_python_m_common_cache_clear():
-    cache.put("ns", "k", [1], 60)
-    run = subprocess.run(
-        [sys.executable, "-m", "common.cache", "clear"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert (run.returncode, run.stdout, run.stderr) == (0, f"cleared {cache_dir()}\n", "")
     assert not cache_dir().exists()
