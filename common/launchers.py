@@ -4,6 +4,11 @@ A launcher is a POSIX shell script. It answers `--schema` with the schema writte
 here, so a host's discovery scan starts no interpreter at all (the host allows 1 s, and an
 interpreter that imports even `re` takes twice its bare start-up); any other call execs the
 tool's console script in BIN. `make` rewrites the launchers on every run.
+
+BIN is written in as an absolute path. When it is gone (the checkout was moved, the
+installation removed, the venv's Python uninstalled), the launcher fails `--schema` as it
+fails a call: no schema, exit 127, one line on stderr saying what to re-run. A host then
+skips the tool instead of offering one whose every call would fail.
 """
 
 from __future__ import annotations
@@ -19,8 +24,14 @@ DISTRIBUTION = "ikigai-web-tools"
 # A launcher is its schema (under the host's 8 KiB) and a few lines around it.
 _LAUNCHER_MOST = 16 * 1024
 MARK = "written by `make` from"
+# Exit status of a command that cannot be found, as the shell itself uses it.
+GONE_STATUS = 127
 TEMPLATE = """#!/bin/sh
 # {script}: {mark} {module}; do not edit.
+if [ ! -x {target} ] || [ ! -x {python} ]; then
+  printf '%s\\n' {gone} >&2
+  exit {status}
+fi
 if [ "$#" -eq 1 ] && [ "$1" = "--schema" ]; then
   printf '%s\\n' {schema}
   exit 0
@@ -50,9 +61,25 @@ def quote(text: str) -> str:
 def launcher(script: str, target: str, bin_dir: Path) -> str:
     module = target.split(":", maxsplit=1)[0]
     schema = schema_json(import_module(module).SCHEMA)
-    executable = quote(str(bin_dir.resolve() / script))
+    executable = bin_dir.resolve() / script
     return TEMPLATE.format(
-        script=script, mark=MARK, module=module, schema=quote(schema), target=executable
+        script=script,
+        mark=MARK,
+        module=module,
+        schema=quote(schema),
+        target=quote(str(executable)),
+        python=quote(str(executable.parent / "python")),
+        gone=quote(gone_message(script, executable)),
+        status=GONE_STATUS,
+    )
+
+
+def gone_message(script: str, executable: Path) -> str:
+    """What a launcher says when what it runs is gone: which file, and what to re-run."""
+    return (
+        f"{script}: {executable} or the Python it runs on is gone (the checkout or "
+        "installation this launcher was written for was moved or removed): run `make` again "
+        "in the checkout, or `make install` for an installed copy"
     )
 
 

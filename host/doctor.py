@@ -67,9 +67,6 @@ def examine(found: Found, *, online: bool = False, timeout: float = 30.0) -> Rep
 
 def _check(tool: Tool, report: Report) -> ToolCheck:
     check = ToolCheck(tool.name, tool.origin, str(tool.path), OK, "")
-    gone = _launcher_gone(tool.path)
-    if gone:
-        return _fail(check, gone, report)
     provider = provider_of(tool.name)
     if provider is not None:
         return _credentials(check, provider, report)
@@ -83,7 +80,9 @@ def _check(tool: Tool, report: Report) -> ToolCheck:
 
 def _broken(tool: Tool, report: Report) -> ToolCheck:
     check = ToolCheck(tool.name, tool.origin, str(tool.path), OK, "")
-    return _fail(check, f"{tool.path} is skipped by hosts: {tool.problem}", report)
+    # A launcher whose target is gone fails --schema on purpose: say what to re-run.
+    why = _launcher_gone(tool.path) or f"{tool.path} is skipped by hosts: {tool.problem}"
+    return _fail(check, why, report)
 
 
 def _fail(check: ToolCheck, why: str, report: Report, detail: str = "") -> ToolCheck:

@@ -103,6 +103,46 @@ def test_launchers_answer_schema_without_python_and_exec_the_script(tmp_path):
         assert f"{schema['name']}: empty input" in call.stderr.decode()
 
 
+def _launch(path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [str(path), *args], input=b'{"query": "ikigai"}', capture_output=True, check=False
+    )
+
+
+def test_a_moved_launcher_target_fails_schema_and_calls_alike(tmp_path):
+    """After the checkout moves, a host must not list a tool whose every call would fail."""
+    bin_dir = tmp_path / "checkout" / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(sys.executable)
+    script = bin_dir / "web-fetch-tool"
+    script.write_text("#!/bin/sh\necho '{\"success\": true}'\n")
+    script.chmod(0o755)
+    launcher = launchers.write_all(tmp_path / "libexec", bin_dir)[0]
+    assert launcher.name == "web-fetch-tool"
+    assert _launch(launcher).stdout == b'{"success": true}\n'
+    assert json.loads(_launch(launcher, "--schema").stdout)["name"] == "web_fetch"
+    bin_dir.parent.parent.rename(tmp_path / "moved")
+    said = launchers.gone_message("web-fetch-tool", script) + "\n"
+    for args in ((), ("--schema",), ("--help",)):
+        out = _launch(launcher, *args)
+        assert (out.returncode, out.stdout, out.stderr.decode()) == (127, b"", said)
+
+
+def test_a_launcher_whose_python_is_gone_fails_alike(tmp_path):
+    bin_dir = tmp_path / "a bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(tmp_path / "uninstalled-python")
+    script = bin_dir / "web-fetch-tool"
+    script.write_text("#!/bin/sh\necho '{}'\n")
+    script.chmod(0o755)
+    launcher = launchers.write_all(tmp_path / "libexec", bin_dir)[0]
+    for args in ((), ("--schema",)):
+        out = _launch(launcher, *args)
+        assert (out.returncode, out.stdout) == (127, b"")
+        assert out.stderr.decode().splitlines() == [launchers.gone_message(script.name, script)]
+    assert "make install" in launchers.gone_message(script.name, script)
+
+
 def test_a_launchers_target_is_read_back(tmp_path):
     target = launchers.tools()["web-fetch-tool"]
     path = tmp_path / "web-fetch-tool"
