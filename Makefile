@@ -13,7 +13,8 @@ USERTOOLS := $(HOME)/.ikigai/tools
 TOOLS := $(shell sed -n '/^\[project.scripts\]/,/^\[/s/^\([a-z0-9-]*-tool\) *=.*/\1/p' pyproject.toml)
 SHARED ?= ../shared
 
-.PHONY: all launchers demo test lint bench bench-extract install install-user uninstall clean tools
+.PHONY: all launchers demo test test-install lint bench bench-extract install install-user \
+	uninstall clean tools
 
 all: launchers demo
 
@@ -40,6 +41,12 @@ test: lint
 	$(BIN)/coverage run -m pytest
 	$(BIN)/coverage combine -q
 	$(BIN)/coverage report
+
+# Every install route (pipx and uv from the wheel, make install with a PREFIX holding spaces,
+# install-user, uninstall) in temporary directories, each tool then called. Slow, and needs
+# the package index: CI runs it after `make test`.
+test-install: $(BIN)/.installed
+	$(BIN)/pytest -m install tests/test_install.py
 
 # Every benchmark runs; the report goes to the screen and to BENCHMARKS.md, and any FAIL
 # makes the target fail after all have run.
