@@ -14,7 +14,7 @@ atime its last use: a sweep drops expired entries, then the least recently used 
 `stat` per file. A sweep runs once a tenth of the size bound has been written since the last
 one, or an hour after it, so no call pays a directory scan for its own sake.
 
-Empty it with `python -m common.cache clear`.
+Empty it with `web-tools clear-cache`.
 """
 
 from __future__ import annotations
