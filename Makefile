@@ -18,11 +18,19 @@ SHARED ?= ../shared
 
 all: launchers demo
 
+# The venv's scripts hold its absolute path, written into its stamp: a venv that moved with
+# its checkout is made anew (pip is upgraded first in every venv made here: old pips fail on
+# some dependency graphs).
+MOVED := $(shell [ -s $(BIN)/.installed ] && [ "$$(cat $(BIN)/.installed)" != '$(CURDIR)' ] && echo yes)
+ifeq ($(MOVED),yes)
+.PHONY: $(BIN)/.installed
+endif
+
 $(BIN)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv $(if $(MOVED),--clear) $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
-	touch $@
+	printf '%s\n' '$(CURDIR)' > $@
 
 launchers: $(BIN)/.installed
 	$(BIN)/python -m common.launchers libexec/ikigai $(BIN) >/dev/null
