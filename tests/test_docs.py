@@ -1,0 +1,236 @@
+"""The documentation says what the code does.
+
+The README's tables of tools, settings, credentials and endpoints, and the same lists in
+docs/protocol.md, are compared with the code's own lists: `[project.scripts]`,
+`Settings.every()`, `PROVIDERS` (and SearXNG's optional login), the endpoint overrides the
+tools read, the error codes and the warning codes. The example files under docs/examples/
+are loaded with the project's own loaders. Links between the documents must lead somewhere.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from common import redact
+from common.credentials import PROVIDERS, event, locate, optional, resolve
+from common.errors import ErrorCode
+from common.settings import Settings
+from tools.web_search_searxng import AUTH
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+README = (ROOT / "README.md").read_text()
+PROTOCOL = (ROOT / "docs" / "protocol.md").read_text()
+EXAMPLES = ROOT / "docs" / "examples"
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+SCRIPTS = sorted(name for name in PYPROJECT["project"]["scripts"] if name.endswith("-tool"))
+SETTINGS = Settings.every()
+SETTINGS_HEADER = ["variable", "meaning", "allowed", "default"]
+ENDPOINTS_HEADER = ["variable", "replaces", "default"]
+# The example web-tools.toml shows each setting's default, but for these a sample is clearer.
+SAMPLED = {"user_agent", "fetch_allow_hosts"}
+
+
+def nested_keys() -> dict[str, str]:
+    """Credential variable -> its nested key in credentials.json, from the code."""
+    fields = [(p, f) for p in PROVIDERS.values() for f in p.fields]
+    fields.append((PROVIDERS["searxng"], AUTH))
+    return {var: f"web_search.{p.key}.{f.name}" for p, f in fields for var in f.env}
+
+
+def endpoints() -> dict[str, str]:
+    """Endpoint override variable -> its default, as the tools call `endpoint(VAR, DEFAULT)`."""
+    found = {}
+    for path in sorted((ROOT / "tools").glob("*.py")):
+        module = importlib.import_module(f"tools.{path.stem}")
+        for var, constant in re.findall(r'endpoint\(\s*"([A-Z0-9_]+)",\s*(\w+)', path.read_text()):
+            found[var] = getattr(module, constant)
+    return found
+
+
+def warning_codes() -> set[str]:
+    """Every warning code the code writes as a literal."""
+    sources = [*(ROOT / "common").glob("*.py"), *(ROOT / "tools").rglob("*.py")]
+    return {code for p in sources for code in re.findall(r'"code": "([A-Z_]+)"', p.read_text())}
+
+
+def tables(text: str) -> list[list[list[str]]]:
+    """Every markdown table of `text` as rows of cells, the separator row left out."""
+    found: list[list[list[str]]] = []
+    previous = False
+    for line in text.splitlines():
+        is_row = line.startswith("|")
+        if is_row and not re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", line):
+            row = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if not previous:
+                found.append([])
+            found[-1].append(row)
+        previous = is_row
+    return found
+
+
+def table(text: str, header: list[str]) -> list[list[str]]:
+    """The rows of the one table whose header is `header`."""
+    (rows,) = [t[1:] for t in tables(text) if t[0] == header]
+    return rows
+
+
+def variables(cell: str) -> list[str]:
+    return re.findall(r"`([A-Z][A-Z0-9_]+)`", cell)
+
+
+def plain(cell: str) -> str:
+    return cell.replace("`", "")
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+# --- the README ------------------------------------------------------------------------------
+
+
+def test_readme_lists_every_tool_and_gives_each_a_section():
+    rows = table(README, ["executable", "what it does", "needs"])
+    assert sorted(re.findall(r"`([a-z0-9-]+-tool)`", " ".join(r[0] for r in rows))) == SCRIPTS
+    assert len(rows) == len(SCRIPTS)
+    sections = re.findall(r"^### ([a-z0-9-]+-tool)$", README, re.MULTILINE)
+    assert sorted(sections) == SCRIPTS
+
+
+@pytest.mark.parametrize("text", [README, PROTOCOL], ids=["README", "protocol"])
+def test_the_settings_table_is_the_codes(text):
+    rows = table(text, SETTINGS_HEADER)
+    assert [variables(r[0]) for r in rows] == [[s.variable] for s in SETTINGS]
+    assert [plain(r[3]) for r in rows] == [plain(s.shown_default) for s in SETTINGS]
+
+
+@pytest.mark.parametrize("text", [README, PROTOCOL], ids=["README", "protocol"])
+def test_the_endpoint_table_is_the_codes(text):
+    rows = table(text, ENDPOINTS_HEADER)
+    assert {variables(r[0])[0]: plain(r[2]) for r in rows} == endpoints()
+    assert len(rows) == len(endpoints())
+
+
+def test_readme_names_every_credential_variable():
+    rows = table(README, ["variable", "nested key", "tool"])
+    assert sorted(v for r in rows for v in variables(r[0])) == sorted(nested_keys())
+
+
+def test_protocol_gives_every_credentials_nested_key_and_secrecy():
+    rows = table(PROTOCOL, ["variable (flat key)", "nested key", "tool", "secret"])
+    keys = {var: plain(r[1]) for r in rows for var in variables(r[0])}
+    assert keys == nested_keys()
+    fields = {var: f for p in PROVIDERS.values() for f in (*p.fields, AUTH) for var in f.env}
+    secret = {var: plain(r[3]) == "yes" for r in rows for var in variables(r[0])}
+    assert secret == {var: fields[var].secret for var in secret}
+
+
+def test_protocol_gives_every_config_required_event():
+    rows = table(PROTOCOL, ["tool", "`credentials`", "`env`", "`signup_url`"])
+    documented = {plain(r[0]): [plain(c).split(", ") for c in r[1:3]] + [plain(r[3])] for r in rows}
+    expected = {}
+    for provider in PROVIDERS.values():
+        data = event(provider)["data"]
+        expected[data["tool"]] = [data["credentials"], data["env"], data["signup_url"]]
+    assert documented == expected
+
+
+def test_protocol_gives_every_error_code_and_warning_code():
+    errors = table(PROTOCOL, ["code", "meaning", "tools"])
+    assert [plain(r[0]) for r in errors] == [code.value for code in ErrorCode]
+    warnings = table(PROTOCOL, ["code", "meaning"])
+    documented = {plain(r[0]) for r in warnings}
+    assert warning_codes() <= documented
+    assert documented - warning_codes() == {"an error code"}
+
+
+def test_protocol_names_every_tool():
+    assert all(f"`{script}`" in PROTOCOL for script in SCRIPTS)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_links_lead_somewhere_inside_the_repository(doc):
+    text = doc.read_text()
+    assert "../shared" not in text
+    for target, anchor in re.findall(r"\]\((?!https?:)([^)#\s]*)(?:#([^)\s]+))?\)", text):
+        path = (doc.parent / target).resolve() if target else doc
+        assert path.exists(), f"{doc.name}: {target}"
+        assert path.is_relative_to(ROOT), f"{doc.name}: {target}"
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", path.read_text(), re.MULTILINE)
+            assert anchor in {slug(h) for h in headings}, f"{doc.name}: {target}#{anchor}"
+
+
+def test_readme_points_to_the_projects_own_documents():
+    for target in ("docs/protocol.md", "LICENSE", "CHANGELOG.md", "docs/examples/"):
+        assert f"]({target}" in README
+
+
+def test_the_licence_is_the_one_pyproject_declares():
+    assert PYPROJECT["project"]["license"] == "MIT"
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License\n")
+
+
+def test_the_changelog_covers_every_tool():
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert re.search(r"^## \[(Unreleased|\d+\.\d+\.\d+)\]", changelog, re.MULTILINE)
+    assert all(f"`{script}`" in changelog for script in SCRIPTS)
+    assert "`web-tools mcp`" in changelog
+
+
+# --- the example files -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def own_secrets(monkeypatch):
+    """The example's placeholder values are registered as secrets here, not for other tests."""
+    monkeypatch.setattr(redact, "_secrets", set())
+    redact._pattern.cache_clear()
+    yield
+    redact._pattern.cache_clear()
+
+
+def test_example_credentials_resolve_every_provider_from_the_nested_layout(
+    isolated_env, own_secrets
+):
+    shutil.copy(EXAMPLES / "credentials.json", isolated_env / "credentials.json")
+    data = json.loads((EXAMPLES / "credentials.json").read_text())
+    assert list(data) == ["web_search"]
+    assert sorted(data["web_search"]) == sorted(PROVIDERS)
+    for provider in PROVIDERS.values():
+        found = resolve(provider)
+        assert sorted(found) == sorted(f.name for f in provider.fields)
+        places = locate(provider)
+        assert all(str(place.key).startswith("web_search.") for place in places.values() if place)
+        assert None not in places.values()
+    assert optional(PROVIDERS["searxng"], AUTH) == "user:password"
+
+
+def test_example_settings_file_as_shipped_sets_nothing(isolated_env):
+    shutil.copy(EXAMPLES / "web-tools.toml", isolated_env / "web-tools.toml")
+    settings = Settings(environ={})
+    assert settings.warnings() == []
+    assert all(getattr(settings, s.name) == s.default for s in SETTINGS)
+    assert all(settings.source(s) == "default" for s in SETTINGS)
+
+
+def test_example_settings_file_uncommented_sets_every_setting(isolated_env):
+    text = (EXAMPLES / "web-tools.toml").read_text()
+    active = re.sub(r"^# ([a-z_]+ = .+)$", r"\1", text, flags=re.MULTILINE)
+    (isolated_env / "web-tools.toml").write_text(active)
+    assert sorted(tomllib.loads(active)) == sorted(s.name for s in SETTINGS)
+    settings = Settings(environ={})
+    assert settings.warnings() == []
+    assert all(settings.source(s) != "default" for s in SETTINGS)
+    differ = {s.name for s in SETTINGS if getattr(settings, s.name) != s.default}
+    assert differ == SAMPLED
