@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -145,6 +146,18 @@ def check_web_tools(web_tools: Path, cwd: Path, env: dict[str, str] | None = Non
     listed = json.loads(run([web_tools, "list", "--json"], env, cwd=cwd))
     served = sorted(row["name"] for row in listed if row["status"] == "served")
     assert served == sorted(s.removesuffix("-tool").replace("-", "_") for s in SCRIPTS)
+
+
+@pytest.mark.install
+def test_the_wheel_carries_the_licence_and_its_three_packages(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    # The generic top-level names the README warns about: never a shared environment.
+    assert {n.split("/")[0] for n in names if "/" in n and ".dist-info" not in n} == {
+        "common",
+        "tools",
+        "host",
+    }
 
 
 @pytest.mark.install
