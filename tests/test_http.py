@@ -58,7 +58,11 @@ def test_endpoint_override(monkeypatch):
     assert http.endpoint("X_API_URL", "https://default") == "http://127.0.0.1:9/x"
 
 
-@pytest.mark.parametrize("value", ["localhost:8080", "ftp://a.test/", "http://", "http://a:99999/"])
+@pytest.mark.parametrize(
+    "value",
+    ["localhost:8080", "ftp://a.test/", "http://", "http://a:99999/", "http://[::1", "http://a b/",
+     "http://a:x/", "http://a/\tb"],
+)  # fmt: skip
 def test_a_malformed_endpoint_is_a_setting_error(monkeypatch, value):
     monkeypatch.setenv("X_API_URL", value)
     with pytest.raises(ToolError) as info:
