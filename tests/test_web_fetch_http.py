@@ -1457,3 +1457,22 @@ def test_a_stale_cache_entry_of_another_shape_is_refetched(web, private):
     assert fetch(url)["content"] == "fresh"
     assert fetch(url)["content"] == "fresh"
     assert web.paths().count("/p") == 1
+
+
+def test_a_page_for_a_person_with_format_markdown(web, run_tool):
+    lines = "\n".join(f"<p>Paragraph number {i} of the article body.</p>" for i in range(40))
+    html = f"<html><head><title>Release notes</title></head><body><article>{lines}</article>"
+    url = web.route("/notes", reply(html + "</body></html>"))
+    env = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}
+    run = run_tool("web-fetch-tool", args=(url, "--format", "markdown"), raw=b"", env=env)
+    assert (run.code, run.stderr) == (0, "")
+    assert run.stdout.startswith(f"# Release notes\n\nSource: {url}\n\nParagraph number 0 of")
+    assert "Paragraph number 39" in run.stdout
+    cut = run_tool("web-fetch-tool", args=(url, "--limit", "3", "--format", "markdown"), raw=b"",
+                   env=env)  # fmt: skip
+    assert cut.code == 0
+    assert cut.stdout.rstrip().endswith("more lines: read on with --offset 4]")
+    failed = run_tool("web-fetch-tool", args=(web.url + "/missing", "--format", "markdown"),
+                      raw=b"", env=env)  # fmt: skip
+    assert failed.code == 1
+    assert failed.stdout.startswith("Error (HTTP_ERROR): ")
