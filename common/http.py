@@ -57,6 +57,12 @@ class Deadline:
     def remaining(self) -> float:
         return max(0.0, self.end - time.monotonic())
 
+    def copy(self) -> Deadline:
+        """The same deadline as a separate object, whose end may be moved earlier for a while."""
+        twin = Deadline(self.seconds)
+        twin.end = self.end
+        return twin
+
     def left(self, timeout: float | None) -> float:
         """`timeout` cut to what remains; a read or connect after the end times out at once."""
         remaining = self.end - time.monotonic()

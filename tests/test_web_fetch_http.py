@@ -695,6 +695,16 @@ def test_gzip_body_is_decoded(web, private):
     assert "first paragraph has" in out["content"]
 
 
+@pytest.mark.parametrize(
+    ("encoding", "body", "code"),
+    [("br", b"\x0b\x02\x80hi\x03", "UNSUPPORTED_CONTENT"), ("gzip", b"not gzip", "PARSE_ERROR")],
+)
+def test_undecodable_bodies_are_reported(web, private, encoding, body, code):
+    out = fetch(web.route("/enc", reply(body, "text/html", headers={"Content-Encoding": encoding})))
+    assert out["error_code"] == code
+    assert "/enc" in out["error"]
+
+
 def test_gzip_bomb_hits_the_cap(web, private, monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_FETCH_MAX_BYTES", str(1024 * 1024))
     bomb = gzip.compress(b"A" * (200 * 1024 * 1024), compresslevel=9)
