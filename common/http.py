@@ -12,6 +12,7 @@ Imported only on a call's path (it imports httpx), never by `--schema`.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import ssl
 import sys
@@ -43,6 +44,7 @@ SHORT_WAIT = 2.0  # a 429 asking for at most this long is retried once
 MAX_BODY = 4 * 1024 * 1024  # decoded bytes of a provider answer: a page of results is kBs
 CHUNK = 64 * 1024
 _JITTER = (0.2, 0.6)
+_BLANK = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 class Deadline:
@@ -54,6 +56,12 @@ class Deadline:
 
     def remaining(self) -> float:
         return max(0.0, self.end - time.monotonic())
+
+    def copy(self) -> Deadline:
+        """The same deadline as a separate object, whose end may be moved earlier for a while."""
+        twin = Deadline(self.seconds)
+        twin.end = self.end
+        return twin
 
     def left(self, timeout: float | None) -> float:
         """`timeout` cut to what remains; a read or connect after the end times out at once."""
@@ -164,23 +172,28 @@ def client(
 
 
 def endpoint(variable: str, default: str) -> str:
-    """A provider's endpoint, replaced by its override variable when set; a value that is no
-    http(s) URL is a setting error, not a network failure."""
+    """A provider's endpoint, replaced by its override variable when set."""
     value = os.environ.get(variable, "").strip()
-    if not value:
-        return default
-    from urllib.parse import urlsplit
+    return configured_url(value, variable, default) if value else default
+
+
+def configured_url(value: str, name: str, example: str) -> str:
+    """`value` when httpx can send a request to it: an http(s) URL with a host, a valid port
+    and no whitespace. Anything else is a setting error naming `name`, never a network
+    failure or a crash later on."""
+    from common.redact import printable_url
 
     try:
-        parts = urlsplit(value)
-        _ = parts.port
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        url = httpx.URL(value)
+        usable = url.scheme in ("http", "https") and bool(url.host) and not _BLANK.search(value)
+        usable = usable and (url.port is None or 0 < url.port < 1 << 16)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        usable = False
+    if not usable:
         raise ToolError(
             ErrorCode.INVALID_INPUT,
-            f"the setting {variable} is {value[:200]!r}: it must be an absolute http(s) URL "
-            f"such as {default}. Fix or unset it.",
+            f"the setting {name} is {printable_url(value)[:200]!r}: it must be an absolute "
+            f"http(s) URL such as {example}. Fix or unset it.",
         )
     return value
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import email.utils
+import gzip
 import socket
 import ssl
 import time
+import zlib
 
 import httpx
 import pytest
@@ -58,7 +60,11 @@ def test_endpoint_override(monkeypatch):
     assert http.endpoint("X_API_URL", "https://default") == "http://127.0.0.1:9/x"
 
 
-@pytest.mark.parametrize("value", ["localhost:8080", "ftp://a.test/", "http://", "http://a:99999/"])
+@pytest.mark.parametrize(
+    "value",
+    ["localhost:8080", "ftp://a.test/", "http://", "http://a:99999/", "http://[::1", "http://a b/",
+     "http://a:x/", "http://a/\tb"],
+)  # fmt: skip
 def test_a_malformed_endpoint_is_a_setting_error(monkeypatch, value):
     monkeypatch.setenv("X_API_URL", value)
     with pytest.raises(ToolError) as info:
@@ -349,3 +355,30 @@ def test_excerpt_folds_spaces_masks_secrets_and_cuts():
     assert out.startswith("a b c *** z")
     assert len(out) == 40
     assert "sk-excerpt" not in excerpt("x" * 30 + "sk-excerpt-secret-42", 35)
+
+
+def test_inflater_bounds_every_piece_of_a_gzip_bomb():
+    bomb = gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9)
+    inflater = http.Inflater("gzip")
+    sizes = [len(piece) for piece in inflater.feed(bomb[:4096])]
+    assert sizes
+    assert max(sizes) <= http.CHUNK
+
+
+def test_inflater_decodes_gzip_members_and_deflate_both_ways():
+    two = gzip.compress(b"hello ") + gzip.compress(b"world")
+    assert b"".join(http.Inflater("gzip").feed(two)) == b"hello world"
+    assert b"".join(http.Inflater("deflate").feed(zlib.compress(b"wrapped"))) == b"wrapped"
+    raw = zlib.compressobj(wbits=-15)
+    data = raw.compress(b"raw deflate") + raw.flush()
+    assert b"".join(http.Inflater("deflate").feed(data)) == b"raw deflate"
+    assert b"".join(http.Inflater("identity").feed(b"plain")) == b"plain"
+
+
+def test_inflater_refuses_unknown_and_corrupt_encodings():
+    with pytest.raises(http.Undecodable) as caught:
+        http.Inflater("br")
+    assert caught.value.unsupported
+    with pytest.raises(http.Undecodable) as caught:
+        list(http.Inflater("gzip").feed(b"not gzip at all"))
+    assert not caught.value.unsupported

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import codecs
-import gzip
 import ipaddress
 import subprocess
 import sys
 import time
-import zlib
 from dataclasses import replace
 from typing import Any
 
@@ -22,7 +20,7 @@ from common.settings import Settings
 from tools import web_fetch
 from tools.fetch import decode, guard, robots
 from tools.fetch.extract import Document
-from tools.fetch.session import CHUNK, Inflater, canonical
+from tools.fetch.session import canonical
 
 # ---------------------------------------------------------------- input
 
@@ -397,33 +395,6 @@ def test_short_text_of_error_pages(body, header, expected):
 # ---------------------------------------------------------------- content encodings
 
 
-def test_inflater_bounds_every_piece_of_a_gzip_bomb():
-    bomb = gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9)
-    inflater = Inflater("gzip", "https://e.com/bomb")
-    sizes = [len(piece) for piece in inflater.feed(bomb[:4096])]
-    assert sizes
-    assert max(sizes) <= CHUNK
-
-
-def test_inflater_decodes_gzip_members_and_deflate_both_ways():
-    two = gzip.compress(b"hello ") + gzip.compress(b"world")
-    assert b"".join(Inflater("gzip", "u").feed(two)) == b"hello world"
-    assert b"".join(Inflater("deflate", "u").feed(zlib.compress(b"wrapped"))) == b"wrapped"
-    raw = zlib.compressobj(wbits=-15)
-    data = raw.compress(b"raw deflate") + raw.flush()
-    assert b"".join(Inflater("deflate", "u").feed(data)) == b"raw deflate"
-    assert b"".join(Inflater("identity", "u").feed(b"plain")) == b"plain"
-
-
-def test_inflater_refuses_unknown_and_corrupt_encodings():
-    with pytest.raises(ToolError) as caught:
-        Inflater("br", "https://e.com")
-    assert caught.value.code is ErrorCode.UNSUPPORTED_CONTENT
-    with pytest.raises(ToolError) as caught:
-        list(Inflater("gzip", "https://e.com").feed(b"not gzip at all"))
-    assert caught.value.code is ErrorCode.PARSE_ERROR
-
-
 # ---------------------------------------------------------------- robots
 
 
@@ -596,24 +567,27 @@ def test_blocked_over_the_protocol(run_tool):
 def test_backend_refuses_a_host_the_guard_did_not_vet():
     import httpcore
 
-    from tools.fetch.transport import Clock, PinnedBackend
+    from common.http import Deadline
+    from tools.fetch.transport import PinnedBackend
 
-    backend = PinnedBackend(Clock(time.monotonic() + 5))
+    backend = PinnedBackend(Deadline(5))
     with pytest.raises(httpcore.ConnectError):
         backend.connect_tcp("unvetted.example", 80)
 
 
-def test_clock_never_waits_past_its_end():
+def test_a_deadline_never_waits_past_its_end_and_a_copy_moves_alone():
     import httpcore
 
-    from tools.fetch.transport import Clock
+    from common.http import Deadline
 
-    clock = Clock(time.monotonic() + 0.5)
+    clock = Deadline(0.5)
     assert clock.left(None) <= 0.5
     assert clock.left(0.1) == 0.1
-    clock.end = time.monotonic() - 1
+    twin = clock.copy()
+    twin.end = time.monotonic() - 1
     with pytest.raises(httpcore.ReadTimeout):
-        clock.left(10)
+        twin.left(10)
+    assert clock.left(0.1) == 0.1
 
 
 def test_page_type_and_warnings_are_in_the_output_only_when_set():

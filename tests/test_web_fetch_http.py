@@ -695,6 +695,16 @@ def test_gzip_body_is_decoded(web, private):
     assert "first paragraph has" in out["content"]
 
 
+@pytest.mark.parametrize(
+    ("encoding", "body", "code"),
+    [("br", b"\x0b\x02\x80hi\x03", "UNSUPPORTED_CONTENT"), ("gzip", b"not gzip", "PARSE_ERROR")],
+)
+def test_undecodable_bodies_are_reported(web, private, encoding, body, code):
+    out = fetch(web.route("/enc", reply(body, "text/html", headers={"Content-Encoding": encoding})))
+    assert out["error_code"] == code
+    assert "/enc" in out["error"]
+
+
 def test_gzip_bomb_hits_the_cap(web, private, monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_FETCH_MAX_BYTES", str(1024 * 1024))
     bomb = gzip.compress(b"A" * (200 * 1024 * 1024), compresslevel=9)
@@ -1457,3 +1467,22 @@ def test_a_stale_cache_entry_of_another_shape_is_refetched(web, private):
     assert fetch(url)["content"] == "fresh"
     assert fetch(url)["content"] == "fresh"
     assert web.paths().count("/p") == 1
+
+
+def test_a_page_for_a_person_with_format_markdown(web, run_tool):
+    lines = "\n".join(f"<p>Paragraph number {i} of the article body.</p>" for i in range(40))
+    html = f"<html><head><title>Release notes</title></head><body><article>{lines}</article>"
+    url = web.route("/notes", reply(html + "</body></html>"))
+    env = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}
+    run = run_tool("web-fetch-tool", args=(url, "--format", "markdown"), raw=b"", env=env)
+    assert (run.code, run.stderr) == (0, "")
+    assert run.stdout.startswith(f"# Release notes\n\nSource: {url}\n\nParagraph number 0 of")
+    assert "Paragraph number 39" in run.stdout
+    cut = run_tool("web-fetch-tool", args=(url, "--limit", "3", "--format", "markdown"), raw=b"",
+                   env=env)  # fmt: skip
+    assert cut.code == 0
+    assert cut.stdout.rstrip().endswith("more lines: read on with --offset 4]")
+    failed = run_tool("web-fetch-tool", args=(web.url + "/missing", "--format", "markdown"),
+                      raw=b"", env=env)  # fmt: skip
+    assert failed.code == 1
+    assert failed.stdout.startswith("Error (HTTP_ERROR): ")

@@ -420,6 +420,29 @@ def test_challenge_page_with_200_is_rate_limit(httpx_mock):
     assert "bot challenge" in out["error"]
 
 
+ANOMALY = (
+    b"<!DOCTYPE html><html><head><title>DuckDuckGo</title></head><body>"
+    b"<script>DDG.deep.anomalyDetectionBlock({'cc': 'botnet'});</script>"
+    b"<div class='nothing'>Loading...</div></body></html>"
+)
+
+
+def test_the_anomaly_page_is_rate_limit(httpx_mock):
+    httpx_mock.add_response(url=HTML, content=ANOMALY)
+    out = call()
+    assert out["error_code"] == "RATE_LIMIT"
+    assert "anomaly-detection page" in out["error"]
+    assert len(httpx_mock.get_requests()) == 1  # not unusable: the lite page is not tried
+
+
+def test_a_result_that_mentions_the_anomaly_marker_is_still_a_result(httpx_mock):
+    body = swap("html_results.html", "</body>", "<p>anomalyDetectionBlock</p></body>")
+    httpx_mock.add_response(url=HTML, content=body)
+    out = call()
+    assert out["success"] is True
+    assert out["count"] > 0
+
+
 def test_rate_limit_carries_retry_after_when_given(httpx_mock):
     httpx_mock.add_response(url=HTML, status_code=429, headers={"Retry-After": "120"})
     out = call()

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from common import domains
 from common import params as p
-from common.credentials import PROVIDERS, Field, missing, optional, resolve
+from common.credentials import PROVIDERS, Field, optional, resolve
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
@@ -205,16 +205,14 @@ def _names(raw: Mapping[str, Any], name: str, examples: str) -> tuple[str, ...]:
 
 
 def instance() -> Instance:
-    """The configured instance, or AUTH_MISSING when SEARXNG_URL is missing or unusable."""
+    """The configured instance: AUTH_MISSING when SEARXNG_URL is not set, INVALID_INPUT when
+    it is no URL a request can go to."""
+    from common.http import configured_url
+
     provider = PROVIDERS["searxng"]
     base = resolve(provider)["url"]
-    parts = urlsplit(base)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise missing(
-            provider,
-            f"the configured URL (SEARXNG_URL or web_search.searxng.url) is {base!r}, which is "
-            "not an http(s) URL such as https://searx.example.org",
-        )
+    name = "SEARXNG_URL (or web_search.searxng.url)"
+    parts = urlsplit(configured_url(base, name, "https://searx.example.org"))
     if parts.password:
         _register_login(parts.username or "", parts.password)
     shown = parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment="")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import time
-import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Self
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
@@ -12,14 +11,20 @@ from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 import httpx
 
 from common.errors import ErrorCode, ToolError
-from common.http import client, network_error
+from common.http import (
+    DeadlineTransport,
+    Overflow,
+    Undecodable,
+    client,
+    network_error,
+    read_body,
+)
 from common.redact import drop_userinfo, printable_url, register_secret
 from tools.fetch.guard import Policy, literal_ip, vet
 from tools.fetch.robots import Robots
-from tools.fetch.transport import Clock, PinnedBackend, PinnedTransport
+from tools.fetch.transport import PinnedBackend
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from types import TracebackType
 
     from common.http import Deadline
@@ -31,7 +36,6 @@ ACCEPT = (
     "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.8,text/plain;q=0.8,"
     "application/json;q=0.7,application/pdf;q=0.7,*/*;q=0.5"
 )
-CHUNK = 64 * 1024
 ERROR_BODY_BYTES = 64 * 1024  # enough of an error page to find its title
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _LOCATION = "ikigai_location"
@@ -51,10 +55,11 @@ class Session:
         self.settings = settings
         self.deadline = deadline
         self.policy = Policy.from_settings(settings)
-        self.clock = Clock(deadline.end)
+        # The connections' own deadline: robots.txt shortens it for a while (see _robots_txt).
+        self.clock = deadline.copy()
         self.backend = PinnedBackend(self.clock)
         headers = {"Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"}
-        transport = PinnedTransport(self.backend)
+        transport = DeadlineTransport(self.backend)
         hooks = {"response": [_stash_location]}
         self.http = client(
             settings, deadline, transport=transport, headers=headers, event_hooks=hooks
@@ -141,25 +146,20 @@ class Session:
 
     def read(self, response: httpx.Response, cap: int, *, strict: bool) -> bytearray:
         """The decoded body; past `cap` bytes TOO_LARGE (strict) or just the first `cap`."""
+        url = shown(response.url)
         declared = response.headers.get("content-length", "")
         if strict and declared.isdigit() and int(declared) > cap:
-            raise too_large(shown(response.url), cap, f"it announces {int(declared):,} bytes")
-        inflater = Inflater(response.headers.get("content-encoding", ""), shown(response.url))
-        out = bytearray()
+            raise too_large(url, cap, f"it announces {int(declared):,} bytes")
         try:
-            for raw in response.iter_raw(CHUNK):
-                if self.deadline.remaining() <= 0:
-                    raise self.deadline.expired_error(response.url.host)
-                for piece in inflater.feed(raw):
-                    if len(out) + len(piece) > cap:
-                        if strict:
-                            raise too_large(shown(response.url), cap, "the body is larger")
-                        out += piece[: cap - len(out)]
-                        return out
-                    out += piece
-        except httpx.HTTPError as exc:
-            raise network_error(exc, self.deadline) from None
-        return out
+            return read_body(response, cap, self.deadline, strict=strict)
+        except Overflow:
+            raise too_large(url, cap, "the body is larger") from None
+        except Undecodable as exc:
+            if exc.unsupported:
+                message = f"{url} was sent with {exc}: web-fetch cannot decode it."
+                raise ToolError(ErrorCode.UNSUPPORTED_CONTENT, message) from None
+            message = f"{url} sent a body that cannot be decoded: {exc}."
+            raise ToolError(ErrorCode.PARSE_ERROR, message) from None
 
     def _robots_txt(self, url: str, wait: float, cap: int) -> tuple[int, bytes]:
         """Status and body of a robots.txt, within `wait` seconds, following redirects."""
@@ -216,56 +216,6 @@ class Login:
 
 def _origin(url: httpx.URL) -> tuple[str, bytes, int]:
     return url.scheme, url.raw_host, url.port or _DEFAULT_PORTS[url.scheme]
-
-
-class Inflater:
-    """Content-Encoding decoding in bounded pieces, so a small bomb never inflates at once."""
-
-    def __init__(self, encoding: str, url: str) -> None:
-        self.url = url
-        codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
-        codings = [c for c in codings if c != "identity"]
-        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
-            raise ToolError(
-                ErrorCode.UNSUPPORTED_CONTENT,
-                f"{url} was sent with Content-Encoding {encoding!r}, which web-fetch cannot "
-                "decode (it asks for gzip or deflate).",
-            )
-        self.coding = codings[0] if codings else None
-        self.raw = False
-        self.zlib = self._new() if self.coding else None
-
-    def _new(self) -> zlib._Decompress:
-        return zlib.decompressobj(15 if self.coding == "deflate" else 31)
-
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        if self.zlib is None:
-            yield data
-            return
-        try:
-            yield from self._inflate(data)
-        except zlib.error as exc:
-            raise ToolError(
-                ErrorCode.PARSE_ERROR,
-                f"{self.url} sent a body whose {self.coding} encoding is corrupt ({exc}).",
-            ) from None
-
-    def _inflate(self, data: bytes) -> Iterator[bytes]:
-        while data and self.zlib is not None:
-            try:
-                piece = self.zlib.decompress(data, CHUNK)
-            except zlib.error:
-                if self.coding != "deflate" or self.raw:
-                    raise
-                self.raw = True  # deflate is meant to be zlib-wrapped; some servers send it raw
-                self.zlib = zlib.decompressobj(-15)
-                continue
-            yield piece
-            data = self.zlib.unconsumed_tail
-            if self.zlib.eof:
-                data = self.zlib.unused_data  # gzip allows several members back to back
-                self.zlib = self._new() if data and self.coding != "deflate" else self.zlib
-                data = data if self.coding != "deflate" else b""
 
 
 def parse_hop(url: str, hop: int) -> tuple[httpx.URL, int]:
