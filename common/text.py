@@ -62,6 +62,30 @@ def encodable(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+def encodable_json(value: object) -> object:
+    """Parsed JSON with every string, keys included, made `encodable`, changed in place.
+
+    Without recursion: JSON the parser accepted can be nested nearly as deep as the
+    interpreter's recursion limit, and a recursive walk on top of the caller's stack could
+    pass it.
+    """
+    if isinstance(value, str):
+        return encodable(value)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in list(node):
+                item = node.pop(key) if encodable(key) != key else node[key]
+                node[encodable(key)] = encodable(item) if isinstance(item, str) else item
+                stack.append(item)
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                node[index] = encodable(item) if isinstance(item, str) else item
+                stack.append(item)
+    return value
+
+
 _HIDDEN_BLOCK = re.compile(
     r"<(script|style|noscript|template|svg)\b.*?(?:</\1\s*>|\Z)|<!--.*?(?:-->|\Z)",
     re.IGNORECASE | re.DOTALL,
