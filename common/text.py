@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from typing import Any
 
 # C0 and C1 controls but tab and newline, bidi embeddings, overrides and isolates, and the
 # zero-width characters that hide text or split words invisibly.
@@ -62,16 +63,14 @@ def encodable(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def encodable_json(value: object) -> object:
-    """Parsed JSON with every string, keys included, made `encodable`, changed in place.
+def encodable_json(value: dict[str, Any] | list[Any]) -> None:
+    """Make every string of parsed JSON, keys included, `encodable`, in place.
 
     Without recursion: JSON the parser accepted can be nested nearly as deep as the
     interpreter's recursion limit, and a recursive walk on top of the caller's stack could
     pass it.
     """
-    if isinstance(value, str):
-        return encodable(value)
-    stack = [value]
+    stack: list[Any] = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
@@ -83,7 +82,6 @@ def encodable_json(value: object) -> object:
             for index, item in enumerate(node):
                 node[index] = encodable(item) if isinstance(item, str) else item
                 stack.append(item)
-    return value
 
 
 _HIDDEN_BLOCK = re.compile(

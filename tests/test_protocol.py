@@ -480,7 +480,7 @@ def test_replacing_surrogates_copes_with_json_as_deep_as_the_parser_takes():
 
     depth = 900
     value = json.loads("[" * depth + '"\\ud800"' + "]" * depth)
-    assert encodable_json(value) is value
+    encodable_json(value)
     for _ in range(depth):
         value = value[0]
     assert value == "\ufffd"
