@@ -1,4 +1,5 @@
 # Two commands do all the set-up: `make` (venv, launchers, a demo call) and `make test`.
+SHELL := bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -40,8 +41,13 @@ test: lint
 	$(BIN)/coverage combine -q
 	$(BIN)/coverage report
 
+# Every benchmark runs; the report goes to the screen and to BENCHMARKS.md, and any FAIL
+# makes the target fail after all have run.
 bench: launchers
-	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
+	@{ echo '# Benchmarks'; echo; echo 'Made by `make bench` on $(shell date -u +%Y-%m-%d), $(shell nproc) cores.'; \
+	  echo; echo '```'; status=0; \
+	  for b in bench/bench_*.py; do $(BIN)/python $$b || status=1; done; \
+	  echo '```'; exit $$status; } 2>&1 | tee BENCHMARKS.md; exit $${PIPESTATUS[0]}
 
 bench-extract: $(BIN)/.installed
 	$(BIN)/python bench/extract.py $(SHARED)/bench/extraction

@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOL = ROOT / ".venv" / "bin" / "web-fetch-tool"
+TOOL = ROOT / "libexec" / "ikigai" / "web-fetch-tool"  # what a host runs
 PAGE_BYTES = 10 * 1024 * 1024
 BUDGET = 60_000
 TARGET_MB = 150.0

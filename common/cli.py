@@ -8,7 +8,6 @@ flags override what it says.
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -16,6 +15,7 @@ from common import __version__
 from common.errors import UsageError
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Mapping
 
 _RESERVED = ("--format", "--help", "-h", "--version", "-V", "--schema")
@@ -85,13 +85,14 @@ def _flag(name: str) -> str:
     return name.replace("_", "-")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see --help)")
-
-
 def _parser(schema: Mapping[str, Any], *, markdown: bool) -> argparse.ArgumentParser:
-    parser = _Parser(prog=executable(schema), add_help=False, allow_abbrev=False)
+    import argparse  # a person's command line only: a host's call never parses one
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(f"{message} (see --help)")
+
+    parser = Parser(prog=executable(schema), add_help=False, allow_abbrev=False)
     parser.add_argument("words", nargs="*")
     formats = ["json", "markdown"] if markdown else ["json"]
     parser.add_argument("--format", choices=formats, default="json")
@@ -103,6 +104,8 @@ def _parser(schema: Mapping[str, Any], *, markdown: bool) -> argparse.ArgumentPa
 
 
 def _options(kind: str) -> dict[str, Any]:
+    import argparse
+
     if kind == "boolean":
         return {"action": argparse.BooleanOptionalAction}
     if kind == "array":

@@ -11,23 +11,27 @@ Imported only on a call's path (it imports httpx), never by `--schema`.
 
 from __future__ import annotations
 
-import email.utils
 import os
-import random
 import socket
 import ssl
+import sys
 import time
 import zlib
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import httpcore
-import httpx
+# httpx imports its command-line client on import, and with it click and pygments whenever
+# they happen to be installed (the MCP SDK brings them): a sixth of a search's start-up for a
+# program no tool runs. A None entry makes that import fail, and httpx then goes without.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
-from common.errors import ErrorCode, ToolError
-from common.redact import excerpt, redact
-from common.text import decode, header_charset
+import httpcore  # noqa: E402 - after the guard above
+import httpx  # noqa: E402 - after the guard above
+
+from common.errors import ErrorCode, ToolError  # noqa: E402 - after the guard above
+from common.redact import excerpt, redact  # noqa: E402 - after the guard above
+from common.text import decode, header_charset  # noqa: E402 - after the guard above
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -462,6 +466,8 @@ def _retry_wait(reply: Reply, wait_hint: Callable[[Reply], int | None]) -> float
 
 
 def _jitter() -> float:
+    import random  # only a retry needs it
+
     return random.uniform(*_JITTER)  # noqa: S311 - jitter, not cryptography
 
 
@@ -480,6 +486,8 @@ def retry_after(reply: Reply | httpx.Response) -> int | None:
         return None
     if value.isdigit():
         return int(value)
+    import email.utils  # only an HTTP-date needs it
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):

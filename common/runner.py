@@ -17,7 +17,6 @@ import os
 import signal
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
@@ -92,11 +91,13 @@ def run(tool: Tool, argv: list[str], stdin: IO[bytes], output: Output | IO[bytes
 
 
 def _invocation(tool: Tool, argv: list[str], stdin: IO[bytes]) -> Any:
-    from common.cli import Invocation, parse
+    from common.cli import Invocation
 
-    invocation = parse(argv, tool.schema, markdown=tool.markdown is not None) if argv else None
-    if invocation is None:
-        invocation = Invocation()
+    invocation = Invocation()
+    if argv:  # a person at a terminal; a host never passes arguments
+        from common.cli import parse
+
+        invocation = parse(argv, tool.schema, markdown=tool.markdown is not None)
     if invocation.text is None and invocation.needs_stdin:
         call = read_call(stdin.read(MAX_INPUT_BYTES + 1), tool.schema, invocation.call)
         invocation = invocation.with_call(call)
@@ -112,6 +113,8 @@ def _call(tool: Tool, invocation: Any, out: Output) -> int:
         data = render(result, budget)
         text = _markdown(tool, invocation, result) if invocation.markdown else None
     except Exception:  # noqa: BLE001 - a bug: report it on stderr, never as partial JSON
+        import traceback
+
         sys.stderr.write(redact(traceback.format_exc()))
         return _EXIT_CRASH
     if text is None:
@@ -208,11 +211,11 @@ def answer(
 
 def unknown_fields(call: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
     """A note for each field the tool does not know, with the likely meant one."""
-    import difflib
-
     known = list(schema["parameters"]["properties"])
     notes = []
     for name in (n for n in call if n not in known):
+        import difflib
+
         note = f"'{name}' is not a parameter of {schema['name']} and was ignored"
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         note += f"; did you mean '{close[0]}'?" if close else f"; parameters: {', '.join(known)}."

@@ -96,21 +96,39 @@ def search(
     from common.runner import scrub, warning
 
     key = [provider, cache_key]
-    cached = cache.get("search", key, settings.cache_ttl)
-    if isinstance(cached, dict):
-        return cached | {"cached": True}
+    hit = cache.get("search", key, settings.cache_ttl, valid=_is_answer)
+    if hit.value is not None:
+        return {**hit.value, "cached": True}
     deadline = Deadline(settings.timeout)
     with client(settings, deadline, **client_options) as http:
         found = _collect(partial(fetch, Link(http, deadline)), *plan)
     results, extra, failures, complete = found
     out: dict[str, Any] = {"success": True, "provider": provider}
     out |= {"results": results, "count": len(results)} | extra
+    not_stored = None
     if failures:
         out["warnings"] = [warning(f) for f in failures]
     elif complete:
         # A provider may echo the key in its answer: the cache never stores it.
-        cache.put("search", key, scrub(out), settings.cache_ttl)
+        not_stored = cache.put("search", key, scrub(out), settings.cache_ttl)
+    if notes := cache.warnings(hit.warning, not_stored):
+        out["warnings"] = [*out.get("warnings", []), *notes]
     return out
+
+
+def _is_answer(value: Any) -> bool:
+    """A cache entry is a search answer in the contract's shape, or a corrupt entry."""
+    results = value.get("results") if isinstance(value, dict) else None
+    if not isinstance(results, list) or value.get("count") != len(results):
+        return False
+    shape = value.get("success") is True and isinstance(value.get("provider"), str)
+    return shape and all(map(_is_result, results))
+
+
+def _is_result(item: Any) -> bool:
+    return isinstance(item, dict) and all(
+        isinstance(item.get(k), str) for k in ("title", "url", "snippet")
+    )
 
 
 def _collect(

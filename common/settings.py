@@ -8,6 +8,7 @@ without the prefix, in lower case (`IKIGAI_WEB_TIMEOUT` -> `timeout = 25`).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -308,14 +309,14 @@ def _unknown_key(path: Path, key: str, known: set[str]) -> str:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    import tomllib  # on a call's path only: `--schema` imports this module too
-
     try:
         with path.open("rb") as fh:
+            import tomllib  # only when there is a file to read
+
             return tomllib.load(fh)
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
         raise ToolError(
             ErrorCode.INVALID_INPUT,
             f"the settings file {path} is unusable ({exc}); fix it or move it away.",
@@ -327,15 +328,24 @@ def config_dir() -> Path:
     explicit = os.environ.get("IKIGAI_CONFIG_DIR", "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("ikigai", appauthor=False))
+    return _user_dir("XDG_CONFIG_HOME", ".config", "ikigai", "user_config_dir")
 
 
 def cache_dir() -> Path:
-    from platformdirs import user_cache_dir
+    """The platform's user cache dir for `ikigai-web-tools`."""
+    return _user_dir("XDG_CACHE_HOME", ".cache", "ikigai-web-tools", "user_cache_dir")
 
-    return Path(user_cache_dir("ikigai-web-tools", appauthor=False))
+
+def _user_dir(variable: str, fallback: str, name: str, function: str) -> Path:
+    """What platformdirs answers; on Linux read as platformdirs reads it (the XDG base
+    directory variable, else the default under home), since importing platformdirs costs a
+    twentieth of a search's start-up."""
+    if sys.platform == "linux":
+        base = os.environ.get(variable, "").strip()
+        return Path(base or Path.home() / fallback) / name
+    import platformdirs
+
+    return Path(getattr(platformdirs, function)(name, appauthor=False))
 
 
 def load() -> Settings:

@@ -25,6 +25,7 @@ examples:
   web-tools mcp --only web_search_brave,web_fetch
   web-tools list                               which tools, from where, and what was skipped
   web-tools doctor --online                    check credentials and settings, one real call each
+  web-tools clear-cache                        forget every cached answer and page
 """
 
 
@@ -53,6 +54,13 @@ def parser() -> argparse.ArgumentParser:
     _mcp_parser(commands)
     _list_parser(commands)
     _doctor_parser(commands)
+    clearing = commands.add_parser(
+        "clear-cache",
+        help="remove every cached search answer and fetched page",
+        description="Remove the cache of search answers and fetched pages (its location is in "
+        "`web-tools doctor`). Tools running meanwhile start a new one.",
+    )
+    clearing.set_defaults(command=run_clear_cache)
     return top
 
 
@@ -155,3 +163,15 @@ def run_doctor(args: argparse.Namespace) -> int:
     text = json.dumps(report.as_dict(), indent=2) if args.json else doctor.render(report)
     sys.stdout.write(text + "\n")
     return 1 if report.problems else 0
+
+
+def run_clear_cache(_args: argparse.Namespace) -> int:
+    from common.cache import clear
+
+    try:
+        root = clear()
+    except OSError as exc:
+        sys.stderr.write(f"web-tools clear-cache: could not clear the cache: {exc}\n")
+        return 1
+    sys.stdout.write(f"cleared {root}\n")
+    return 0

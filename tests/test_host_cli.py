@@ -464,3 +464,21 @@ def test_shown_values():
     assert [doctor.shown(v) for v in (True, False, (), ("a", "b"), 25.0, 2.5, 7, "x")] == [
         "on", "off", "none", "a,b", "25", "2.5", "7", "x",
     ]  # fmt: skip
+
+
+def test_clear_cache(capsys, monkeypatch):
+    from common import cache
+    from common.settings import cache_dir
+    from host import cli
+
+    cache.put("ns", "k", [1], 60)
+    assert cli.main(["clear-cache"]) == 0
+    assert capsys.readouterr().out == f"cleared {cache_dir()}\n"
+    assert not cache_dir().exists()
+
+    def refuse() -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(cache, "clear", refuse)
+    assert cli.main(["clear-cache"]) == 1
+    assert "could not clear the cache" in capsys.readouterr().err

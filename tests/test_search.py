@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
+import orjson
 import pytest
 
+from common import cache
 from common.domains import Page
 from common.errors import ErrorCode, ToolError
 from common.search import as_dict, as_list, iso_date, markdown, plain, result, search, shaped
-from common.settings import load
+from common.settings import cache_dir, load
 
 
 def r(url: str) -> dict[str, str]:
@@ -89,6 +93,61 @@ def test_success_is_cached_per_key(monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_CACHE_TTL", "0")
     search("p", load(), fetch, (2, [], []), "same")
     assert len(fetch.calls) == 3
+
+
+def _answer(**changes):
+    rows = [r("https://any.com/0")]
+    return {"success": True, "provider": "p", "results": rows, "count": 1} | changes
+
+
+CORRUPT_ANSWERS = {
+    "truncated": lambda: orjson.dumps({"stored": time.time(), "value": _answer()})[:-5],
+    "a JSON array": lambda: b"[]",
+    "a list for the answer": lambda: _entry([]),
+    "a number for a title": lambda: _entry(_answer(results=[r("https://a.com/") | {"title": 1}])),
+    "a result that is text": lambda: _entry(_answer(results=["https://a.com/"])),
+    "results that are an object": lambda: _entry(_answer(results={})),
+    "a count that disagrees": lambda: _entry(_answer(count=5)),
+    "a failure": lambda: _entry(_answer(success=False)),
+    "no provider": lambda: _entry({k: v for k, v in _answer().items() if k != "provider"}),
+    "stored in the future": lambda: _entry(_answer(), ahead=3600),
+}
+
+
+def _entry(value, ahead=0.0):
+    return orjson.dumps({"stored": time.time() + ahead, "value": value})
+
+
+@pytest.mark.parametrize("kind", CORRUPT_ANSWERS)
+def test_a_corrupt_entry_is_replaced_and_reported(kind):
+    path = cache._entry_path("search", ["p", "key"])
+    path.parent.mkdir(parents=True)
+    path.write_bytes(CORRUPT_ANSWERS[kind]())
+    fetch = Recorder()
+    out = search("p", load(), fetch, (2, [], []), "key")
+    assert out["count"] == 2
+    [warning] = out["warnings"]
+    assert warning["code"] == "CACHE"
+    assert warning["message"].startswith("a corrupt cache entry was discarded")
+    again = search("p", load(), fetch, (2, [], []), "key")
+    assert again == {k: v for k, v in out.items() if k != "warnings"} | {"cached": True}
+    assert len(fetch.calls) == 1
+
+
+def test_an_unusable_cache_is_reported_after_the_providers_warnings():
+    cache_dir().parent.mkdir(parents=True)
+    cache_dir().write_text("in the way")
+    out = search("p", load(), Recorder(fail={"b.com"}), (4, ["a.com", "b.com"], []), "k6")
+    assert [w["code"] for w in out["warnings"]] == ["API_ERROR"]  # not stored: no cache note
+    out = search("p", load(), Recorder(), (2, [], []), "k7")
+    assert out["count"] == 2
+    assert out["warnings"] == [
+        {
+            "code": "CACHE",
+            "message": f"the cache at {cache_dir()} was skipped "
+            f"({cache_dir()} is a file, not a directory)",
+        }
+    ]
 
 
 def test_failures_propagate():

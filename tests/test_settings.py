@@ -138,3 +138,25 @@ def test_config_dir_follows_xdg_without_override(monkeypatch, tmp_path):
 def test_cache_dir_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
     assert settings.cache_dir() == tmp_path / "c" / "ikigai-web-tools"
+
+
+@pytest.mark.parametrize("xdg", ["", "  ", "/custom/base"])
+def test_user_dirs_are_what_platformdirs_answers(monkeypatch, xdg):
+    import platformdirs
+
+    monkeypatch.delenv("IKIGAI_CONFIG_DIR")
+    monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
+    monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    expected = platformdirs.user_config_dir("ikigai", appauthor=False)
+    assert str(settings.config_dir()) == expected
+    assert str(settings.cache_dir()) == platformdirs.user_cache_dir(
+        "ikigai-web-tools", appauthor=False
+    )
+
+
+def test_user_dirs_elsewhere_come_from_platformdirs(monkeypatch):
+    import platformdirs
+
+    monkeypatch.setattr("common.settings.sys.platform", "darwin")
+    monkeypatch.setattr(platformdirs, "user_cache_dir", lambda name, appauthor: f"/mac/{name}")
+    assert str(settings.cache_dir()) == "/mac/ikigai-web-tools"

@@ -557,7 +557,7 @@ def test_one_huge_line_is_wrapped_so_paging_progresses():
 def test_output_budget_setting_is_honoured_end_to_end(monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_OUTPUT_BUDGET", "5000")
     page = _page(NUMBERED * 50)
-    monkeypatch.setattr(web_fetch, "cached_page", lambda *_: page)
+    monkeypatch.setattr(web_fetch, "cached_page", lambda *_: (page, {}))
     result, budget = answer(web_fetch.execute, {"url": "https://e.com/p"}, web_fetch.SCHEMA)
     assert budget == 5000
     assert _size(result) <= 5000

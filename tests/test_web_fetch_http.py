@@ -1116,6 +1116,120 @@ def test_cache_key_has_options_and_policy(web, monkeypatch):
     assert fetch(url)["error_code"] == "BLOCKED_URL"
 
 
+def test_an_answer_from_the_cache_says_so(web, private):
+    url = web.route("/p", reply(ARTICLE))
+    first = fetch(url)
+    again = fetch(url, offset=2)
+    assert "cached" not in first
+    assert again["cached"] is True
+    assert again["content"] == first["content"].split("\n", 1)[1]
+    assert "warnings" not in again
+    assert web.paths().count("/p") == 1
+
+
+_GONE = object()
+
+
+def _stored(address, ahead=0.0, **changes):
+    """A web-fetch cache entry for `address`, with its fields changed as `changes` say."""
+    document = dict.fromkeys(["title", "author", "date", "site_name", "description", "page_type"])
+    value = {"url": address, "content_type": "text/plain", "document": document}
+    document |= {"markdown": "stale", "warnings": []}
+    for name, new in changes.items():
+        where = document if name in document else value
+        if new is _GONE:
+            del where[name]
+        else:
+            where[name] = new
+    return orjson.dumps({"stored": time.time() + ahead, "value": value})
+
+
+CORRUPT_PAGES = {
+    "truncated": lambda url: _stored(url)[:-9],
+    "garbage": lambda _: b"\x8b\x00 not an entry \xff",
+    "a JSON array": lambda _: b"[]",
+    "a number for the url": lambda url: _stored(url, url=1),
+    "a number for the title": lambda url: _stored(url, title=7),
+    "a list for the markdown": lambda url: _stored(url, markdown=["a"]),
+    "no markdown": lambda url: _stored(url, markdown=_GONE),
+    "an unknown field": lambda url: _stored(url, colour="red"),
+    "no document": lambda url: _stored(url, document=_GONE),
+    "a null document": lambda url: _stored(url, document=None),
+    "stored in the future": lambda url: _stored(url, ahead=3600),
+    "a number for the page type": lambda url: _stored(url, page_type=3),
+    "warnings that are no list": lambda url: _stored(url, warnings="careful"),
+    "a warning without its message": lambda url: _stored(url, warnings=[{"code": "X"}]),
+    "a warning of the wrong type": lambda url: _stored(url, warnings=[{"code": 1, "message": "m"}]),
+}
+
+
+@pytest.mark.parametrize("kind", CORRUPT_PAGES)
+def test_a_corrupt_cache_entry_is_refetched_and_reported(web, private, kind):
+    from common import cache
+    from common.settings import load
+
+    url = web.route("/p", reply("fresh", "text/plain"))
+    key = web_fetch.cache_key(web_fetch.parse_input({"url": url}), load())
+    path = cache._entry_path("web_fetch", key)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(CORRUPT_PAGES[kind](url))
+    out = fetch(url)
+    assert out["content"] == "fresh"
+    [warning] = out["warnings"]
+    assert warning["code"] == "CACHE"
+    assert warning["message"].startswith("a corrupt cache entry was discarded")
+    again = fetch(url)
+    assert (again["content"], again["cached"], "warnings" in again) == ("fresh", True, False)
+    assert web.paths().count("/p") == 1
+
+
+def test_a_whole_cache_entry_is_served_as_stored(web, private):
+    """The control for the corrupt cases: the same entry unchanged is a hit."""
+    from common import cache
+    from common.settings import load
+
+    url = web.route("/p", reply("fresh", "text/plain"))
+    key = web_fetch.cache_key(web_fetch.parse_input({"url": url}), load())
+    path = cache._entry_path("web_fetch", key)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_stored(url))
+    out = fetch(url)
+    assert (out["content"], out["cached"], "warnings" in out) == ("stale", True, False)
+    assert web.paths().count("/p") == 0
+
+
+def test_a_file_where_the_cache_should_be_is_reported_and_fetching_works(web, private):
+    from common.settings import cache_dir
+
+    cache_dir().parent.mkdir(parents=True)
+    cache_dir().write_text("in the way")
+    url = web.route("/p", reply("fresh", "text/plain"))
+    for _ in range(2):
+        out = fetch(url)
+        assert out["content"] == "fresh"
+        assert out["warnings"] == [
+            {
+                "code": "CACHE",
+                "message": f"the cache at {cache_dir()} was skipped "
+                f"({cache_dir()} is a file, not a directory)",
+            }
+        ]
+    assert web.paths().count("/p") == 2
+
+
+def test_cache_warnings_count_in_the_output_budget(web, private, monkeypatch):
+    from common.settings import cache_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_dir().parent / ("d" * 200)))
+    cache_dir().parent.mkdir(parents=True)
+    cache_dir().write_text("in the way")
+    url = web.route("/long.txt", reply(LINES, "text/plain"))
+    out = fetch(url)  # `fetch` checks the rendered answer fits the budget
+    assert out["success"] is True
+    assert out["truncated"] is True
+    assert out["warnings"][0]["code"] == "CACHE"
+
+
 def test_cache_ttl_zero_refetches(web, private, monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_FETCH_CACHE_TTL", "0")
     url = web.route("/p", reply(ARTICLE))
@@ -1133,6 +1247,9 @@ def test_tool_fetches_over_the_protocol(web, run_tool):
     assert run.code == 0, run.stderr
     assert run.json["success"] is True
     assert f"({web.url}/docs/page.html)" in run.json["content"]
+    again = run_tool("web-fetch-tool", {"url": url}, env={"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"})
+    assert again.json == run.json | {"cached": True}
+    assert web.paths().count("/p") == 1
 
 
 def test_tool_budget_and_gzip_bomb_over_the_protocol(web, run_tool):

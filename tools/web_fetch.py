@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -153,25 +153,65 @@ def cache_key(params: Params, settings: Settings) -> list[Any]:
     return [url, url != params.url, params.full_page, params.include_links, policy]
 
 
-def cached_page(params: Params, settings: Settings) -> Page:
+def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any]]:
+    """The page, from the cache if it holds it, and what the answer says about the cache."""
     from common import cache
-    from tools.fetch.extract import Document
 
     key = cache_key(params, settings)
-    hit = cache.get(CACHE_NAMESPACE, key, settings.fetch_cache_ttl)
-    if isinstance(hit, dict):
-        try:
-            return Page(hit["url"], hit["content_type"], Document(**hit["document"]))
-        except (KeyError, TypeError):
-            pass  # an entry from another version: fetch again
+    ttl = settings.fetch_cache_ttl
+    hit = cache.get(CACHE_NAMESPACE, key, ttl, valid=_is_stored_page)
+    if hit.value is not None:
+        return _stored_page(hit.value), {"cached": True}
     page = fetch_page(params, settings)
     value = {"url": page.url, "content_type": page.content_type, "document": asdict(page.document)}
-    cache.put(CACHE_NAMESPACE, key, value, settings.fetch_cache_ttl)
-    return page
+    notes = cache.warnings(hit.warning, cache.put(CACHE_NAMESPACE, key, value, ttl))
+    return page, {"warnings": notes} if notes else {}
 
 
-def shape_output(page: Page, offset: int, limit: int | None, budget: int) -> dict[str, Any]:
-    """The selected lines, cut at a line boundary so the whole JSON line fits `budget`."""
+def _is_stored_page(value: Any) -> bool:
+    """What `cached_page` stores, every field of the right type; anything else is corrupt."""
+    from tools.fetch.extract import Document
+
+    if not isinstance(value, dict) or set(value) != {"url", "content_type", "document"}:
+        return False
+    doc = value["document"]
+    if not isinstance(doc, dict) or set(doc) != {f.name for f in fields(Document)}:
+        return False
+    # A Document is text, its metadata None when the page had none, and its warnings a
+    # list of {"code", "message"} texts.
+    texts = (value["url"], value["content_type"], doc["markdown"])
+    meta = (v for k, v in doc.items() if k != "warnings")
+    return (
+        all(isinstance(v, str) for v in texts)
+        and all(v is None or isinstance(v, str) for v in meta)
+        and _are_warnings(doc["warnings"])
+    )
+
+
+def _are_warnings(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(w, dict) and set(w) == {"code", "message"} and all(map(_is_text, w.values()))
+        for w in value
+    )
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _stored_page(value: dict[str, Any]) -> Page:
+    from tools.fetch.extract import Document
+
+    return Page(value["url"], value["content_type"], Document(**value["document"]))
+
+
+def shape_output(
+    page: Page, offset: int, limit: int | None, budget: int, notes: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The selected lines, cut at a line boundary so the whole JSON line fits `budget`.
+
+    `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget.
+    """
     import orjson
 
     doc = page.document
@@ -185,8 +225,10 @@ def shape_output(page: Page, offset: int, limit: int | None, budget: int) -> dic
     extras: dict[str, Any] = _extras(doc)
     if doc.page_type:
         extras["page_type"] = doc.page_type
-    if doc.warnings:
-        extras["warnings"] = doc.warnings
+    warnings = [*doc.warnings, *(notes or {}).get("warnings", [])]
+    extras |= {k: v for k, v in (notes or {}).items() if k != "warnings"}
+    if warnings:
+        extras["warnings"] = warnings
     # + total_lines, truncated, next_offset and the newline, generously
     frame_bytes = len(orjson.dumps(out | extras)) + 96
     lines = split_lines(doc.markdown, max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES))
@@ -244,8 +286,8 @@ def _fit(lines: list[str], room: int) -> list[str]:
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
-    page = cached_page(params, settings)
-    return shape_output(page, params.offset, params.limit, settings.output_budget)
+    page, notes = cached_page(params, settings)
+    return shape_output(page, params.offset, params.limit, settings.output_budget, notes)
 
 
 def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
