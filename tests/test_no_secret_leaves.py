@@ -373,6 +373,11 @@ def test_no_credential_leaves_the_process(subject, source, isolated_env, tmp_pat
                         own = own_secrets(subject, base)
                         assert own <= sent, f"{where}: the server never saw {own - sent}"
                     checked += 1
+                if code is None:  # an echoing success: stored, and served from the cache
+                    arguments = subject.call(base, path.name)
+                    _, out, err = call(subject, arguments, markdown=False)
+                    assert leaks(out + err) == [], out
+                    assert check_answer(out.encode(), subject.name).get("cached") is True
     assert checked >= 10
     assert leaks(cache_text(tmp_path)) == []
 

@@ -262,9 +262,14 @@ class Profile:
     def name(self) -> str:
         return self.script.removeprefix("web-search-").removesuffix("-tool")
 
-    def call(self) -> dict[str, Any]:
-        """A call whose query marks this tool's requests on a shared server."""
-        return {"query": f"ikigai-{self.name}"}
+    @property
+    def marker(self) -> str:
+        """What this tool's requests carry, in their query, on a shared server."""
+        return f"ikigai-{self.name}"
+
+    def call(self, tag: str = "") -> dict[str, Any]:
+        """A call marked as this tool's; `tag` gives it a cache entry of its own."""
+        return {"query": f"{self.marker} {tag}".strip()}
 
 
 def _json(value: Any) -> Answer:
