@@ -12,6 +12,7 @@ Imported only on a call's path (it imports httpx), never by `--schema`.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import ssl
 import sys
@@ -233,18 +234,27 @@ def endpoint(variable: str, default: str) -> str:
         return default
     from urllib.parse import urlsplit
 
+    from common.redact import printable_url
+
     try:
         parts = urlsplit(value)
         _ = parts.port
     except ValueError:
         parts = None
-    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    # Spaces, controls and lone surrogates (bytes that are not UTF-8) go into no request.
+    unsendable = _UNSENDABLE.search(value)
+    if unsendable or parts is None or parts.scheme.lower() not in ("http", "https"):
+        parts = None
+    if parts is None or not parts.hostname:
         raise ToolError(
             ErrorCode.INVALID_INPUT,
-            f"the setting {variable} is {value[:200]!r}: it must be an absolute http(s) URL "
-            f"such as {default}. Fix or unset it.",
+            f"the setting {variable} is {printable_url(value)[:200]!r}: it must be an "
+            f"absolute http(s) URL such as {default}. Fix or unset it.",
         )
     return value
+
+
+_UNSENDABLE = re.compile("[\x00-\x20\x7f\ud800-\udfff]")
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,13 @@ def _text(raw: object) -> str:
     return str(raw).strip()
 
 
+def _header(raw: object) -> str:
+    text = _text(raw)
+    if not text or any(not " " <= c <= "~" for c in text):
+        raise ValueError("it must be printable ASCII: an HTTP header carries nothing else")
+    return text
+
+
 def _names(raw: object) -> tuple[str, ...]:
     items = raw if isinstance(raw, list) else str(raw).split(",")
     return tuple(s for s in (str(i).strip().lower() for i in items) if s)
@@ -176,7 +183,7 @@ class Settings:
         "25",
     )
     user_agent = Setting(
-        _text,
+        _header,
         f"ikigai-web-tools/{__version__}",
         "User-Agent for every request (DuckDuckGo excepted: it needs a browser-like one)",
         "`ikigai-web-tools/<version>`",
