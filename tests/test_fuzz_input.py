@@ -305,3 +305,56 @@ def test_the_fuzzed_calls_stay_offline(offline):
     code, out, _ = call("web-search-brave-tool", b'{"query": "ikigai"}')
     assert (code, json.loads(out)["error_code"]) == (0, "NETWORK_ERROR")
     assert KEYS["BRAVE_API_KEY"] == os.environ["BRAVE_API_KEY"]
+
+
+# --- bad settings and credentials: the environment is input too ------------------------------
+
+
+def _variables() -> list[str]:
+    """Every variable a tool reads: settings, credentials, endpoint overrides."""
+    from common.credentials import PROVIDERS
+    from common.settings import Settings
+
+    names = [s.variable for s in Settings.every()]
+    names += [n for p in PROVIDERS.values() for f in p.fields for n in f.env] + ["SEARXNG_AUTH"]
+    names += [n for p in PROFILES.values() for n in p.env("http://127.0.0.1:9")]
+    return sorted(set(names))
+
+
+# Environment values cannot hold NUL; the surrogates they can hold are bytes that are not UTF-8.
+ENV_TEXT = st.text(
+    st.one_of(
+        st.characters(exclude_characters="\x00"),
+        st.sampled_from(["\udcff", "\udc80", "\x1b", "\n", "\t", "é", " ", "日"]),
+    ),
+    max_size=30,
+)
+ENV_VALUES = st.one_of(
+    ENV_TEXT,
+    st.sampled_from(["1", "0", "maybe", "25", "0.5", "1e999", "-1", "nan", "inf", "9" * 30,
+                     "http://127.0.0.1:9/\udcff", "http://[::1", "ftp://x", "http://u:p@h:1/",
+                     "10.0.0.0/99", "300.1.1.1", "brave,,bing", " ", "65001", "1023"]),
+)  # fmt: skip
+
+
+def _valid_call(script: str) -> bytes:
+    required = schema(script)["parameters"]["required"][0]
+    return json.dumps({required: "https://example.com/" if required == "url" else "ikigai"})
+
+
+@pytest.mark.parametrize("script", TOOLS)
+def test_any_setting_or_credential_gets_an_answer_by_the_contract(offline, script):
+    from unittest import mock
+
+    @settings(IN_PROCESS, max_examples=60)
+    @given(values=st.dictionaries(st.sampled_from(_variables()), ENV_VALUES, min_size=1,
+                                  max_size=3))  # fmt: skip
+    def check(values: dict[str, str]) -> None:
+        data = _valid_call(script).encode()
+        with mock.patch.dict(os.environ, values):
+            code, out, err = call(script, data)
+        assert code == 0, err
+        assert err == "", err
+        check_answer(out, schema(script)["name"])
+
+    check()
