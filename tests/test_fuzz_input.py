@@ -337,7 +337,7 @@ ENV_VALUES = st.one_of(
 )  # fmt: skip
 
 
-def _valid_call(script: str) -> bytes:
+def _valid_call(script: str) -> str:
     required = schema(script)["parameters"]["required"][0]
     return json.dumps({required: "https://example.com/" if required == "url" else "ikigai"})
 
