@@ -131,17 +131,15 @@ _UNSENDABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 _NOT_A_KEY = re.compile("[^\x20-\x7e]")
 
 
-def usable(field: Field, value: str) -> str:
+def usable(field: Field, value: str, *, header: bool | None = None) -> str:
     """`value`, or INVALID_INPUT naming the variable (never the value) when no request
-    could carry it."""
-    pattern = _NOT_A_KEY if field.name == "api_key" else _UNSENDABLE
-    if not pattern.search(value):
+    could carry it; `header` (default: for API keys) asks for printable ASCII."""
+    in_header = field.name == "api_key" if header is None else header
+    if not (_NOT_A_KEY if in_header else _UNSENDABLE).search(value):
         return value
-    what = (
-        "characters other than printable ASCII"
-        if field.name == "api_key"
-        else ("control characters or bytes that are not UTF-8")
-    )
+    what = "characters other than printable ASCII" if in_header else "control characters"
+    if not in_header:
+        what += " or bytes that are not UTF-8"
     raise ToolError(
         ErrorCode.INVALID_INPUT,
         f"{field.env[0]} (in the environment or {credentials_path()}) holds {what}, so no "
