@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from toolbox import KEYS, PROFILES, SCRIPTS, check_answer, closed_port, schema, tool
 
@@ -349,6 +349,11 @@ def test_any_setting_or_credential_gets_an_answer_by_the_contract(offline, scrip
     from unittest import mock
 
     @SETTINGS_INPUTS
+    @example(values={"SEARXNG_AUTH": "t\u00f6ken"})  # each crashed a tool once
+    @example(values={"SEARXNG_AUTH": "user:p\u00e4ss"})  # fine: its Basic token is ASCII
+    @example(values={"IKIGAI_WEB_USER_AGENT": "caf\u00e9"})
+    @example(values={"BRAVE_API_KEY": "k\udcffey", "GEMINI_API_KEY": "k\u00e9y"})
+    @example(values={"BRAVE_SEARCH_API_URL": "http://127.0.0.1:9/\udcff"})
     @given(values=st.dictionaries(st.sampled_from(_variables()), ENV_VALUES, min_size=1,
                                   max_size=3))  # fmt: skip
     def check(values: dict[str, str]) -> None:
