@@ -120,9 +120,12 @@ def optional(provider: Provider, field: Field) -> str | None:
     value = _from_env(field)
     if value is None:
         value = _from_file(_read_file()[0], provider, field)
-    if value is not None and field.secret:
+    if value is None:
+        return None
+    usable(field, value)
+    if field.secret:
         register_secret(value)
-    return None if value is None else usable(field, value)
+    return value
 
 
 # Control characters and lone surrogates (bytes of the environment that are not UTF-8) go

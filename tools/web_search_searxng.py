@@ -208,7 +208,11 @@ def instance() -> Instance:
     """The configured instance, or AUTH_MISSING when SEARXNG_URL is missing or unusable."""
     provider = PROVIDERS["searxng"]
     base = resolve(provider)["url"]
-    parts = urlsplit(base)
+    try:
+        parts = urlsplit(base)
+        _ = parts.port
+    except ValueError:  # "http://[::1", "http://h:99999": no URL at all
+        parts = urlsplit("")
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise missing(
             provider,
