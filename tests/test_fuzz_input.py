@@ -326,7 +326,7 @@ def _variables() -> list[str]:
 # Environment values cannot hold NUL; the surrogates they can hold are bytes that are not UTF-8.
 ENV_TEXT = st.text(
     st.one_of(
-        st.characters(exclude_characters="\x00"),
+        st.characters(codec="utf-8", exclude_characters="\x00"),
         st.sampled_from(["\udcff", "\udc80", "\x1b", "\n", "\t", "é", " ", "日"]),
     ),
     max_size=30,
@@ -354,6 +354,10 @@ def test_any_setting_or_credential_gets_an_answer_by_the_contract(offline, scrip
     @example(values={"IKIGAI_WEB_USER_AGENT": "caf\u00e9"})
     @example(values={"BRAVE_API_KEY": "k\udcffey", "GEMINI_API_KEY": "k\u00e9y"})
     @example(values={"BRAVE_SEARCH_API_URL": "http://127.0.0.1:9/\udcff"})
+    @example(values={"SEARXNG_AUTH": "000\udc80", "IKIGAI_WEB_FETCH_MAX_BYTES": "9" * 20})
+    @example(values={"IKIGAI_WEB_CACHE_TTL": "9" * 30, "IKIGAI_WEB_FETCH_CACHE_TTL": "9" * 30})
+    @example(values={"SEARXNG_URL": "A://["})
+    @example(values={"SEARXNG_URL": "http://h:99999/"})
     @given(values=st.dictionaries(st.sampled_from(_variables()), ENV_VALUES, min_size=1,
                                   max_size=3))  # fmt: skip
     def check(values: dict[str, str]) -> None:
