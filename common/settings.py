@@ -189,24 +189,30 @@ class Settings:
     user_agent = Setting(
         _header,
         f"ikigai-web-tools/{__version__}",
-        "User-Agent for every request (DuckDuckGo excepted: it needs a browser-like one)",
+        "User-Agent for every request, printable ASCII (DuckDuckGo excepted: it needs a "
+        "browser-like one)",
         "`ikigai-web-tools/<version>`",
     )
     cache_ttl = Setting(
-        _count(0, MAX_TTL, " of seconds"), 300, "search cache lifetime, seconds; 0 disables"
+        _count(0, MAX_TTL, " of seconds"),
+        300,
+        "search cache lifetime, seconds, at most a year; 0 disables",
     )
     cache_max_mb = Setting(
         _count(1, MAX_CACHE_MB, " of megabytes"),
         200,
-        "size bound of the whole cache, megabytes; least recently used entries go first",
+        "size bound of the whole cache, megabytes (at most 1 TiB); least recently used entries "
+        "go first",
     )
     fetch_cache_ttl = Setting(
-        _count(0, MAX_TTL, " of seconds"), 900, "web-fetch cache lifetime, seconds; 0 disables"
+        _count(0, MAX_TTL, " of seconds"),
+        900,
+        "web-fetch cache lifetime, seconds, at most a year; 0 disables",
     )
     fetch_max_bytes = Setting(
         _count(1024, MAX_FETCH_BYTES, " of bytes"),
         10 * 1024 * 1024,
-        "web-fetch body cap (decoded bytes)",
+        "web-fetch body cap (decoded bytes), at most 1 GiB",
     )
     fetch_allow_private = Setting(
         _flag, default=False, meaning="`1` lets web-fetch reach private and loopback addresses"
