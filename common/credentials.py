@@ -8,6 +8,7 @@ the ikigai config directory, flat (keyed by the variable name) or nested
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -105,7 +106,7 @@ def resolve(provider: Provider) -> dict[str, str]:
             file_values, problem = _read_file()
             value = _from_file(file_values, provider, field)
         if value is not None:
-            found[field.name] = value
+            found[field.name] = usable(field, value)
             if field.secret:
                 register_secret(value)
     absent = [f for f in provider.fields if f.name not in found]
@@ -119,9 +120,34 @@ def optional(provider: Provider, field: Field) -> str | None:
     value = _from_env(field)
     if value is None:
         value = _from_file(_read_file()[0], provider, field)
-    if value is not None and field.secret:
+    if value is None:
+        return None
+    usable(field, value)
+    if field.secret:
         register_secret(value)
     return value
+
+
+# Control characters and lone surrogates (bytes of the environment that are not UTF-8) go
+# into no header or URL; an API key is printable ASCII, since it travels in a header.
+_UNSENDABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+_NOT_A_KEY = re.compile("[^\x20-\x7e]")
+
+
+def usable(field: Field, value: str, *, header: bool | None = None) -> str:
+    """`value`, or INVALID_INPUT naming the variable (never the value) when no request
+    could carry it; `header` (default: for API keys) asks for printable ASCII."""
+    in_header = field.name == "api_key" if header is None else header
+    if not (_NOT_A_KEY if in_header else _UNSENDABLE).search(value):
+        return value
+    what = "characters other than printable ASCII" if in_header else "control characters"
+    if not in_header:
+        what += " or bytes that are not UTF-8"
+    raise ToolError(
+        ErrorCode.INVALID_INPUT,
+        f"{field.env[0]} (in the environment or {credentials_path()}) holds {what}, so no "
+        "request can carry it; set it again, copied whole (its value is not shown here).",
+    )
 
 
 def _from_env(field: Field) -> str | None:

@@ -42,9 +42,9 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT = 5.0
 SHORT_WAIT = 2.0  # a 429 asking for at most this long is retried once
 MAX_BODY = 4 * 1024 * 1024  # decoded bytes of a provider answer: a page of results is kBs
+MAX_REDIRECTS = 5  # as web-fetch: an http -> https and a trailing-slash hop need two
 CHUNK = 64 * 1024
 _JITTER = (0.2, 0.6)
-_BLANK = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 class Deadline:
@@ -113,7 +113,9 @@ class DeadlineStream(httpcore.NetworkStream):
 
 
 class DeadlineBackend(httpcore.SyncBackend):
-    """Opens connections whose every wait ends with the call's deadline."""
+    """Opens connections whose every wait ends with the call's deadline, the DNS lookup
+    included (libc's resolver takes no timeout: a resolver that never answers would hold
+    the call until the host gives up)."""
 
     def __init__(self, deadline: Deadline) -> None:
         self.deadline = deadline
@@ -126,9 +128,49 @@ class DeadlineBackend(httpcore.SyncBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.NetworkStream:
-        left = self.deadline.left(timeout)
-        stream = super().connect_tcp(host, port, left, local_address, socket_options)
-        return DeadlineStream(stream, self.deadline)
+        refused: httpcore.ConnectError | None = None
+        for address in resolve(host, port, self.deadline.left(timeout)):
+            left = self.deadline.left(timeout)
+            try:
+                stream = super().connect_tcp(address, port, left, local_address, socket_options)
+            except httpcore.ConnectError as exc:
+                refused = exc  # the next address may answer, as socket.create_connection does
+                continue
+            return DeadlineStream(stream, self.deadline)
+        assert refused is not None  # resolve returns at least one address
+        raise refused
+
+
+def resolve(host: str, port: int, wait: float) -> list[str]:
+    """The addresses of `host`, looked up in a daemon thread given at most `wait` seconds.
+
+    A failure is UnresolvedError, so messages name DNS as the cause; running out of time is
+    a ConnectTimeout.
+    """
+    import threading
+
+    box: list[list[str] | OSError] = []
+
+    def lookup() -> None:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            box.append(list(dict.fromkeys(str(info[4][0]) for info in infos)))
+        except OSError as exc:
+            box.append(exc)
+
+    worker = threading.Thread(target=lookup, daemon=True)
+    worker.start()
+    worker.join(wait)
+    if not box:
+        raise httpcore.ConnectTimeout(f"DNS: resolving {host} took longer than the deadline")
+    found = box[0]
+    if isinstance(found, OSError):
+        raise UnresolvedError(f"could not resolve {host}: {found}")
+    return found  # never empty: getaddrinfo raises rather than find nothing
+
+
+class UnresolvedError(httpcore.ConnectError):
+    """DNS found no address. Its own type: httpcore's pool drops an error's cause."""
 
 
 class DeadlineTransport(httpx.HTTPTransport):
@@ -168,7 +210,26 @@ def client(
     headers = {"User-Agent": user_agent or settings.user_agent, "Accept-Encoding": "gzip"}
     headers |= kwargs.pop("headers", {})
     transport = transport or DeadlineTransport(DeadlineBackend(deadline))
+    kwargs.setdefault("event_hooks", {"response": [drop_unusable_location]})
+    kwargs.setdefault("max_redirects", MAX_REDIRECTS)
     return httpx.Client(headers=headers, timeout=deadline.timeout(), transport=transport, **kwargs)
+
+
+def drop_unusable_location(response: httpx.Response) -> None:
+    """A redirect's Location that is no http(s) URL is removed, so the 3xx is the answer.
+
+    httpx reads Location on every 3xx, followed or not, and fails on a malformed one as if
+    the connection had broken; a provider that sends one has answered, unusably.
+    """
+    location = response.headers.get("location")
+    if location is None:
+        return
+    try:
+        target = response.url.join(location)
+    except httpx.InvalidURL:
+        target = None
+    if target is None or target.scheme not in ("http", "https") or not target.host:
+        del response.headers["location"]
 
 
 def endpoint(variable: str, default: str) -> str:
@@ -179,13 +240,14 @@ def endpoint(variable: str, default: str) -> str:
 
 def configured_url(value: str, name: str, example: str) -> str:
     """`value` when httpx can send a request to it: an http(s) URL with a host, a valid port
-    and no whitespace. Anything else is a setting error naming `name`, never a network
-    failure or a crash later on."""
+    and no whitespace, controls or lone surrogates (bytes that are not UTF-8). Anything else
+    is a setting error naming `name`, never a network failure or a crash later on."""
     from common.redact import printable_url
 
     try:
         url = httpx.URL(value)
-        usable = url.scheme in ("http", "https") and bool(url.host) and not _BLANK.search(value)
+        usable = url.scheme in ("http", "https") and bool(url.host)
+        usable = usable and not _UNSENDABLE.search(value)
         usable = usable and (url.port is None or 0 < url.port < 1 << 16)
     except (httpx.InvalidURL, ValueError, TypeError):
         usable = False
@@ -196,6 +258,10 @@ def configured_url(value: str, name: str, example: str) -> str:
             f"http(s) URL such as {example}. Fix or unset it.",
         )
     return value
+
+
+# Spaces, controls and lone surrogates go into no request.
+_UNSENDABLE = re.compile("[\\s\x00-\x20\x7f\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -225,11 +291,10 @@ class Reply:
         try:
             return loads(self.body)
         except ValueError:
-            raise ToolError(
-                ErrorCode.API_ERROR,
-                f"{provider} answered HTTP {self.status} with a body that is not JSON: "
-                f"{excerpt(words(self))!r}; try again later",
-            ) from None
+            shown = excerpt(words(self))
+            what = f"a body that is not JSON: {shown!r}" if shown else _nothing(self)
+            message = f"{provider} answered HTTP {self.status} with {what}; try again later"
+            raise ToolError(ErrorCode.API_ERROR, message) from None
 
 
 def loads(data: bytes | str) -> Any:
@@ -296,6 +361,10 @@ def send(
             reply = exchange(http, request, deadline, cap)
         except httpx.TimeoutException as exc:
             raise network_error(exc, deadline) from None
+        except httpx.TooManyRedirects:
+            host = request.url.host or "the server"
+            message = f"{host} redirected more than {MAX_REDIRECTS} times (a redirect loop?); "
+            raise ToolError(ErrorCode.API_ERROR, message + "check the endpoint URL") from None
         except httpx.TransportError as exc:
             if final or not _pause(_jitter(), deadline):
                 raise network_error(exc, deadline) from None
@@ -457,7 +526,7 @@ def network_error(exc: httpx.HTTPError, deadline: Deadline | None = None) -> Too
 
 def _classify(exc: BaseException) -> tuple[str, str]:
     chain = _chain(exc)
-    if any(isinstance(e, socket.gaierror) for e in chain):
+    if any(isinstance(e, socket.gaierror | UnresolvedError) for e in chain):
         return "DNS: could not resolve", "no such host, or no DNS; check the name and network"
     if any(isinstance(e, ssl.SSLError) for e in chain):
         return "TLS: secure connection failed with", str(exc) or "certificate or handshake error"

@@ -12,14 +12,23 @@ _SHORTEST_SECRET = 4  # shorter values would blank out ordinary words
 
 
 def register_secret(value: str) -> None:
-    """Remember a credential, in every spelling a URL or a form gives it, so `redact` can
-    remove it from any text."""
+    """Remember a credential, in every spelling a URL, a form or a header gives it (base64:
+    a gateway may echo a token it decoded, or encode the key itself), so `redact` can remove
+    it from any text."""
     if len(value) < _SHORTEST_SECRET:
         return
     from urllib.parse import quote, quote_plus
 
     _secrets.update({value, quote(value, safe=""), quote(value), quote_plus(value)})
+    _secrets.update(_base64(value.encode()))
     _pattern.cache_clear()
+
+
+def _base64(data: bytes) -> set[str]:
+    import base64
+
+    forms = {base64.b64encode(data).decode(), base64.urlsafe_b64encode(data).decode()}
+    return forms | {form.rstrip("=") for form in forms}
 
 
 def redact(text: str) -> str:
@@ -75,6 +84,19 @@ def printable_url(url: str) -> str:
     path, question, query = head.partition("?")
     shown = path + question + _mask_params(query)
     return shown + hash_sign + _mask_params(fragment)
+
+
+def register_secret_params(url: str) -> None:
+    """Register the values `printable_url` masks in `url` (secret-looking query and fragment
+    parameters), so a page or an error that echoes one shows *** there too."""
+    from urllib.parse import unquote_plus
+
+    head, _, fragment = url.partition("#")
+    for text in (head.partition("?")[2], fragment):
+        for name, equals, value in (pair.partition("=") for pair in text.split("&")):
+            if equals and value and is_secret_param(name):
+                register_secret(value)
+                register_secret(unquote_plus(value))
 
 
 def is_secret_param(name: str) -> bool:

@@ -26,7 +26,7 @@ import orjson
 from common.errors import ErrorCode, ToolError, UsageError
 from common.redact import mask, redact
 from common.settings import load
-from common.text import encodable
+from common.text import encodable, encodable_json
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -101,6 +101,9 @@ def _invocation(tool: Tool, argv: list[str], stdin: IO[bytes]) -> Any:
     if invocation.text is None and invocation.needs_stdin:
         call = read_call(stdin.read(MAX_INPUT_BYTES + 1), tool.schema, invocation.call)
         invocation = invocation.with_call(call)
+    # A lone surrogate (JSON's "\ud800", or a command line's undecodable byte) can go into
+    # no URL, request body or cache key: it becomes U+FFFD, as bad bytes do in any text.
+    encodable_json(invocation.call)
     return invocation
 
 

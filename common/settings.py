@@ -25,6 +25,10 @@ FILE_NAME = "web-tools.toml"
 MAX_TIMEOUT = 27
 # The host reads at most 65,535 bytes of a tool's stdout.
 MAX_BUDGET = 65_000
+# Bounds that keep every value a number the cache (its keys, its file times) and memory hold.
+MAX_TTL = 366 * 24 * 3600  # a year
+MAX_CACHE_MB = 1 << 20  # a terabyte
+MAX_FETCH_BYTES = 1 << 30  # a gigabyte: the body is held in memory
 DEFAULT_SEARCH_ORDER = ("brave", "google", "tavily", "searxng", "duckduckgo")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -132,6 +136,13 @@ def _text(raw: object) -> str:
     return str(raw).strip()
 
 
+def _header(raw: object) -> str:
+    text = _text(raw)
+    if not text or any(not " " <= c <= "~" for c in text):
+        raise ValueError("it must be printable ASCII: an HTTP header carries nothing else")
+    return text
+
+
 def _names(raw: object) -> tuple[str, ...]:
     items = raw if isinstance(raw, list) else str(raw).split(",")
     return tuple(s for s in (str(i).strip().lower() for i in items) if s)
@@ -176,24 +187,32 @@ class Settings:
         "25",
     )
     user_agent = Setting(
-        _text,
+        _header,
         f"ikigai-web-tools/{__version__}",
-        "User-Agent for every request (DuckDuckGo excepted: it needs a browser-like one)",
+        "User-Agent for every request, printable ASCII (DuckDuckGo excepted: it needs a "
+        "browser-like one)",
         "`ikigai-web-tools/<version>`",
     )
     cache_ttl = Setting(
-        _count(0, unit=" of seconds"), 300, "search cache lifetime, seconds; 0 disables"
+        _count(0, MAX_TTL, " of seconds"),
+        300,
+        "search cache lifetime, seconds, at most a year; 0 disables",
     )
     cache_max_mb = Setting(
-        _count(1, unit=" of megabytes"),
+        _count(1, MAX_CACHE_MB, " of megabytes"),
         200,
-        "size bound of the whole cache, megabytes; least recently used entries go first",
+        "size bound of the whole cache, megabytes (at most 1 TiB); least recently used entries "
+        "go first",
     )
     fetch_cache_ttl = Setting(
-        _count(0, unit=" of seconds"), 900, "web-fetch cache lifetime, seconds; 0 disables"
+        _count(0, MAX_TTL, " of seconds"),
+        900,
+        "web-fetch cache lifetime, seconds, at most a year; 0 disables",
     )
     fetch_max_bytes = Setting(
-        _count(1024, unit=" of bytes"), 10 * 1024 * 1024, "web-fetch body cap (decoded bytes)"
+        _count(1024, MAX_FETCH_BYTES, " of bytes"),
+        10 * 1024 * 1024,
+        "web-fetch body cap (decoded bytes), at most 1 GiB",
     )
     fetch_allow_private = Setting(
         _flag, default=False, meaning="`1` lets web-fetch reach private and loopback addresses"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from typing import Any
 
 # C0 and C1 controls but tab and newline, bidi embeddings, overrides and isolates, and the
 # zero-width characters that hide text or split words invisibly.
@@ -60,6 +61,27 @@ def visible(text: str) -> str:
 def encodable(text: str) -> str:
     """Text that can be written as UTF-8: lone surrogates become U+FFFD."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+def encodable_json(value: dict[str, Any] | list[Any]) -> None:
+    """Make every string of parsed JSON, keys included, `encodable`, in place.
+
+    Without recursion: JSON the parser accepted can be nested nearly as deep as the
+    interpreter's recursion limit, and a recursive walk on top of the caller's stack could
+    pass it.
+    """
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in list(node):
+                item = node.pop(key) if encodable(key) != key else node[key]
+                node[encodable(key)] = encodable(item) if isinstance(item, str) else item
+                stack.append(item)
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                node[index] = encodable(item) if isinstance(item, str) else item
+                stack.append(item)
 
 
 _HIDDEN_BLOCK = re.compile(

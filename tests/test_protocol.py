@@ -449,3 +449,38 @@ def test_sigint_and_sigterm_end_quietly(tmp_path, signum, code):
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == code
     assert (out, err) == (b"", b"")
+
+
+# --- input no request, URL or cache key can carry ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stdin", "argv", "expected"),
+    [
+        (b'{"query": "a\\ud800b", "\\udfffk": ["\\udc80", {"x": "\\ud83d"}]}', (),
+         {"query": "a\ufffdb", "\ufffdk": ["\ufffd", {"x": "\ufffd"}]}),
+        (b"", ("caf\udce9",), {"query": "caf\ufffd"}),  # an undecodable byte of argv
+        (b'{"query": "\\ud83d\\ude00 ok"}', (), {"query": "\U0001f600 ok"}),  # a real pair
+    ],
+)  # fmt: skip
+def test_lone_surrogates_in_a_call_reach_the_tool_as_replacement_characters(stdin, argv, expected):
+    import orjson
+
+    def keyed(call: dict[str, Any], _s: Any) -> dict[str, Any]:
+        # What a cache key, a URL or a request body does with the call: encode it as UTF-8.
+        return {"success": True, "echo": orjson.loads(orjson.dumps(call))}
+
+    code, out = invoke(stdin, keyed, argv=argv)
+    assert code == 0
+    assert json.loads(out)["echo"] == expected
+
+
+def test_replacing_surrogates_copes_with_json_as_deep_as_the_parser_takes():
+    from common.text import encodable_json
+
+    depth = 900
+    value = json.loads("[" * depth + '"\\ud800"' + "]" * depth)
+    encodable_json(value)
+    for _ in range(depth):
+        value = value[0]
+    assert value == "\ufffd"

@@ -49,3 +49,22 @@ def test_printable_url_masks_values_and_keeps_everything_else():
         == "https://h/a?q=1&api_key=***&empty=&key=&flag&Signature=***#access_token=***&n=2"
     )
     assert printable_url("https://h/a#section-2") == "https://h/a#section-2"
+
+
+def test_secret_parameter_values_are_masked_wherever_they_are_echoed():
+    from common.redact import mask, register_secret_params
+
+    register_secret_params("https://h/a?q=cats&api_key=K%2Bey-3141&Signature=S1g+n4#token=T0k-926")
+    echoed = "key K+ey-3141 or K%2Bey-3141, sig S1g n4 and S1g+n4, token T0k-926, q cats"
+    assert mask(echoed) == "key *** or ***, sig *** and ***, token ***, q cats"
+
+
+def test_a_credential_is_masked_in_base64_too():
+    import base64
+
+    from common.redact import mask, register_secret
+
+    register_secret("BSA+b64/Key=2718")
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        token = encode(b"BSA+b64/Key=2718").decode()
+        assert mask(f"echo {token} and {token.rstrip('=')}.") == "echo *** and ***."

@@ -99,6 +99,14 @@ def test_first_configured_provider_answers(httpx_mock, keys):
     assert len(httpx_mock.get_requests()) == 1
 
 
+def test_a_deadline_under_a_second_still_tries_the_first_provider(httpx_mock, keys, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "0.5")  # a valid setting: above 0
+    httpx_mock.add_response(json=json.loads((FIXTURES / "brave/search.json").read_text()))
+    out = call({"query": "ikigai", "count": 2})
+    assert out["success"] is True, out
+    assert out["provider"] == "brave"
+
+
 @pytest.mark.parametrize(
     ("status", "body", "headers", "code"),
     [

@@ -35,7 +35,7 @@ _PRECEDENCE = (
     ErrorCode.NETWORK_ERROR,
     ErrorCode.AUTH_MISSING,
 )
-_MIN_SECONDS = 1.0  # less time than this left: the next provider is not tried
+_MIN_SECONDS = 1.0  # less time than this left after a failure: the next one is not tried
 _PREFIX, _SUFFIX = "web-search-", "-tool"
 
 SCHEMA: dict[str, Any] = {
@@ -124,7 +124,8 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     failures: list[tuple[str, ToolError]] = []
     for name, module in chosen:
         left = end - time.monotonic()
-        if left < _MIN_SECONDS:
+        # The first provider gets the whole deadline, however short the setting makes it.
+        if failures and left < _MIN_SECONDS:
             notes.append(f"web_search_{name} was not tried: the call's deadline was reached")
             continue
         try:

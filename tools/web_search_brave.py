@@ -206,7 +206,10 @@ def error_for(reply: Reply) -> ToolError:
 
     error = as_dict(as_dict(reply.data()).get("error"))
     code = str(error.get("code", ""))
-    detail = f"{code}: {_detail(error)}" if code else ""
+    # A code that only repeats the status says nothing; with no words either, the body does.
+    detail = ": ".join(
+        part for part in (code, _detail(error)) if part and part != str(reply.status)
+    )
     told = said("Brave", reply, detail)
     if reply.status in (401, 403) or "SUBSCRIPTION_TOKEN" in code.upper():
         advice = "The API key was rejected: check BRAVE_API_KEY or get a new key."

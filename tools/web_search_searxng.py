@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from common import domains
 from common import params as p
-from common.credentials import PROVIDERS, Field, optional, resolve
+from common.credentials import PROVIDERS, Field, optional, resolve, usable
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
@@ -225,12 +225,14 @@ def _auth_headers(auth: str | None) -> dict[str, str]:
     if auth is None:
         return {}
     scheme = auth.split(" ", 1)[0].lower()
-    if scheme in ("basic", "bearer") and " " in auth:
-        return {"Authorization": auth}
-    if ":" in auth:
+    if ":" in auth and not (scheme in ("basic", "bearer") and " " in auth):
         user, _, password = auth.partition(":")
         return {"Authorization": f"Basic {_register_login(user, password)}"}
-    return {"Authorization": f"Bearer {auth}"}
+    # Sent as written: a header carries printable ASCII only (a password in user:password
+    # may be any text: its Basic token is ASCII).
+    usable(AUTH, auth, header=True)
+    verbatim = scheme in ("basic", "bearer") and " " in auth
+    return {"Authorization": auth if verbatim else f"Bearer {auth}"}
 
 
 def _register_login(user: str, password: str) -> str:

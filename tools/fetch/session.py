@@ -19,7 +19,12 @@ from common.http import (
     network_error,
     read_body,
 )
-from common.redact import drop_userinfo, printable_url, register_secret
+from common.redact import (
+    drop_userinfo,
+    printable_url,
+    register_secret,
+    register_secret_params,
+)
 from tools.fetch.guard import Policy, literal_ip, vet
 from tools.fetch.robots import Robots
 from tools.fetch.transport import PinnedBackend
@@ -86,6 +91,7 @@ class Session:
         url = drop_userinfo(url)
         seen: set[str] = set()
         for hop in range(MAX_REDIRECTS + 1):
+            register_secret_params(url)  # what the page or an error page echoes shows ***
             target = self.prepare(url, hop)
             if self.robots is not None:
                 self.robots.check(str(target))
