@@ -60,6 +60,7 @@ _NODE_CHARS = 32
 _LARGE_COST = 20_000
 _MAX_COST = 64_000
 _TEXT = re.compile(r"(?:^|>)[^<]+")  # text: what follows a tag, or starts a piece
+_SPACES = re.compile(r"\s+")
 _QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")  # an attribute's quoted value
 _CHUNK = 1 << 18
 _WORD_SEARCH = 1000  # characters back from the cut to look for a line or word end
@@ -216,11 +217,12 @@ def _chunks(html: str, start: int, end: int) -> Iterator[tuple[int, int]]:
 
 
 def _chunk_cost(html: str, start: int, end: int) -> float:
-    # Each attribute follows a space or line break inside a tag, outside quoted values (with
-    # or without a value: counting "=" would miss `<p a b c ...>`). Piece by piece, so the
-    # substitutions' own lists of pieces stay short.
+    # Each attribute follows a run of white space inside a tag, outside quoted values (with
+    # or without a value: counting "=" would miss `<p a b c ...>`; a tag indented over many
+    # lines has no more attributes for it). Piece by piece, so the substitutions' own lists
+    # of pieces stay short.
     tags = _QUOTED.sub("", _TEXT.sub(">", html[start:end]))
-    attributes = tags.count(" ") + tags.count("\n")
+    attributes = len(_SPACES.findall(tags))
     return html.count("<", start, end) + attributes + (end - start) / _NODE_CHARS
 
 

@@ -18,12 +18,22 @@ if TYPE_CHECKING:
 def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
     """The page's content as markdown; "" when this way finds nothing."""
     from tools.fetch.markdown import element_markdown
-    from tools.fetch.region import drop_product_cards, main_region, prune
+    from tools.fetch.region import drop_product_cards, main_region, prune, start_at_title
 
     prune(tree, keep_forms=page_type == "forum")
     if page_type == "product":
         drop_product_cards(tree)
-    markdown = element_markdown(main_region(tree), include_links=include_links)
+    from tools.fetch.region import drop_aside_sections
+
+    drop_aside_sections(tree, items=page_type in ("listing", "collection"))
+    if page_type not in ("listing", "collection"):
+        from tools.fetch.region import drop_menus
+
+        drop_menus(tree)
+    region = main_region(tree)
+    if page_type != "forum":
+        start_at_title(region)
+    markdown = element_markdown(region, include_links=include_links)
     if page_type == "product":
         from tools.fetch.product import with_structured_data
 

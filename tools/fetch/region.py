@@ -115,3 +115,146 @@ def drop_product_cards(tree: HtmlElement) -> None:
 def _is_card(element: HtmlElement) -> bool:
     text = element.text_content()
     return len(text) < _CARD_CHARS and bool(_PRICE.search(text))
+
+
+_MENU_BLOCKS = ("ul", "ol", "div", "section", "table", "dl", "p")
+_MENU_LINKS = 3
+_MENU_LINKED = 0.8
+_MENU_WORDS = 3
+
+
+def drop_menus(tree: HtmlElement) -> None:
+    """Remove blocks that are lists of short links: menus, tag clouds and link farms that the
+    page did not mark as navigation."""
+    body = tree.find("body")
+    most = _MOST * len((body if body is not None else tree).text_content())
+    doomed: list[HtmlElement] = []
+    stack = [tree]
+    while stack:
+        element = stack.pop()
+        if (
+            element.tag in _MENU_BLOCKS
+            and _is_menu(element)
+            and len(element.text_content()) <= most
+        ):
+            doomed.append(element)
+            continue
+        stack.extend(child for child in element if isinstance(child.tag, str))
+    _drop(doomed, most)
+
+
+def _is_menu(element: HtmlElement) -> bool:
+    links = element.xpath(".//a")
+    if len(links) < _MENU_LINKS:
+        return False
+    words = len(element.text_content().split())
+    linked = sum(len(link.text_content().split()) for link in links)
+    return bool(words) and linked >= _MENU_LINKED * words and linked <= _MENU_WORDS * len(links)
+
+
+# Headings that open a section which is never the page's own content, on any type.
+_ASIDE_HEADING = re.compile(
+    r"\b(?:reviews?|ratings?|testimonials?|related|similar|recommended|recommendations"
+    r"|you (?:may|might) (?:also )?like|also (?:bought|viewed|liked?|purchased|read)"
+    r"|frequently bought|customers who|people who|best ?sellers?|trending|featured products"
+    r"|recently viewed|more from|more (?:stories|articles|posts|news)|explore more"
+    r"|(?:shipping|delivery) (?:&|and) returns|returns? polic(?:y|ies)"
+    r"|newsletter|subscribe|sign up|sign in|create an account|join the conversation"
+    r"|leave a (?:reply|comment)|add a comment|share this|follow us|advertis\w*"
+    r"|help improve|feedback|submit (?:a )?correction|was this (?:page |article )?helpful)\b",
+    re.IGNORECASE,
+)
+# Words before the phrase: "29 reviews for ...", "Products related to ..." yes; "Investment
+# strategy review request", a title, no.
+_ASIDE_LEAD = 1
+_ASIDE_WORDS = 9  # a longer heading is a title that happens to contain the phrase
+# Phrases that name the items themselves on a listing or a collection.
+_ITEM_WORDS = re.compile(r"best ?sellers?|trending|featured|recommended|more ", re.IGNORECASE)
+_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_LOWEST = 6
+_HEADINGS = "//h1 | //h2 | //h3 | //h4 | //h5 | //h6"
+
+
+def drop_aside_sections(tree: HtmlElement, *, items: bool = False) -> None:
+    """Remove the sections whose heading says they are about something else: reviews, related
+    or recommended items, shipping terms, sign-up and feedback boxes. With `items` (a listing
+    or a collection), headings naming best sellers or featured items open content."""
+    body = tree.find("body")
+    most = _MOST * len((body if body is not None else tree).text_content())
+    for heading in tree.xpath(_HEADINGS):
+        if heading.tag == "h1" or not _is_aside(heading, items=items) or _orphan(heading):
+            continue
+        section = _section(heading)
+        if sum(len(element.text_content()) for element in section) <= most:
+            _drop(section)
+
+
+def _is_aside(heading: HtmlElement, *, items: bool) -> bool:
+    text = " ".join(heading.text_content().split())
+    found = _ASIDE_HEADING.search(text)
+    if not found or len(text.split()) > _ASIDE_WORDS:
+        return False
+    if items and _ITEM_WORDS.search(found.group(0)):
+        return False
+    return len(text[: found.start()].split()) <= _ASIDE_LEAD
+
+
+def _orphan(element: HtmlElement) -> bool:
+    """Whether the element was removed with an ancestor already."""
+    while (parent := element.getparent()) is not None:
+        element = parent
+    return bool(element.tag != "html")
+
+
+def _section(heading: HtmlElement) -> list[HtmlElement]:
+    """The heading's section: the largest ancestor it opens that holds no other heading of
+    its level or above; with the siblings that follow up to the next such heading when the
+    heading sits alone in a wrapper."""
+    level = _LEVELS[str(heading.tag)]
+    box = heading
+    while (parent := box.getparent()) is not None and parent.tag not in _KEEP:
+        if _peers(parent, _LOWEST) > _peers(box, _LOWEST) or not _opens(heading, parent):
+            break
+        box = parent
+    section = [box]
+    for sibling in box.itersiblings():
+        if not isinstance(sibling.tag, str):
+            continue
+        if _peers(sibling, level) or sibling.tag in _LEVELS:
+            break
+        section.append(sibling)
+    return section
+
+
+def _peers(element: HtmlElement, level: int) -> int:
+    found = element.xpath(".//h1 | .//h2 | .//h3 | .//h4 | .//h5 | .//h6")
+    own = [element] if element.tag in _LEVELS else []
+    return sum(_LEVELS[str(h.tag)] <= level for h in own + found)
+
+
+def _opens(heading: HtmlElement, element: HtmlElement) -> bool:
+    """Whether the element's text starts with the heading's."""
+    return " ".join(element.text_content().split()).startswith(
+        " ".join(heading.text_content().split())
+    )
+
+
+_BEFORE_TITLE = 0.3  # at most this share of the region may come before its heading
+
+
+def start_at_title(region: HtmlElement) -> None:
+    """Remove what comes before the region's one <h1>, the page's title, where the main
+    content starts: banners, breadcrumbs and menus the page did not mark up as such. Not when
+    a large part of the text comes before it (the heading is then not the start)."""
+    titles = region.xpath(".//h1")
+    if len(titles) != 1:
+        return
+    before: list[HtmlElement] = []
+    node = titles[0]
+    while node is not region and (parent := node.getparent()) is not None:
+        before += list(node.itersiblings(preceding=True))
+        node = parent
+    chars = sum(len(element.text_content()) for element in before)
+    if chars <= _BEFORE_TITLE * len(region.text_content()):
+        for element in before:
+            element.drop_tree()
