@@ -31,7 +31,13 @@ def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_link
 
         drop_menus(tree)
     region = main_region(tree)
-    if page_type != "forum":
+    if page_type == "forum":
+        from tools.fetch.forum import thread_markdown
+
+        thread = thread_markdown(region, include_links=include_links)
+        if thread:
+            return thread
+    else:
         start_at_title(region)
     markdown = element_markdown(region, include_links=include_links)
     if page_type == "product":
