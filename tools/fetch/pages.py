@@ -7,6 +7,7 @@ the product's structured data says that the visible page does not (product.py).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_link
     from tools.fetch.markdown import element_markdown
     from tools.fetch.region import drop_product_cards, main_region, prune, start_at_title
 
-    prune(tree, keep_forms=page_type == "forum")
+    prune(tree, keep_forms=page_type == "forum", reviews=page_type == "product")
     if page_type == "product":
         drop_product_cards(tree)
     from tools.fetch.region import drop_aside_sections
@@ -36,12 +37,36 @@ def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_link
 
         thread = thread_markdown(region, include_links=include_links)
         if thread:
-            return thread
+            return _once(thread)
     else:
         start_at_title(region)
     markdown = element_markdown(region, include_links=include_links)
+    if page_type in _DUPLICATED:
+        markdown = _once(markdown)
     if page_type == "product":
         from tools.fetch.product import with_structured_data
 
         markdown = with_structured_data(markdown, signals)
     return markdown
+
+
+# Page types whose repeated lines are copies (a layout for each screen size, a quoted post),
+# unlike a listing's repeated labels or documentation's repeated code.
+_DUPLICATED = frozenset({"product", "service", "forum"})
+_WORD = re.compile(r"\w+")
+_TARGET = re.compile(r"\]\([^)]*\)")
+_ONCE_WORDS = 5  # shorter lines (labels, prices) repeat for good reasons
+
+
+def _once(markdown: str) -> str:
+    """The markdown without the second and later copies of any line of some length."""
+    seen: set[str] = set()
+    lines = []
+    for line in markdown.split("\n"):
+        words = _WORD.findall(_TARGET.sub("]", line).lower())
+        key = " ".join(words)
+        if len(words) >= _ONCE_WORDS and key in seen:
+            continue
+        seen.add(key)
+        lines.append(line)
+    return "\n".join(lines)

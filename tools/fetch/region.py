@@ -44,8 +44,16 @@ _BOILERPLATE = frozenset(
         "related",
         "recommended",
         "dropdown",
+        "filter",
+        "filters",
+        "facet",
+        "facets",
+        "refinement",
+        "refinements",
     }
 )
+# On a product page, the reviews are the buyers' words, not the product's.
+_REVIEWS = frozenset({"review", "reviews"})
 # Whole class values that hide text from sighted readers.
 _HIDDEN_CLASSES = frozenset({"sr-only", "visually-hidden", "screen-reader-text", "visuallyhidden"})
 _KEEP = frozenset({"html", "body", "main"})
@@ -54,15 +62,19 @@ _MIN_SHARE = 0.25
 _MOST = 0.5  # a main landmark with less of the text than this is not the content
 
 
-def prune(tree: HtmlElement, *, keep_forms: bool = False) -> None:
+def prune(tree: HtmlElement, *, keep_forms: bool = False, reviews: bool = False) -> None:
     """Remove what is never content from the tree, in place; but never an element that holds
-    most of the page's text (a whole page wrapped in a form, or in a `modal-open` div)."""
+    most of the page's text (a whole page wrapped in a form, or in a `modal-open` div).
+    With `reviews` (a product page), reviews go too."""
     body = tree.find("body")
     most = _MOST * len((body if body is not None else tree).text_content())
     _drop(tree.xpath(_LANDMARKS), most)
     if not keep_forms:
         _drop(tree.xpath(_FORMS), most)
-    classed = [element for element in tree.xpath("//*[@class or @id]") if _is_boilerplate(element)]
+    words = _BOILERPLATE | _REVIEWS if reviews else _BOILERPLATE
+    classed = [
+        element for element in tree.xpath("//*[@class or @id]") if _is_boilerplate(element, words)
+    ]
     _drop(classed, most)
 
 
@@ -74,12 +86,12 @@ def _drop(elements: list[HtmlElement], most: float = float("inf")) -> None:
             element.drop_tree()
 
 
-def _is_boilerplate(element: HtmlElement) -> bool:
+def _is_boilerplate(element: HtmlElement, boilerplate: frozenset[str]) -> bool:
     classes = element.get("class", "").lower().split()
     if _HIDDEN_CLASSES.intersection(classes):
         return True
     words = _WORD.findall(" ".join(classes) + " " + element.get("id", "").lower())
-    return not _BOILERPLATE.isdisjoint(words)
+    return not boilerplate.isdisjoint(words)
 
 
 def main_region(tree: HtmlElement) -> HtmlElement:
