@@ -42,6 +42,7 @@ _LITTLE = 0.5  # trafilatura found under half of what readability found...
 _INSIDE = 0.9  # ...and readability's text contains it: trafilatura stopped short.
 _SUBSET = 0.95  # readability's text lies within trafilatura's...
 _EXTRA = 0.8  # ...which adds over 20% more: navigation or teasers trafilatura kept.
+_APART = 0.5  # neither text has half of its 4-grams in the other: they disagree
 _MAX_WORDS = 50_000  # enough to compare two texts, and bounds the time on huge pages
 _TITLE_WORDS = 3  # a leading heading this long found inside the title repeats it
 _LARGE = 500_000  # characters of markdown beyond which readability is not run
@@ -436,12 +437,29 @@ def _extract(
 def _main_markdown(tree: HtmlElement, url: str, *, include_links: bool, large: bool) -> str:
     languages = _code_languages(tree)
     _remove(tree, _CAPTIONS)
-    primary = _trafilatura(tree, url, include_links=include_links, fast=large)
+    # trafilatura without its own fallbacks first, which halves its time; they run only when
+    # readability found another text altogether.
+    primary = _trafilatura(tree, url, include_links=include_links, fast=True)
     if large or (primary and len(primary) > _LARGE):
         # Readability's time grows faster than the page: on a huge page trafilatura alone.
         return _add_languages(primary, languages)
     fallback = _readability(tree, include_links=include_links)
+    if _doubtful(primary, fallback):
+        primary = _trafilatura(tree, url, include_links=include_links, fast=False)
     return _add_languages(_choose(primary, fallback), languages)
+
+
+def _doubtful(primary: str, fallback: str) -> bool:
+    """Whether trafilatura's quick text needs its own fallbacks: it is empty, much shorter
+    than readability's, or mostly not readability's text (another part of the page)."""
+    ours, theirs = _shingles(primary), _shingles(fallback)
+    if not ours:
+        return True
+    if not theirs:
+        return False
+    shared = (ours & theirs).total()
+    short = ours.total() < _LITTLE * theirs.total()
+    return short or max(shared / ours.total(), shared / theirs.total()) < _APART
 
 
 def _choose(primary: str, fallback: str) -> str:

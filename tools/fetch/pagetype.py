@@ -140,7 +140,7 @@ def detect(tree: HtmlElement, url: str, signals: Signals) -> str:
     votes: Counter[str] = Counter()
     _declared(signals, votes)
     _address(url, votes)
-    _shape(tree, votes)
+    _shape(tree, votes, declared_article=votes["article"] > 0)
     if not votes:
         return "article"
     # Ties go to the type listed first in PAGE_TYPES order of preference below.
@@ -175,7 +175,7 @@ def _address(url: str, votes: Counter[str]) -> None:
         votes["service"] += 1
 
 
-def _shape(tree: HtmlElement, votes: Counter[str]) -> None:
+def _shape(tree: HtmlElement, votes: Counter[str], *, declared_article: bool = False) -> None:
     if tree.xpath("count(//pre)") >= _MANY_CODE:
         votes["documentation"] += 1
         side_links = tree.xpath("count(//nav//a | //aside//a)")
@@ -196,6 +196,8 @@ def _shape(tree: HtmlElement, votes: Counter[str]) -> None:
     prose = sum(len(p) for p in tree.xpath(_PROSE))
     if prose >= _PROSE_SHARE * len(text) and prose:
         votes["article"] += 2
+    elif declared_article:
+        return  # an article's teasers of other articles do not make it a listing
     elif max(tree.xpath(_CARD_TITLES), tree.xpath("count(//article)")) >= _MANY_CARDS:
         votes["listing"] += 2
 

@@ -251,13 +251,15 @@ def _opens(heading: HtmlElement, element: HtmlElement) -> bool:
     )
 
 
-_BEFORE_TITLE = 0.3  # at most this share of the region may come before its heading
+_BEFORE_TITLE = 0.3  # at most this share of the region may come before its heading...
+_LINKED = 0.7  # ...unless it is mostly links: navigation
 
 
 def start_at_title(region: HtmlElement) -> None:
     """Remove what comes before the region's one <h1>, the page's title, where the main
     content starts: banners, breadcrumbs and menus the page did not mark up as such. Not when
-    a large part of the text comes before it (the heading is then not the start)."""
+    a large part of the text comes before it (the heading is then not the start), unless that
+    part is mostly links."""
     titles = region.xpath(".//h1")
     if len(titles) != 1:
         return
@@ -267,6 +269,7 @@ def start_at_title(region: HtmlElement) -> None:
         before += list(node.itersiblings(preceding=True))
         node = parent
     chars = sum(len(element.text_content()) for element in before)
-    if chars <= _BEFORE_TITLE * len(region.text_content()):
+    linked = sum(len(link.text_content()) for element in before for link in element.iter("a"))
+    if chars <= _BEFORE_TITLE * len(region.text_content()) or linked >= _LINKED * chars:
         for element in before:
             element.drop_tree()
