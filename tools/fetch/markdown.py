@@ -20,6 +20,7 @@ _BLANKS = re.compile(r"\n{3,}")
 _SEPARATOR_CELL = re.compile(r"^\s*(:?)-+(:?)\s*$")
 _CELL_BORDER = re.compile(r"(?<!\\)\|")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_INLINE_IMAGES = ("a", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "li", "dt", "dd")
 
 
 @cache
@@ -33,6 +34,9 @@ def _options(*, include_links: bool) -> Any:
         newline_style="backslash",  # a visible hard break rather than two trailing spaces
         autolinks=False,
         strip_tags=[] if include_links else ["a"],
+        # An image inside a link or a heading stays an image: the converter would otherwise
+        # merge its alt text into the link text ("black Walking Pad hover image").
+        keep_inline_images_in=list(_INLINE_IMAGES),
     )
 
 
