@@ -40,7 +40,8 @@ def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_link
             return _once(thread)
     else:
         start_at_title(region)
-    markdown = element_markdown(region, include_links=include_links)
+    # A product's description and specifications often sit in closed tabs or accordions.
+    markdown = element_markdown(region, include_links=include_links, folded=page_type == "product")
     if page_type in _DUPLICATED:
         markdown = _once(markdown)
     if page_type == "product":

@@ -55,7 +55,25 @@ _BOILERPLATE = frozenset(
 # On a product page, the reviews are the buyers' words, not the product's.
 _REVIEWS = frozenset({"review", "reviews"})
 # Whole class values that hide text from sighted readers.
-_HIDDEN_CLASSES = frozenset({"sr-only", "visually-hidden", "screen-reader-text", "visuallyhidden"})
+_HIDDEN_CLASSES = frozenset(
+    {
+        "sr-only",
+        "visually-hidden",
+        "screen-reader-text",
+        "visuallyhidden",
+        "hidden",
+        "hide",
+        "d-none",
+        "is-hidden",
+        "invisible",
+    }
+)
+# A class that shows the element again at some screen width ("hidden md:block", "d-none
+# d-lg-flex"): the element is hidden only on small screens.
+_SHOWN = re.compile(
+    r"^(?:[\w-]+:)+(?:block|flex|grid|inline|inline-block|inline-flex|table|contents)$"
+    r"|^d-(?:sm|md|lg|xl|xxl)-(?:block|flex|grid|inline|inline-block|inline-flex|table)$"
+)
 _KEEP = frozenset({"html", "body", "main"})
 _MAIN = "//main | //*[@role='main']"
 _MIN_SHARE = 0.25
@@ -88,7 +106,7 @@ def _drop(elements: list[HtmlElement], most: float = float("inf")) -> None:
 
 def _is_boilerplate(element: HtmlElement, boilerplate: frozenset[str]) -> bool:
     classes = element.get("class", "").lower().split()
-    if _HIDDEN_CLASSES.intersection(classes):
+    if _HIDDEN_CLASSES.intersection(classes) and not any(map(_SHOWN.match, classes)):
         return True
     words = _WORD.findall(" ".join(classes) + " " + element.get("id", "").lower())
     return not boilerplate.isdisjoint(words)
