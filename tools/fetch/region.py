@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 # Never the main content of any page type.
 _LANDMARKS = (
-    "//nav | //footer | //header[not(ancestor::article or ancestor::main)] | //aside"
+    "//nav | //footer | //header[not(ancestor::article or ancestor::main or .//h1)] | //aside"
     " | //button | //select | //input | //textarea | //dialog"
     " | //*[@hidden] | //*[@aria-hidden='true'] | //*[@aria-modal='true']"
     " | //*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='dialog'"
@@ -191,7 +191,9 @@ _ASIDE_HEADING = re.compile(
     r"|(?:shipping|delivery) (?:&|and) returns|returns? polic(?:y|ies)"
     r"|newsletter|subscribe|sign up|sign in|create an account|join the conversation"
     r"|leave a (?:reply|comment)|add a comment|share this|follow us|advertis\w*"
-    r"|help improve|feedback|submit (?:a )?correction|was this (?:page |article )?helpful)\b",
+    r"|help improve|feedback|submit (?:a )?correction|was this (?:page |article )?helpful"
+    r"|(?:featured|latest) (?:insights|news|stories|articles|posts)|latest|insights|get in touch"
+    r"|contact us|in the news|news ?room)\b",
     re.IGNORECASE,
 )
 # Words before the phrase: "29 reviews for ...", "Products related to ..." yes; "Investment
@@ -199,7 +201,9 @@ _ASIDE_HEADING = re.compile(
 _ASIDE_LEAD = 1
 _ASIDE_WORDS = 9  # a longer heading is a title that happens to contain the phrase
 # Phrases that name the items themselves on a listing or a collection.
-_ITEM_WORDS = re.compile(r"best ?sellers?|trending|featured|recommended|more ", re.IGNORECASE)
+_ITEM_WORDS = re.compile(
+    r"best ?sellers?|trending|featured|recommended|more |latest|insights|news", re.IGNORECASE
+)
 _LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _LOWEST = 6
 _HEADINGS = "//h1 | //h2 | //h3 | //h4 | //h5 | //h6"
