@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
     """The page's content as markdown; "" when this way finds nothing."""
     from tools.fetch.markdown import element_markdown
-    from tools.fetch.region import drop_product_cards, main_region, prune, start_at_title
+    from tools.fetch.region import drop_product_cards, main_region, prune, space_out, start_at_title
 
     prune(tree, keep_forms=page_type == "forum", reviews=page_type == "product")
     if page_type == "product":
@@ -32,6 +32,7 @@ def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_link
 
         drop_menus(tree)
     region = main_region(tree)
+    space_out(region)
     if page_type == "forum":
         from tools.fetch.forum import thread_markdown
 

@@ -295,3 +295,59 @@ def start_at_title(region: HtmlElement) -> None:
     if chars <= _BEFORE_TITLE * len(region.text_content()) or linked >= _LINKED * chars:
         for element in before:
             element.drop_tree()
+
+
+# Elements that style words inside a line; any other pair of elements is laid out apart.
+_INLINE = frozenset(
+    {
+        "abbr",
+        "b",
+        "cite",
+        "code",
+        "em",
+        "i",
+        "kbd",
+        "mark",
+        "q",
+        "s",
+        "small",
+        "strong",
+        "sub",
+        "sup",
+        "u",
+        "var",
+    }
+)
+
+
+def space_out(region: HtmlElement) -> None:
+    """A space between elements whose words touch in the markup: a page lays them out apart
+    (flex items, grid cells, badges), so "2026" and "1h 54m" must not read "20261h"."""
+    for element in region.iter():
+        if not isinstance(element.tag, str) or element.tag in _INLINE:
+            continue
+        following = element.tail[:1] if element.tail else _first_char(element.getnext())
+        if following.isalnum() and _last_char(element).isalnum():
+            element.tail = " " + (element.tail or "")
+
+
+def _first_char(element: HtmlElement | None) -> str:
+    if element is None or not isinstance(element.tag, str) or element.tag in _INLINE:
+        return ""
+    if element.text:
+        return element.text[0]
+    for child in element:
+        found = _first_char(child) if isinstance(child.tag, str) else ""
+        if found or child.tail:
+            return found or (child.tail or "")[:1]
+    return ""
+
+
+def _last_char(element: HtmlElement) -> str:
+    for child in reversed(element):
+        if child.tail:
+            return child.tail[-1]
+        found = _last_char(child) if isinstance(child.tag, str) else ""
+        if found:
+            return found
+    return element.text[-1] if element.text else ""
