@@ -335,7 +335,7 @@ def _first_char(element: HtmlElement | None) -> str:
     if element is None or not isinstance(element.tag, str) or element.tag in _INLINE:
         return ""
     if element.text:
-        return element.text[0]
+        return str(element.text[0])
     for child in element:
         found = _first_char(child) if isinstance(child.tag, str) else ""
         if found or child.tail:
@@ -346,7 +346,7 @@ def _first_char(element: HtmlElement | None) -> str:
 def _last_char(element: HtmlElement) -> str:
     for child in reversed(element):
         if child.tail:
-            return child.tail[-1]
+            return str(child.tail[-1])
         found = _last_char(child) if isinstance(child.tag, str) else ""
         if found:
             return found
