@@ -42,6 +42,9 @@ _LITTLE = 0.5  # trafilatura found under half of what readability found...
 _INSIDE = 0.9  # ...and readability's text contains it: trafilatura stopped short.
 _SUBSET = 0.95  # readability's text lies within trafilatura's...
 _EXTRA = 0.8  # ...which adds over 20% more: navigation or teasers trafilatura kept.
+_ARTICLE_BODY = "//*[@itemprop='articleBody']"
+_WITHIN = 0.9  # trafilatura's text lies in the page's marked article body...
+_COVERS = 0.7  # ...and covers most of it: no second opinion is needed
 _APART = 0.5  # neither text has half of its 4-grams in the other: they disagree
 _MAX_WORDS = 50_000  # enough to compare two texts, and bounds the time on huge pages
 _TITLE_WORDS = 3  # a leading heading this long found inside the title repeats it
@@ -305,8 +308,7 @@ def _parse(html: str, url: str) -> _Parsed:
         for element in tree.iter("noscript"):
             element.drop_tag()
     _remove(tree, "//noscript")
-    tree.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
-    clean_tree(tree)
+    clean_tree(tree, url)
     return _Parsed(tree, signals, warnings, shell)
 
 
@@ -443,10 +445,26 @@ def _main_markdown(tree: HtmlElement, url: str, *, include_links: bool, large: b
     if large or (primary and len(primary) > _LARGE):
         # Readability's time grows faster than the page: on a huge page trafilatura alone.
         return _add_languages(primary, languages)
+    if _confirmed(primary, tree):
+        return _add_languages(primary, languages)
     fallback = _readability(tree, include_links=include_links)
     if _doubtful(primary, fallback):
         primary = _trafilatura(tree, url, include_links=include_links, fast=False)
     return _add_languages(_choose(primary, fallback), languages)
+
+
+def _confirmed(primary: str, tree: HtmlElement) -> bool:
+    """Whether the page's own marking of its article body (`itemprop="articleBody"`, or its
+    one <article>) agrees with trafilatura's text, which then needs no second opinion: nearly
+    all of the text lies in it, and it covers most of it."""
+    marked = tree.xpath(_ARTICLE_BODY) or tree.xpath("//article")
+    if len(marked) != 1:
+        return False
+    ours, theirs = _shingles(primary), _shingles(marked[0].text_content())
+    if not ours or not theirs:
+        return False
+    shared = (ours & theirs).total()
+    return shared >= _WITHIN * ours.total() and shared >= _COVERS * theirs.total()
 
 
 def _doubtful(primary: str, fallback: str) -> bool:
