@@ -64,7 +64,6 @@ _NODE_CHARS = 32
 _LARGE_COST = 20_000
 _MAX_COST = 64_000
 _TEXT = re.compile(r"(?:^|>)[^<]+")  # text: what follows a tag, or starts a piece
-_SPACES = re.compile(r"\s+")
 _QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")  # an attribute's quoted value
 _CHUNK = 1 << 18
 _WORD_SEARCH = 1000  # characters back from the cut to look for a line or word end
@@ -226,7 +225,7 @@ def _chunk_cost(html: str, start: int, end: int) -> float:
     # lines has no more attributes for it). Piece by piece, so the substitutions' own lists
     # of pieces stay short.
     tags = _QUOTED.sub("", _TEXT.sub(">", html[start:end]))
-    attributes = len(_SPACES.findall(tags))
+    attributes = max(len(tags.split()) - 1, 0)
     return html.count("<", start, end) + attributes + (end - start) / _NODE_CHARS
 
 

@@ -54,9 +54,9 @@ def clean_tree(tree: HtmlElement, url: str) -> None:
     """Every link and image target made absolute against the page's base (its <base href>,
     else `url`), script targets removed (the element and its text stay), user-info stripped."""
     base = _base(tree, url)
-    for element in tree.iter():
+    for element in tree.xpath("//*[@href or @src]"):
         for name in _ATTRIBUTES:
-            value = element.get(name) if isinstance(element.tag, str) else None
+            value = element.get(name)
             if value is None:
                 continue
             if is_script(value):
