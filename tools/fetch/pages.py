@@ -1,8 +1,11 @@
 """Extraction for the page types that are not articles: each keeps what its type carries.
 
-documentation, listing, collection, service: the main region, pruned of boilerplate, whole
-(see region.py). forum: every post in order (forum.py). product: the main region, plus what
-the product's structured data says that the visible page does not (product.py).
+All of them start from the page's main region, pruned of boilerplate (region.py): landmarks,
+boilerplate class names, sections whose heading says they are about something else, and menus
+of short links (except on listings and collections, whose items are such links). Then:
+documentation, listing, collection and service keep the region whole from its title on; a
+forum gives its thread post by post (forum.py); a product keeps also what its closed tabs
+hold, plus what its structured data says that the visible page does not (product.py).
 """
 
 from __future__ import annotations
@@ -15,24 +18,20 @@ if TYPE_CHECKING:
 
     from tools.fetch.signals import Signals
 
+_ITEMS = frozenset({"listing", "collection"})
+# Page types whose repeated lines are copies (a layout for each screen size, a quoted post),
+# unlike a listing's repeated labels or documentation's repeated code.
+_DUPLICATED = frozenset({"product", "service", "forum"})
+_WORD = re.compile(r"\w+")
+_TARGET = re.compile(r"\]\([^)]*\)")
+_ONCE_WORDS = 5  # shorter lines (labels, prices) repeat for good reasons
+
 
 def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
     """The page's content as markdown; "" when this way finds nothing."""
     from tools.fetch.markdown import element_markdown
-    from tools.fetch.region import drop_product_cards, main_region, prune, space_out, start_at_title
 
-    prune(tree, keep_forms=page_type == "forum", reviews=page_type == "product")
-    if page_type == "product":
-        drop_product_cards(tree)
-    from tools.fetch.region import drop_aside_sections
-
-    drop_aside_sections(tree, items=page_type in ("listing", "collection"))
-    if page_type not in ("listing", "collection"):
-        from tools.fetch.region import drop_menus
-
-        drop_menus(tree)
-    region = main_region(tree)
-    space_out(region)
+    region = _region(tree, page_type)
     if page_type == "forum":
         from tools.fetch.forum import thread_markdown
 
@@ -40,6 +39,8 @@ def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_link
         if thread:
             return _once(thread)
     else:
+        from tools.fetch.region import start_at_title
+
         start_at_title(region)
     # A product's description and specifications often sit in closed tabs or accordions.
     markdown = element_markdown(region, include_links=include_links, folded=page_type == "product")
@@ -52,12 +53,17 @@ def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_link
     return markdown
 
 
-# Page types whose repeated lines are copies (a layout for each screen size, a quoted post),
-# unlike a listing's repeated labels or documentation's repeated code.
-_DUPLICATED = frozenset({"product", "service", "forum"})
-_WORD = re.compile(r"\w+")
-_TARGET = re.compile(r"\]\([^)]*\)")
-_ONCE_WORDS = 5  # shorter lines (labels, prices) repeat for good reasons
+def _region(tree: HtmlElement, page_type: str) -> HtmlElement:
+    """The main region, pruned of what is not this page type's content."""
+    from tools.fetch import region
+
+    region.prune(tree, keep_forms=page_type == "forum", reviews=page_type == "product")
+    region.drop_aside_sections(tree, items=page_type in _ITEMS)
+    if page_type not in _ITEMS:
+        region.drop_menus(tree)
+    main = region.main_region(tree)
+    region.space_out(main)
+    return main
 
 
 def _once(markdown: str) -> str:

@@ -43,6 +43,8 @@ _BOILERPLATE = frozenset(
         "social",
         "related",
         "recommended",
+        "sponsored",
+        "upsell",
         "dropdown",
         "filter",
         "filters",
@@ -120,31 +122,6 @@ def main_region(tree: HtmlElement) -> HtmlElement:
     candidates = [(len(element.text_content()), element) for element in tree.xpath(_MAIN)]
     size, best = max(candidates, key=lambda pair: pair[0], default=(0, whole))
     return best if size >= _MIN_SHARE * total else whole
-
-
-_PRICE = re.compile(r"(?:[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP)\b)")
-_CARDS = 3  # this many priced siblings of one kind are a grid of other products
-_CARD_CHARS = 400
-
-
-def drop_product_cards(tree: HtmlElement) -> None:
-    """On a product page, remove grids of other products: runs of at least _CARDS siblings of
-    the same tag and class, each short and showing a price (related items, "you may also
-    like", sponsored offers)."""
-    doomed: list[HtmlElement] = []
-    for parent in tree.xpath("//*[count(*) >= 3]"):
-        groups: dict[tuple[str, str], list[HtmlElement]] = {}
-        for child in parent.iterchildren("*"):
-            groups.setdefault((str(child.tag), child.get("class", "")), []).append(child)
-        for members in groups.values():
-            if len(members) >= _CARDS and all(_is_card(member) for member in members):
-                doomed += members
-    _drop(doomed)
-
-
-def _is_card(element: HtmlElement) -> bool:
-    text = element.text_content()
-    return len(text) < _CARD_CHARS and bool(_PRICE.search(text))
 
 
 _MENU_BLOCKS = ("ul", "ol", "div", "section", "table", "dl", "p")
