@@ -409,3 +409,15 @@ def test_an_indented_tag_has_no_more_attributes_than_a_flat_one():
         return extract._chunk_cost(html, 0, len(html)) - len(html) / extract._NODE_CHARS
 
     assert nodes(indented) == nodes(flat) == 3000
+
+
+def test_lines_that_only_label_a_control_go():
+    html = page(
+        f"<main><h1>Bookkeeping</h1><p>{LOREM}</p><p><a href='/more'>Read more »</a></p>"
+        "<p>Learn more about how we close your books.</p><div><a href='/c'>Compare</a></div>"
+        "<div><button>Add to cart</button></div><p>- Show all</p></main>"
+    )
+    doc = html_to_markdown(html, "https://example.com/services/bookkeeping")
+    assert "Learn more about how we close your books." in doc.markdown
+    for control in ("Read more", "Compare", "Add to cart", "Show all"):
+        assert control not in doc.markdown

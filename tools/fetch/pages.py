@@ -25,6 +25,21 @@ _DUPLICATED = frozenset({"product", "service", "forum"})
 _WORD = re.compile(r"\w+")
 _TARGET = re.compile(r"\]\([^)]*\)")
 _ONCE_WORDS = 5  # shorter lines (labels, prices) repeat for good reasons
+# A line that is nothing but the label of a control: a button or a link that acts rather
+# than tells ("Read more", "Add to cart", "Quick view").
+_CONTROL = re.compile(
+    r"(?:read|learn|see|view|show|load|loading) (?:more|all|less|details)|loading"
+    r"|quick (?:view|shop)|shop (?:now|all)|compare|add to (?:cart|bag|basket|wish ?list)"
+    r"|buy (?:it )?now|pre-?order"
+    r"|order now|book now|more options|view company profile|sign (?:in|up)|log ?in|subscribe"
+    r"|share|print|close|menu|back to top|next|previous|get started|contact us|download"
+    r"|try (?:it )?(?:for )?free|start (?:your )?free trial",
+    re.IGNORECASE,
+)
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_MARKS = "-*_#> \t"
+_TRAILING = ".:!> \u00bb\u203a\u2192"  # arrows and guillemets after a label
 
 
 def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
@@ -37,13 +52,14 @@ def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_link
 
         thread = thread_markdown(region, include_links=include_links)
         if thread:
-            return _once(thread)
+            return _once(_without_controls(thread))
     else:
         from tools.fetch.region import start_at_title
 
         start_at_title(region)
     # A product's description and specifications often sit in closed tabs or accordions.
     markdown = element_markdown(region, include_links=include_links, folded=page_type == "product")
+    markdown = _without_controls(markdown)
     if page_type in _DUPLICATED:
         markdown = _once(markdown)
     if page_type == "product":
@@ -78,3 +94,13 @@ def _once(markdown: str) -> str:
         seen.add(key)
         lines.append(line)
     return "\n".join(lines)
+
+
+def _without_controls(markdown: str) -> str:
+    """The markdown without the lines that only label a control."""
+    return "\n".join(line for line in markdown.split("\n") if not _is_control(line))
+
+
+def _is_control(line: str) -> bool:
+    text = _LINK.sub(r"\1", _IMAGE.sub("", line)).strip(_MARKS).rstrip(_TRAILING)
+    return bool(text) and _CONTROL.fullmatch(text) is not None
