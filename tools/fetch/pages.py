@@ -38,7 +38,7 @@ _CONTROL = re.compile(
 )
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_MARKS = "-*_#> \t"
+_MARKS = "\\-*_#> \t"
 _TRAILING = ".:!> \u00bb\u203a\u2192"  # arrows and guillemets after a label
 
 
