@@ -421,3 +421,16 @@ def test_lines_that_only_label_a_control_go():
     assert "Learn more about how we close your books." in doc.markdown
     for control in ("Read more", "Compare", "Add to cart", "Show all"):
         assert control not in doc.markdown
+
+
+def test_an_article_that_does_not_declare_itself_keeps_its_region(monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("trafilatura is for declared articles")
+
+    monkeypatch.setattr(extract, "_trafilatura", never)
+    html = page(f"<main><h1>Notes</h1><p>{LOREM}</p><ul><li>First</li><li>Second</li></ul></main>")
+    doc = html_to_markdown(html, "https://example.com/blog/notes")
+    assert doc.page_type == "article"
+    assert "The committee met twice" in doc.markdown
+    assert "- Second" in doc.markdown
+    assert "Menu entry" not in doc.markdown

@@ -424,10 +424,16 @@ def _extract(
     include_links: bool,
     large: bool,
 ) -> str:
-    """The main content as markdown, the way this page type carries it."""
-    from tools.fetch import pages
+    """The main content as markdown, the way this page type carries it.
 
-    if page_type == "article":
+    An article goes to trafilatura when it says it is one (schema.org or og:type): that is
+    what trafilatura is made for. A page taken for an article only by its URL or its prose,
+    or for want of other evidence, keeps its main region whole, as the other types do.
+    """
+    from tools.fetch import pages
+    from tools.fetch.pagetype import declares_article
+
+    if page_type == "article" and declares_article(signals):
         return _main_markdown(tree, url, include_links=include_links, large=large)
     markdown = pages.extract(tree, page_type, signals, include_links=include_links)
     if _words(markdown):

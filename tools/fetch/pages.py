@@ -32,7 +32,8 @@ _CONTROL = re.compile(
     r"|quick (?:view|shop)|shop (?:now|all)|compare|add to (?:cart|bag|basket|wish ?list)"
     r"|buy (?:it )?now|pre-?order"
     r"|order now|book now|more options|view company profile|sign (?:in|up)|log ?in|subscribe"
-    r"|share|print|close|menu|back to top|next|previous|get started|contact us|download"
+    r"|share|print|close|menu|back to top|(?:next|previous)(?: (?:post|article|page|story))?"
+    r"|leave a (?:comment|reply)|add a comment|get started|contact us|download"
     r"|try (?:it )?(?:for )?free|start (?:your )?free trial",
     re.IGNORECASE,
 )

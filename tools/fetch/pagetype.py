@@ -150,6 +150,11 @@ def detect(tree: HtmlElement, url: str, signals: Signals) -> str:
 _PREFERENCE = ("forum", "product", "documentation", "collection", "listing", "service", "article")
 
 
+def declares_article(signals: Signals) -> bool:
+    """Whether the page says it is an article: a schema.org Article type, or og:type."""
+    return signals.og_type == "article" or not signals.types.isdisjoint(_DECLARED["article"])
+
+
 def _declared(signals: Signals, votes: Counter[str]) -> None:
     for name, weights in _DECLARED.items():
         found = [weight for kind, weight in weights.items() if kind in signals.types]
