@@ -152,7 +152,9 @@ def html_to_markdown(
         body = _extract(
             tree, url, page_type, signals, include_links=include_links, large=page.large
         )
-        body = _drop_title(tidy(body), meta["title"])
+        body = tidy(body)
+        # A product's heading is its name, which the price and specifications belong to.
+        body = body if page_type == "product" else _drop_title(body, meta["title"])
     warnings = list(parsed.warnings)
     if parsed.shell and not full_page and not _words(body):
         from tools.fetch.embedded import embedded_markdown
