@@ -24,6 +24,8 @@ _LANDMARKS = (
     " or @role='search' or @role='menu' or @role='menubar' or @role='complementary'"
     " or @role='alertdialog' or @role='tooltip']"
 )
+# The page's footer: after the main content, never holding it.
+_FOOTERS = "//footer[not(ancestor::article or ancestor::main)] | //*[@role='contentinfo']"
 # Forms wrap whole threads on some forums; elsewhere they are search boxes and sign-ups.
 _FORMS = "//form"
 _WORD = re.compile(r"[a-z]+")
@@ -88,6 +90,7 @@ def prune(tree: HtmlElement, *, keep_forms: bool = False, reviews: bool = False)
     With `reviews` (a product page), reviews go too."""
     body = tree.find("body")
     most = _MOST * len((body if body is not None else tree).text_content())
+    _drop(tree.xpath(_FOOTERS))  # whatever their size: legal notes can outweigh a short page
     _drop(tree.xpath(_LANDMARKS), most)
     if not keep_forms:
         _drop(tree.xpath(_FORMS), most)
