@@ -1,7 +1,9 @@
 """HTML to clean markdown of the main content, the way the page's type carries it.
 
-The page type is decided first (pagetype.py). Articles go to trafilatura, checked against
-readability-lxml (see `_choose`); the other types keep their main region whole (pages.py).
+The page type is decided first (pagetype.py). Articles that declare themselves go to
+trafilatura, checked against readability-lxml when the page does not confirm its text (see
+`_main_markdown`); the other pages keep their main region, the way their type carries content
+(pages.py).
 Markdown comes from trafilatura's serializer or from html-to-markdown, tidied the same way.
 """
 

@@ -4,7 +4,10 @@ Listings, collections, product, service and documentation pages carry their cont
 short, repeated or link-rich blocks that article extractors score as boilerplate. Here the
 page's own landmarks decide instead: navigation, header, footer, sidebars, forms, dialogs and
 hidden elements go (HTML elements and ARIA roles, and class names that say cookie, share,
-breadcrumb...), and the main landmark (or the body) is kept whole.
+breadcrumb, filter, hidden...), and the main landmark (or the body) is kept whole. Then, by
+the words and shapes every kind of page uses: sections whose heading says they are about
+something else, menus of short links, what comes before the page's title, and words that
+touch in the markup although the page lays them out apart.
 """
 
 from __future__ import annotations
