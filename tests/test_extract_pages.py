@@ -434,3 +434,21 @@ def test_an_article_that_does_not_declare_itself_keeps_its_region(monkeypatch):
     assert "The committee met twice" in doc.markdown
     assert "- Second" in doc.markdown
     assert "Menu entry" not in doc.markdown
+
+
+def test_targets_resolve_against_the_first_base_and_a_broken_one_stays_as_it_is():
+    from tools.fetch.links import clean_tree
+
+    tree = tree_of(
+        "<html><head><base href='/docs/'><base href='/other/'></head><body>"
+        "<a href='intro.html'>Intro</a><a href='//[broken'>Broken</a>"
+        "<img src=' pic.png '></body></html>"
+    )
+    clean_tree(tree, "https://example.com/start")
+    targets = [element.get("href") or element.get("src") for element in tree.iter("a", "img")]
+    assert targets == [
+        "https://example.com/docs/intro.html",
+        "//[broken",
+        "https://example.com/docs/pic.png",
+    ]
+    assert not tree.xpath("//base")
