@@ -89,7 +89,8 @@ def test_product_keeps_name_price_description_specs_features_and_structured_data
     assert doc.page_type == "product"
     for kept in ("$24.00", "double-walled steel flask", "- Leak-proof lid", "750 ml", "310 g"):
         assert kept in doc.markdown
-    # What only the JSON-LD says is added; the title heading is returned as the title.
+    # What only the JSON-LD says is added; the product's name stays over its details.
+    assert doc.markdown.startswith("# Trail Flask 750")
     assert "guaranteed for ten years" in doc.markdown
     assert "Lid: Bamboo" in doc.markdown
     # The grid of other products and the button are not this product.

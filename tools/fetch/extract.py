@@ -1,7 +1,9 @@
 """HTML to clean markdown of the main content, the way the page's type carries it.
 
-The page type is decided first (pagetype.py). Articles go to trafilatura, checked against
-readability-lxml (see `_choose`); the other types keep their main region whole (pages.py).
+The page type is decided first (pagetype.py). Articles that declare themselves go to
+trafilatura, checked against readability-lxml when the page does not confirm its text (see
+`_main_markdown`); the other pages keep their main region, the way their type carries content
+(pages.py).
 Markdown comes from trafilatura's serializer or from html-to-markdown, tidied the same way.
 """
 
@@ -42,6 +44,10 @@ _LITTLE = 0.5  # trafilatura found under half of what readability found...
 _INSIDE = 0.9  # ...and readability's text contains it: trafilatura stopped short.
 _SUBSET = 0.95  # readability's text lies within trafilatura's...
 _EXTRA = 0.8  # ...which adds over 20% more: navigation or teasers trafilatura kept.
+_ARTICLE_BODY = "//*[@itemprop='articleBody']"
+_WITHIN = 0.9  # trafilatura's text lies in the page's marked article body...
+_COVERS = 0.7  # ...and covers most of it: no second opinion is needed
+_APART = 0.5  # neither text has half of its 4-grams in the other: they disagree
 _MAX_WORDS = 50_000  # enough to compare two texts, and bounds the time on huge pages
 _TITLE_WORDS = 3  # a leading heading this long found inside the title repeats it
 _LARGE = 500_000  # characters of markdown beyond which readability is not run
@@ -148,7 +154,9 @@ def html_to_markdown(
         body = _extract(
             tree, url, page_type, signals, include_links=include_links, large=page.large
         )
-        body = _drop_title(tidy(body), meta["title"])
+        body = tidy(body)
+        # A product's heading is its name, which the price and specifications belong to.
+        body = body if page_type == "product" else _drop_title(body, meta["title"])
     warnings = list(parsed.warnings)
     if parsed.shell and not full_page and not _words(body):
         from tools.fetch.embedded import embedded_markdown
@@ -216,11 +224,12 @@ def _chunks(html: str, start: int, end: int) -> Iterator[tuple[int, int]]:
 
 
 def _chunk_cost(html: str, start: int, end: int) -> float:
-    # Each attribute follows a space or line break inside a tag, outside quoted values (with
-    # or without a value: counting "=" would miss `<p a b c ...>`). Piece by piece, so the
-    # substitutions' own lists of pieces stay short.
+    # Each attribute follows a run of white space inside a tag, outside quoted values (with
+    # or without a value: counting "=" would miss `<p a b c ...>`; a tag indented over many
+    # lines has no more attributes for it). Piece by piece, so the substitutions' own lists
+    # of pieces stay short.
     tags = _QUOTED.sub("", _TEXT.sub(">", html[start:end]))
-    attributes = tags.count(" ") + tags.count("\n")
+    attributes = max(len(tags.split()) - 1, 0)
     return html.count("<", start, end) + attributes + (end - start) / _NODE_CHARS
 
 
@@ -302,8 +311,7 @@ def _parse(html: str, url: str) -> _Parsed:
         for element in tree.iter("noscript"):
             element.drop_tag()
     _remove(tree, "//noscript")
-    tree.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
-    clean_tree(tree)
+    clean_tree(tree, url)
     return _Parsed(tree, signals, warnings, shell)
 
 
@@ -420,10 +428,16 @@ def _extract(
     include_links: bool,
     large: bool,
 ) -> str:
-    """The main content as markdown, the way this page type carries it."""
-    from tools.fetch import pages
+    """The main content as markdown, the way this page type carries it.
 
-    if page_type == "article":
+    An article goes to trafilatura when it says it is one (schema.org or og:type): that is
+    what trafilatura is made for. A page taken for an article only by its URL or its prose,
+    or for want of other evidence, keeps its main region whole, as the other types do.
+    """
+    from tools.fetch import pages
+    from tools.fetch.pagetype import declares_article
+
+    if page_type == "article" and declares_article(signals):
         return _main_markdown(tree, url, include_links=include_links, large=large)
     markdown = pages.extract(tree, page_type, signals, include_links=include_links)
     if _words(markdown):
@@ -434,12 +448,45 @@ def _extract(
 def _main_markdown(tree: HtmlElement, url: str, *, include_links: bool, large: bool) -> str:
     languages = _code_languages(tree)
     _remove(tree, _CAPTIONS)
-    primary = _trafilatura(tree, url, include_links=include_links, fast=large)
+    # trafilatura without its own fallbacks first, which halves its time; they run only when
+    # readability found another text altogether.
+    primary = _trafilatura(tree, url, include_links=include_links, fast=True)
     if large or (primary and len(primary) > _LARGE):
         # Readability's time grows faster than the page: on a huge page trafilatura alone.
         return _add_languages(primary, languages)
+    if _confirmed(primary, tree):
+        return _add_languages(primary, languages)
     fallback = _readability(tree, include_links=include_links)
+    if _doubtful(primary, fallback):
+        primary = _trafilatura(tree, url, include_links=include_links, fast=False)
     return _add_languages(_choose(primary, fallback), languages)
+
+
+def _confirmed(primary: str, tree: HtmlElement) -> bool:
+    """Whether the page's own marking of its article body (`itemprop="articleBody"`, or its
+    one <article>) agrees with trafilatura's text, which then needs no second opinion: nearly
+    all of the text lies in it, and it covers most of it."""
+    marked = tree.xpath(_ARTICLE_BODY) or tree.xpath("//article")
+    if len(marked) != 1:
+        return False
+    ours, theirs = _shingles(primary), _shingles(marked[0].text_content())
+    if not ours or not theirs:
+        return False
+    shared = (ours & theirs).total()
+    return shared >= _WITHIN * ours.total() and shared >= _COVERS * theirs.total()
+
+
+def _doubtful(primary: str, fallback: str) -> bool:
+    """Whether trafilatura's quick text needs its own fallbacks: it is empty, much shorter
+    than readability's, or mostly not readability's text (another part of the page)."""
+    ours, theirs = _shingles(primary), _shingles(fallback)
+    if not ours:
+        return True
+    if not theirs:
+        return False
+    shared = (ours & theirs).total()
+    short = ours.total() < _LITTLE * theirs.total()
+    return short or max(shared / ours.total(), shared / theirs.total()) < _APART
 
 
 def _choose(primary: str, fallback: str) -> str:

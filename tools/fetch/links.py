@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
@@ -19,6 +19,7 @@ _SCRIPT_SCHEMES = ("javascript", "vbscript", "data")
 # Browsers drop ASCII whitespace and control characters anywhere in a scheme ("java\tscript:").
 _IGNORED = re.compile(r"[\x00-\x20\x7f]+")
 _ATTRIBUTES = ("href", "src")
+_ABSOLUTE = ("http://", "https://")
 # A markdown link or image: [text](target) or ![alt](target), a target without spaces or
 # parentheses (the converters percent-encode those), optionally in angle brackets, and an
 # optional "title".
@@ -49,17 +50,43 @@ def without_userinfo(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
-def clean_tree(tree: HtmlElement) -> None:
-    """Script targets removed (the element and its text stay) and user-info stripped."""
-    for element in tree.iter():
+def clean_tree(tree: HtmlElement, url: str) -> None:
+    """Every link and image target made absolute against the page's base (its <base href>,
+    else `url`), script targets removed (the element and its text stay), user-info stripped."""
+    base = _base(tree, url)
+    for element in tree.xpath("//*[@href or @src]"):
         for name in _ATTRIBUTES:
-            value = element.get(name) if isinstance(element.tag, str) else None
+            value = element.get(name)
             if value is None:
                 continue
             if is_script(value):
                 del element.attrib[name]
-            elif "@" in value:
-                element.set(name, without_userinfo(value))
+                continue
+            value = _absolute(base, value)
+            element.set(name, without_userinfo(value) if "@" in value else value)
+
+
+def _base(tree: HtmlElement, url: str) -> str:
+    """The URL relative targets resolve against; the <base> element goes, as lxml's own
+    resolution does, so that no converter resolves them twice."""
+    base = url
+    for element in tree.iter("base"):
+        href = element.get("href")
+        if href and base == url:
+            base = _absolute(url, href)
+        element.drop_tree()
+    return base
+
+
+def _absolute(base: str, target: str) -> str:
+    """The target as an absolute URL; as it is when already absolute or not a URL."""
+    target = target.strip()
+    if target.startswith(_ABSOLUTE) or not base:
+        return target
+    try:
+        return urljoin(base, target)
+    except ValueError:
+        return target
 
 
 def clean_markdown(markdown: str) -> str:

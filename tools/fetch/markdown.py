@@ -20,10 +20,11 @@ _BLANKS = re.compile(r"\n{3,}")
 _SEPARATOR_CELL = re.compile(r"^\s*(:?)-+(:?)\s*$")
 _CELL_BORDER = re.compile(r"(?<!\\)\|")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_INLINE_IMAGES = ("a", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "li", "dt", "dd")
 
 
 @cache
-def _options(*, include_links: bool) -> Any:
+def _options(*, include_links: bool, folded: bool = False) -> Any:
     import html_to_markdown as h2m
 
     return h2m.ConversionOptions(
@@ -33,21 +34,26 @@ def _options(*, include_links: bool) -> Any:
         newline_style="backslash",  # a visible hard break rather than two trailing spaces
         autolinks=False,
         strip_tags=[] if include_links else ["a"],
+        # An image inside a link or a heading stays an image: the converter would otherwise
+        # merge its alt text into the link text ("black Walking Pad hover image").
+        keep_inline_images_in=list(_INLINE_IMAGES),
+        hidden_content="reachable" if folded else "drop",
     )
 
 
-def element_markdown(element: HtmlElement, *, include_links: bool) -> str:
-    """The element and everything in it as markdown."""
+def element_markdown(element: HtmlElement, *, include_links: bool, folded: bool = False) -> str:
+    """The element and everything in it as markdown; with `folded`, also what the page shows
+    only on a click (closed tabs and accordions, styled out of sight until opened)."""
     import lxml.html
 
     html = lxml.html.tostring(element, encoding="unicode", with_tail=False)
-    return html_markdown(html, include_links=include_links)
+    return html_markdown(html, include_links=include_links, folded=folded)
 
 
-def html_markdown(html: str, *, include_links: bool) -> str:
+def html_markdown(html: str, *, include_links: bool, folded: bool = False) -> str:
     import html_to_markdown as h2m
 
-    result = h2m.convert(html, _options(include_links=include_links))
+    result = h2m.convert(html, _options(include_links=include_links, folded=folded))
     return tidy(result.content or "")
 
 

@@ -1,12 +1,16 @@
 """Extraction for the page types that are not articles: each keeps what its type carries.
 
-documentation, listing, collection, service: the main region, pruned of boilerplate, whole
-(see region.py). forum: every post in order (forum.py). product: the main region, plus what
-the product's structured data says that the visible page does not (product.py).
+All of them start from the page's main region, pruned of boilerplate (region.py): landmarks,
+boilerplate class names, sections whose heading says they are about something else, and menus
+of short links (except on listings and collections, whose items are such links). Then:
+documentation, listing, collection and service keep the region whole from its title on; a
+forum gives its thread post by post (forum.py); a product keeps also what its closed tabs
+hold, plus what its structured data says that the visible page does not (product.py).
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -14,18 +18,90 @@ if TYPE_CHECKING:
 
     from tools.fetch.signals import Signals
 
+_ITEMS = frozenset({"listing", "collection"})
+# Page types whose repeated lines are copies (a layout for each screen size, a quoted post),
+# unlike a listing's repeated labels or documentation's repeated code.
+_DUPLICATED = frozenset({"product", "service", "forum"})
+_WORD = re.compile(r"\w+")
+_TARGET = re.compile(r"\]\([^)]*\)")
+_ONCE_WORDS = 5  # shorter lines (labels, prices) repeat for good reasons
+# A line that is nothing but the label of a control: a button or a link that acts rather
+# than tells ("Read more", "Add to cart", "Quick view").
+_CONTROL = re.compile(
+    r"(?:read|learn|see|view|show|load|loading) (?:more|all|less|details)|loading"
+    r"|quick (?:view|shop)|shop (?:now|all)|compare|add to (?:cart|bag|basket|wish ?list)"
+    r"|buy (?:it )?now|pre-?order"
+    r"|order now|book now|more options|view company profile|sign (?:in|up)|log ?in|subscribe"
+    r"|share|print|close|menu|back to top|(?:next|previous)(?: (?:post|article|page|story))?"
+    r"|leave a (?:comment|reply)|add a comment|get started|contact us|download"
+    r"|try (?:it )?(?:for )?free|start (?:your )?free trial",
+    re.IGNORECASE,
+)
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_MARKS = "\\-*_#> \t"
+_TRAILING = ".:!> \u00bb\u203a\u2192"  # arrows and guillemets after a label
+
 
 def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
     """The page's content as markdown; "" when this way finds nothing."""
     from tools.fetch.markdown import element_markdown
-    from tools.fetch.region import drop_product_cards, main_region, prune
 
-    prune(tree, keep_forms=page_type == "forum")
-    if page_type == "product":
-        drop_product_cards(tree)
-    markdown = element_markdown(main_region(tree), include_links=include_links)
+    region = _region(tree, page_type)
+    if page_type == "forum":
+        from tools.fetch.forum import thread_markdown
+
+        thread = thread_markdown(region, include_links=include_links)
+        if thread:
+            return _once(_without_controls(thread))
+    else:
+        from tools.fetch.region import start_at_title
+
+        start_at_title(region)
+    # A product's description and specifications often sit in closed tabs or accordions.
+    markdown = element_markdown(region, include_links=include_links, folded=page_type == "product")
+    markdown = _without_controls(markdown)
+    if page_type in _DUPLICATED:
+        markdown = _once(markdown)
     if page_type == "product":
         from tools.fetch.product import with_structured_data
 
         markdown = with_structured_data(markdown, signals)
     return markdown
+
+
+def _region(tree: HtmlElement, page_type: str) -> HtmlElement:
+    """The main region, pruned of what is not this page type's content."""
+    from tools.fetch import region
+
+    region.prune(tree, keep_forms=page_type == "forum", reviews=page_type == "product")
+    region.drop_aside_sections(tree, items=page_type in _ITEMS)
+    if page_type not in _ITEMS:
+        region.drop_menus(tree)
+    main = region.main_region(tree)
+    region.space_out(main)
+    return main
+
+
+def _once(markdown: str) -> str:
+    """The markdown without the second and later copies of any line of some length."""
+    seen: set[str] = set()
+    lines = []
+    for line in markdown.split("\n"):
+        words = _WORD.findall(_TARGET.sub("]", line).lower())
+        key = " ".join(words)
+        if len(words) >= _ONCE_WORDS and key in seen:
+            continue
+        seen.add(key)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _without_controls(markdown: str) -> str:
+    """The markdown without the lines that only label a control."""
+    return "\n".join(line for line in markdown.split("\n") if not _is_control(line))
+
+
+def _is_control(line: str) -> bool:
+    text = _LINK.sub(r"\1", _IMAGE.sub("", line)).strip(_MARKS).rstrip(_TRAILING)
+    return bool(text) and _CONTROL.fullmatch(text) is not None

@@ -140,7 +140,7 @@ def detect(tree: HtmlElement, url: str, signals: Signals) -> str:
     votes: Counter[str] = Counter()
     _declared(signals, votes)
     _address(url, votes)
-    _shape(tree, votes)
+    _shape(tree, votes, declared_article=votes["article"] > 0)
     if not votes:
         return "article"
     # Ties go to the type listed first in PAGE_TYPES order of preference below.
@@ -148,6 +148,11 @@ def detect(tree: HtmlElement, url: str, signals: Signals) -> str:
 
 
 _PREFERENCE = ("forum", "product", "documentation", "collection", "listing", "service", "article")
+
+
+def declares_article(signals: Signals) -> bool:
+    """Whether the page says it is an article: a schema.org Article type, or og:type."""
+    return signals.og_type == "article" or not signals.types.isdisjoint(_DECLARED["article"])
 
 
 def _declared(signals: Signals, votes: Counter[str]) -> None:
@@ -175,7 +180,7 @@ def _address(url: str, votes: Counter[str]) -> None:
         votes["service"] += 1
 
 
-def _shape(tree: HtmlElement, votes: Counter[str]) -> None:
+def _shape(tree: HtmlElement, votes: Counter[str], *, declared_article: bool = False) -> None:
     if tree.xpath("count(//pre)") >= _MANY_CODE:
         votes["documentation"] += 1
         side_links = tree.xpath("count(//nav//a | //aside//a)")
@@ -189,11 +194,49 @@ def _shape(tree: HtmlElement, votes: Counter[str]) -> None:
         votes["product"] += 2
     if _posts(tree) >= _MANY_POSTS:
         votes["forum"] += 1
+    items = _items(tree, len(" ".join(text.split())))
+    if items >= _ITEMS_SHARE:
+        votes["listing"] += 3
+        return
     prose = sum(len(p) for p in tree.xpath(_PROSE))
     if prose >= _PROSE_SHARE * len(text) and prose:
         votes["article"] += 2
+    elif declared_article:
+        return  # an article's teasers of other articles do not make it a listing
     elif max(tree.xpath(_CARD_TITLES), tree.xpath("count(//article)")) >= _MANY_CARDS:
         votes["listing"] += 2
+
+
+_ITEMS_SHARE = 0.4
+_MIN_ITEMS = 5
+_ITEM_CHARS = 15
+
+
+def _items(tree: HtmlElement, total: int) -> float:
+    """The share of the page's text in its largest run of like items: at least _MIN_ITEMS
+    siblings of one tag and class, nearly all holding a link (a feed, a grid, a list)."""
+    best = 0
+    for parent in tree.iter():
+        if len(parent) < _MIN_ITEMS or not isinstance(parent.tag, str):
+            continue
+        groups: dict[tuple[str, str], list[HtmlElement]] = {}
+        for child in parent.iterchildren("*"):
+            groups.setdefault((str(child.tag), child.get("class", "")), []).append(child)
+        for members in groups.values():
+            if len(members) >= _MIN_ITEMS:
+                best = max(best, _item_chars(members))
+    return best / total if total else 0.0
+
+
+def _item_chars(members: list[HtmlElement]) -> int:
+    linked = sum(member.tag == "a" or member.find(".//a") is not None for member in members)
+    if linked < _LINKED_ITEMS * len(members):
+        return 0
+    chars = sum(len(" ".join(member.text_content().split())) for member in members)
+    return chars if chars >= _ITEM_CHARS * len(members) else 0
+
+
+_LINKED_ITEMS = 0.8
 
 
 # Paragraphs of prose, some 40 words or more: what articles are made of.

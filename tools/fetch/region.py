@@ -4,7 +4,10 @@ Listings, collections, product, service and documentation pages carry their cont
 short, repeated or link-rich blocks that article extractors score as boilerplate. Here the
 page's own landmarks decide instead: navigation, header, footer, sidebars, forms, dialogs and
 hidden elements go (HTML elements and ARIA roles, and class names that say cookie, share,
-breadcrumb...), and the main landmark (or the body) is kept whole.
+breadcrumb, filter, hidden...), and the main landmark (or the body) is kept whole. Then, by
+the words and shapes every kind of page uses: sections whose heading says they are about
+something else, menus of short links, what comes before the page's title, and words that
+touch in the markup although the page lays them out apart.
 """
 
 from __future__ import annotations
@@ -17,13 +20,15 @@ if TYPE_CHECKING:
 
 # Never the main content of any page type.
 _LANDMARKS = (
-    "//nav | //footer | //header[not(ancestor::article or ancestor::main)] | //aside"
+    "//nav | //footer | //header[not(ancestor::article or ancestor::main or .//h1)] | //aside"
     " | //button | //select | //input | //textarea | //dialog"
     " | //*[@hidden] | //*[@aria-hidden='true'] | //*[@aria-modal='true']"
     " | //*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='dialog'"
     " or @role='search' or @role='menu' or @role='menubar' or @role='complementary'"
     " or @role='alertdialog' or @role='tooltip']"
 )
+# The page's footer: after the main content, never holding it.
+_FOOTERS = "//footer[not(ancestor::article or ancestor::main)] | //*[@role='contentinfo']"
 # Forms wrap whole threads on some forums; elsewhere they are search boxes and sign-ups.
 _FORMS = "//form"
 _WORD = re.compile(r"[a-z]+")
@@ -43,26 +48,59 @@ _BOILERPLATE = frozenset(
         "social",
         "related",
         "recommended",
+        "sponsored",
+        "upsell",
         "dropdown",
+        "filter",
+        "filters",
+        "facet",
+        "facets",
+        "refinement",
+        "refinements",
     }
 )
+# On a product page, the reviews are the buyers' words, not the product's.
+_REVIEWS = frozenset({"review", "reviews"})
 # Whole class values that hide text from sighted readers.
-_HIDDEN_CLASSES = frozenset({"sr-only", "visually-hidden", "screen-reader-text", "visuallyhidden"})
+_HIDDEN_CLASSES = frozenset(
+    {
+        "sr-only",
+        "visually-hidden",
+        "screen-reader-text",
+        "visuallyhidden",
+        "hidden",
+        "hide",
+        "d-none",
+        "is-hidden",
+        "invisible",
+    }
+)
+# A class that shows the element again at some screen width ("hidden md:block", "d-none
+# d-lg-flex"): the element is hidden only on small screens.
+_SHOWN = re.compile(
+    r"^(?:[\w-]+:)+(?:block|flex|grid|inline|inline-block|inline-flex|table|contents)$"
+    r"|^d-(?:sm|md|lg|xl|xxl)-(?:block|flex|grid|inline|inline-block|inline-flex|table)$"
+)
 _KEEP = frozenset({"html", "body", "main"})
 _MAIN = "//main | //*[@role='main']"
 _MIN_SHARE = 0.25
 _MOST = 0.5  # a main landmark with less of the text than this is not the content
 
 
-def prune(tree: HtmlElement, *, keep_forms: bool = False) -> None:
+def prune(tree: HtmlElement, *, keep_forms: bool = False, reviews: bool = False) -> None:
     """Remove what is never content from the tree, in place; but never an element that holds
-    most of the page's text (a whole page wrapped in a form, or in a `modal-open` div)."""
+    most of the page's text (a whole page wrapped in a form, or in a `modal-open` div).
+    With `reviews` (a product page), reviews go too."""
     body = tree.find("body")
     most = _MOST * len((body if body is not None else tree).text_content())
+    _drop(tree.xpath(_FOOTERS))  # whatever their size: legal notes can outweigh a short page
     _drop(tree.xpath(_LANDMARKS), most)
     if not keep_forms:
         _drop(tree.xpath(_FORMS), most)
-    classed = [element for element in tree.xpath("//*[@class or @id]") if _is_boilerplate(element)]
+    words = _BOILERPLATE | _REVIEWS if reviews else _BOILERPLATE
+    classed = [
+        element for element in tree.xpath("//*[@class or @id]") if _is_boilerplate(element, words)
+    ]
     _drop(classed, most)
 
 
@@ -74,12 +112,12 @@ def _drop(elements: list[HtmlElement], most: float = float("inf")) -> None:
             element.drop_tree()
 
 
-def _is_boilerplate(element: HtmlElement) -> bool:
+def _is_boilerplate(element: HtmlElement, boilerplate: frozenset[str]) -> bool:
     classes = element.get("class", "").lower().split()
-    if _HIDDEN_CLASSES.intersection(classes):
+    if _HIDDEN_CLASSES.intersection(classes) and not any(map(_SHOWN.match, classes)):
         return True
     words = _WORD.findall(" ".join(classes) + " " + element.get("id", "").lower())
-    return not _BOILERPLATE.isdisjoint(words)
+    return not boilerplate.isdisjoint(words)
 
 
 def main_region(tree: HtmlElement) -> HtmlElement:
@@ -92,26 +130,207 @@ def main_region(tree: HtmlElement) -> HtmlElement:
     return best if size >= _MIN_SHARE * total else whole
 
 
-_PRICE = re.compile(r"(?:[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP)\b)")
-_CARDS = 3  # this many priced siblings of one kind are a grid of other products
-_CARD_CHARS = 400
+_MENU_BLOCKS = ("ul", "ol", "div", "section", "table", "dl", "p")
+_MENU_LINKS = 3
+_MENU_LINKED = 0.8
+_MENU_WORDS = 3
 
 
-def drop_product_cards(tree: HtmlElement) -> None:
-    """On a product page, remove grids of other products: runs of at least _CARDS siblings of
-    the same tag and class, each short and showing a price (related items, "you may also
-    like", sponsored offers)."""
+def drop_menus(tree: HtmlElement) -> None:
+    """Remove blocks that are lists of short links: menus, tag clouds and link farms that the
+    page did not mark as navigation."""
+    body = tree.find("body")
+    most = _MOST * len((body if body is not None else tree).text_content())
     doomed: list[HtmlElement] = []
-    for parent in tree.xpath("//*[count(*) >= 3]"):
-        groups: dict[tuple[str, str], list[HtmlElement]] = {}
-        for child in parent.iterchildren("*"):
-            groups.setdefault((str(child.tag), child.get("class", "")), []).append(child)
-        for members in groups.values():
-            if len(members) >= _CARDS and all(_is_card(member) for member in members):
-                doomed += members
-    _drop(doomed)
+    stack = [tree]
+    while stack:
+        element = stack.pop()
+        if (
+            element.tag in _MENU_BLOCKS
+            and _is_menu(element)
+            and len(element.text_content()) <= most
+        ):
+            doomed.append(element)
+            continue
+        stack.extend(child for child in element if isinstance(child.tag, str))
+    _drop(doomed, most)
 
 
-def _is_card(element: HtmlElement) -> bool:
-    text = element.text_content()
-    return len(text) < _CARD_CHARS and bool(_PRICE.search(text))
+def _is_menu(element: HtmlElement) -> bool:
+    links = element.xpath(".//a")
+    if len(links) < _MENU_LINKS:
+        return False
+    words = len(element.text_content().split())
+    linked = sum(len(link.text_content().split()) for link in links)
+    return bool(words) and linked >= _MENU_LINKED * words and linked <= _MENU_WORDS * len(links)
+
+
+# Headings that open a section which is never the page's own content, on any type.
+_ASIDE_HEADING = re.compile(
+    r"\b(?:reviews?|ratings?|testimonials?|related|similar|recommended|recommendations"
+    r"|you (?:may|might) (?:also )?like|also (?:bought|viewed|liked?|purchased|read)"
+    r"|frequently bought|customers who|people who|best ?sellers?|trending|featured products"
+    r"|recently viewed|more from|more (?:stories|articles|posts|news)|explore more"
+    r"|(?:shipping|delivery) (?:&|and) returns|returns? polic(?:y|ies)"
+    r"|newsletter|subscribe|sign up|sign in|create an account|join the conversation"
+    r"|leave a (?:reply|comment)|add a comment|share this|follow us|advertis\w*"
+    r"|help improve|feedback|submit (?:a )?correction|was this (?:page |article )?helpful"
+    r"|(?:featured|latest) (?:insights|news|stories|articles|posts)|latest|insights|get in touch"
+    r"|contact us|in the news|news ?room)\b",
+    re.IGNORECASE,
+)
+# Words before the phrase: "29 reviews for ...", "Products related to ..." yes; "Investment
+# strategy review request", a title, no.
+_ASIDE_LEAD = 1
+_ASIDE_WORDS = 9  # a longer heading is a title that happens to contain the phrase
+# Phrases that name the items themselves on a listing or a collection.
+_ITEM_WORDS = re.compile(
+    r"best ?sellers?|trending|featured|recommended|more |latest|insights|news", re.IGNORECASE
+)
+_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_LOWEST = 6
+_HEADINGS = "//h1 | //h2 | //h3 | //h4 | //h5 | //h6"
+
+
+def drop_aside_sections(tree: HtmlElement, *, items: bool = False) -> None:
+    """Remove the sections whose heading says they are about something else: reviews, related
+    or recommended items, shipping terms, sign-up and feedback boxes. With `items` (a listing
+    or a collection), headings naming best sellers or featured items open content."""
+    body = tree.find("body")
+    most = _MOST * len((body if body is not None else tree).text_content())
+    for heading in tree.xpath(_HEADINGS):
+        if heading.tag == "h1" or not _is_aside(heading, items=items) or _orphan(heading):
+            continue
+        section = _section(heading)
+        if sum(len(element.text_content()) for element in section) <= most:
+            _drop(section)
+
+
+def _is_aside(heading: HtmlElement, *, items: bool) -> bool:
+    text = " ".join(heading.text_content().split())
+    found = _ASIDE_HEADING.search(text)
+    if not found or len(text.split()) > _ASIDE_WORDS:
+        return False
+    if items and _ITEM_WORDS.search(found.group(0)):
+        return False
+    return len(text[: found.start()].split()) <= _ASIDE_LEAD
+
+
+def _orphan(element: HtmlElement) -> bool:
+    """Whether the element was removed with an ancestor already."""
+    while (parent := element.getparent()) is not None:
+        element = parent
+    return bool(element.tag != "html")
+
+
+def _section(heading: HtmlElement) -> list[HtmlElement]:
+    """The heading's section: the largest ancestor it opens that holds no other heading of
+    its level or above; with the siblings that follow up to the next such heading when the
+    heading sits alone in a wrapper."""
+    level = _LEVELS[str(heading.tag)]
+    box = heading
+    while (parent := box.getparent()) is not None and parent.tag not in _KEEP:
+        if _peers(parent, _LOWEST) > _peers(box, _LOWEST) or not _opens(heading, parent):
+            break
+        box = parent
+    section = [box]
+    for sibling in box.itersiblings():
+        if not isinstance(sibling.tag, str):
+            continue
+        if _peers(sibling, level) or sibling.tag in _LEVELS:
+            break
+        section.append(sibling)
+    return section
+
+
+def _peers(element: HtmlElement, level: int) -> int:
+    found = element.xpath(".//h1 | .//h2 | .//h3 | .//h4 | .//h5 | .//h6")
+    own = [element] if element.tag in _LEVELS else []
+    return sum(_LEVELS[str(h.tag)] <= level for h in own + found)
+
+
+def _opens(heading: HtmlElement, element: HtmlElement) -> bool:
+    """Whether the element's text starts with the heading's."""
+    return " ".join(element.text_content().split()).startswith(
+        " ".join(heading.text_content().split())
+    )
+
+
+_BEFORE_TITLE = 0.3  # at most this share of the region may come before its heading...
+_LINKED = 0.7  # ...unless it is mostly links: navigation
+
+
+def start_at_title(region: HtmlElement) -> None:
+    """Remove what comes before the region's one <h1>, the page's title, where the main
+    content starts: banners, breadcrumbs and menus the page did not mark up as such. Not when
+    a large part of the text comes before it (the heading is then not the start), unless that
+    part is mostly links."""
+    titles = region.xpath(".//h1")
+    if len(titles) != 1:
+        return
+    before: list[HtmlElement] = []
+    node = titles[0]
+    while node is not region and (parent := node.getparent()) is not None:
+        before += list(node.itersiblings(preceding=True))
+        node = parent
+    chars = sum(len(element.text_content()) for element in before)
+    linked = sum(len(link.text_content()) for element in before for link in element.iter("a"))
+    if chars <= _BEFORE_TITLE * len(region.text_content()) or linked >= _LINKED * chars:
+        for element in before:
+            element.drop_tree()
+
+
+# Elements that style words inside a line; any other pair of elements is laid out apart.
+_INLINE = frozenset(
+    {
+        "abbr",
+        "b",
+        "cite",
+        "code",
+        "em",
+        "i",
+        "kbd",
+        "mark",
+        "q",
+        "s",
+        "small",
+        "strong",
+        "sub",
+        "sup",
+        "u",
+        "var",
+    }
+)
+
+
+def space_out(region: HtmlElement) -> None:
+    """A space between elements whose words touch in the markup: a page lays them out apart
+    (flex items, grid cells, badges), so "2026" and "1h 54m" must not read "20261h"."""
+    for element in region.iter():
+        if not isinstance(element.tag, str) or element.tag in _INLINE:
+            continue
+        following = element.tail[:1] if element.tail else _first_char(element.getnext())
+        if following.isalnum() and _last_char(element).isalnum():
+            element.tail = " " + (element.tail or "")
+
+
+def _first_char(element: HtmlElement | None) -> str:
+    if element is None or not isinstance(element.tag, str) or element.tag in _INLINE:
+        return ""
+    if element.text:
+        return str(element.text[0])
+    for child in element:
+        found = _first_char(child) if isinstance(child.tag, str) else ""
+        if found or child.tail:
+            return found or (child.tail or "")[:1]
+    return ""
+
+
+def _last_char(element: HtmlElement) -> str:
+    for child in reversed(element):
+        if child.tail:
+            return str(child.tail[-1])
+        found = _last_char(child) if isinstance(child.tag, str) else ""
+        if found:
+            return found
+    return element.text[-1] if element.text else ""

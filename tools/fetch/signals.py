@@ -25,7 +25,7 @@ _APP_DATA = (
 @dataclass(frozen=True)
 class Signals:
     types: frozenset[str]  # schema.org types, lower-case, from JSON-LD and microdata
-    og_type: str  # lower-case, "" when absent
+    og_type: str  # lower-case, "" when absent; "article" when only article:* properties say so
     objects: tuple[dict[str, Any], ...]  # every JSON-LD object, nested ones included
     app_data: tuple[str, ...]  # raw text of the app-data scripts
 
@@ -35,9 +35,11 @@ def read(tree: HtmlElement) -> Signals:
     types = {t.lower() for obj in objects for t in _types(obj)}
     for itemtype in tree.xpath("//@itemtype"):
         types.update(word.rstrip("/").rsplit("/", 1)[-1].lower() for word in str(itemtype).split())
-    og = tree.xpath('string(//meta[@property="og:type"]/@content)')
+    og = str(tree.xpath('string(//meta[@property="og:type"]/@content)')).strip().lower()
+    if not og and tree.xpath('//meta[starts-with(@property, "article:")]'):
+        og = "article"  # Open Graph's article properties belong to its article type
     apps = tuple(str(s.text) for s in tree.xpath(_APP_DATA) if s.text and len(s.text) < _MAX_SCRIPT)
-    return Signals(frozenset(types), str(og).strip().lower(), objects, apps)
+    return Signals(frozenset(types), og, objects, apps)
 
 
 def _ld_objects(tree: HtmlElement) -> Iterator[dict[str, Any]]:

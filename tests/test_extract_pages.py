@@ -1,0 +1,454 @@
+"""Per-type extraction details: forum threads post by post, product clutter, boilerplate
+sections, menus, layout spacing, hidden classes and the article path's second opinions.
+
+Every page here is small and hand-written: it has the shape of its kind, not any real site's.
+"""
+
+from __future__ import annotations
+
+import json
+
+import lxml.html
+import pytest
+
+from tools.fetch import extract, forum, pagetype, region
+from tools.fetch.extract import html_to_markdown
+from tools.fetch.markdown import element_markdown
+from tools.fetch.signals import read
+
+LOREM = (
+    "The committee met twice before the vote, and each member explained the reasons for the "
+    "position they would take when the question finally came to the floor of the assembly."
+)
+NAV = "<header><a href='/'>Site home link</a></header><nav><a href='/a'>Menu entry one</a></nav>"
+
+
+def page(body: str, head: str = "", title: str = "A page") -> str:
+    return f"<html><head><title>{title}</title>{head}</head><body>{NAV}{body}</body></html>"
+
+
+def ld(data: object) -> str:
+    return f'<script type="application/ld+json">{json.dumps(data)}</script>'
+
+
+def tree_of(html: str) -> lxml.html.HtmlElement:
+    return lxml.html.document_fromstring(html)
+
+
+# A Q&A thread marked up with schema.org microdata: votes, avatars, badges and signatures
+# around each post.
+MICRODATA_THREAD = page(
+    "<main><h1>Why does my bread not rise?</h1>"
+    "<div itemscope itemtype='https://schema.org/Question'>"
+    "<div class='votes'><button>Up</button><span class='score'>42</span></div>"
+    "<div itemprop='text'><p>My dough stays flat. " + LOREM + "</p></div>"
+    "<div itemprop='author' itemscope itemtype='https://schema.org/Person'>"
+    "<img class='avatar' src='/a.png' alt='avatar of baker1'><span itemprop='name'>baker1</span>"
+    "<span class='badges'>3 gold badges</span></div>"
+    "<time itemprop='dateCreated' datetime='2024-03-01'>Mar 1, 2024</time></div>"
+    + "".join(
+        f"<div itemscope itemtype='https://schema.org/Answer'>"
+        f"<div class='voting'><span class='score'>{n}7</span></div>"
+        f"<div itemprop='author' itemscope itemtype='https://schema.org/Person'>"
+        f"<span itemprop='name'>helper{n}</span></div>"
+        f"<time itemprop='dateCreated' datetime='2024-03-0{n + 1}'>Mar {n + 1}, 2024</time>"
+        f"<div itemprop='text'><p>Answer number {n}: {LOREM}</p></div>"
+        f"<div class='signature'>Sent from my oven {n}</div></div>"
+        for n in range(1, 4)
+    )
+    + "</main>",
+    head=ld({"@context": "https://schema.org", "@type": "QAPage"}),
+)
+
+
+def test_a_microdata_thread_gives_every_post_with_its_author_and_date():
+    doc = html_to_markdown(MICRODATA_THREAD, "https://qa.example.org/questions/12/bread")
+    assert doc.page_type == "forum"
+    assert doc.markdown.startswith("**baker1** · Mar 1, 2024\n\nMy dough stays flat.")
+    positions = [doc.markdown.index(f"**helper{n}** · Mar {n + 1}, 2024") for n in range(1, 4)]
+    assert positions == sorted(positions)
+    for n in range(1, 4):
+        assert f"Answer number {n}:" in doc.markdown
+    assert doc.markdown.count("\n---\n") == 3
+    for clutter in ("gold badges", "avatar", "Sent from my oven", "Up", "42", "17"):
+        assert clutter not in doc.markdown
+
+
+# A bulletin board without microdata: repeated `post` blocks, each with its author box,
+# signature and buttons; the opening post is marked unlike the replies.
+BOARD = page(
+    "<div id='page'><h1>Kettle descaling</h1>"
+    "<div class='topic-start'><p class='byline'>Started by <span class='username'>ann"
+    "</span></p><div class='content'><p>Opening question: vinegar or citric acid? "
+    + LOREM
+    + "</p></div></div>"
+    + "".join(
+        f"<div class='post bg{n % 2}'><dl class='postprofile'><dt><a class='username' "
+        f"href='/u/{n}'>user{n}</a></dt><dd>Posts: 1{n}0</dd><dd>Joined: 2019</dd></dl>"
+        f"<div class='postbody'><p class='date'>Mon May 0{n}, 2024</p>"
+        f"<div class='content'><p>Reply number {n}: {LOREM}</p></div>"
+        f"<ul class='post-buttons'><li><a href='/quote'>Quote</a></li></ul></div></div>"
+        for n in range(1, 4)
+    )
+    + "</div>"
+)
+
+
+def test_a_board_without_microdata_gives_its_posts_and_the_opening_post():
+    doc = html_to_markdown(BOARD, "https://boards.example.org/viewtopic.php?t=7")
+    assert doc.page_type == "forum"
+    opening = doc.markdown.index("Opening question")
+    replies = [doc.markdown.index(f"Reply number {n}:") for n in range(1, 4)]
+    assert opening < replies[0]
+    assert replies == sorted(replies)
+    for n in range(1, 4):
+        assert f"**user{n}** · Mon May 0{n}, 2024" in doc.markdown
+    for clutter in ("Posts: 1", "Joined: 2019", "Quote"):
+        assert clutter not in doc.markdown
+
+
+NESTED = (
+    "<div id='thread'>"
+    "<div class='comment'><span class='author'>alice</span><div class='body'>"
+    "<p>Top level comment with enough words to count as a post here.</p></div>"
+    "<div class='comment'><span class='author'>bob</span><div class='body'>"
+    "<p>A nested reply that also has enough words to be a post.</p></div></div></div>"
+    "<div class='comment'><span class='author'>carol</span><div class='body'>"
+    "<p>A second top level comment, again with enough words in it.</p></div></div></div>"
+)
+
+
+def test_nested_replies_are_posts_of_their_own_in_document_order():
+    markdown = forum.thread_markdown(tree_of(NESTED).find("body"), include_links=True)
+    blocks = markdown.split("\n\n---\n\n")
+    assert [block.split("\n")[0] for block in blocks] == ["**alice**", "**bob**", "**carol**"]
+    assert "nested reply" not in blocks[0]
+
+
+def test_a_page_without_posts_is_no_thread():
+    body = tree_of("<p>One paragraph of text and nothing else at all.</p>").find("body")
+    assert forum.thread_markdown(body, include_links=True) == ""
+
+
+def test_a_forum_page_without_a_thread_keeps_its_region():
+    html = page(f"<main><h1>Rules</h1><p>{LOREM}</p></main>")
+    doc = html_to_markdown(html, "https://forum.example.org/rules")
+    assert doc.page_type == "forum"
+    assert "The committee met twice" in doc.markdown
+
+
+def test_a_post_whose_class_names_a_rank_keeps_its_text():
+    html = (
+        "<div class='thread'>"
+        + "".join(
+            f"<div class='Item Rank-Admin'><span class='author'>mod{n}</span>"
+            f"<div class='Message'>Message {n}: {LOREM}</div>"
+            f"<span class='Rank'>Admin</span></div>"
+            for n in range(2)
+        )
+        + "</div>"
+    )
+    markdown = forum.thread_markdown(tree_of(html).find("body"), include_links=True)
+    assert "Message 0:" in markdown
+    assert "Message 1:" in markdown
+    assert "Admin" not in markdown
+
+
+PRODUCT = page(
+    "<main><div class='product'><h1>Trail Flask 750</h1><p class='price'>$24.00</p>"
+    "<button>Add to cart</button>"
+    "<div class='seller-box'><span>Sold by Flask Outlet</span></div>"
+    "<div class='accordion'><button aria-expanded='false'>Specifications</button>"
+    "<div class='panel' style='display:none'><table><tr><th>Capacity</th><td>750 ml</td></tr>"
+    "<tr><th>Weight</th><td>310 g</td></tr></table></div></div>"
+    "<div class='description'><p>A double-walled steel flask that keeps water cold for a "
+    "whole day on the trail, and hot tea warm through the night.</p></div></div>"
+    "<section><h2>Sponsored products related to this item</h2><ul class='carousel'>"
+    + "".join(
+        f"<li class='slide'><a href='/p/{n}'>Other bottle {n}</a> <span>$1{n}.00</span></li>"
+        for n in range(5)
+    )
+    + "</ul></section>"
+    "<section class='reviews'><h2>Customer reviews</h2>"
+    + "".join(
+        f"<div class='review'><p>Reviewer {n} says it leaks a little.</p></div>" for n in range(3)
+    )
+    + "</section>"
+    "<section><h2>Frequently bought together</h2><p>Bottle brush and a spare lid.</p></section>"
+    "</main>",
+    head=ld({"@context": "https://schema.org", "@type": "Product", "name": "Trail Flask 750"}),
+)
+
+
+def test_a_product_keeps_what_closed_tabs_hold_and_drops_reviews_and_other_items():
+    doc = html_to_markdown(PRODUCT, "https://shop.example.com/products/trail-flask-750")
+    assert doc.page_type == "product"
+    for kept in ("$24.00", "double-walled steel flask", "750 ml", "310 g"):
+        assert kept in doc.markdown
+    for dropped in ("Other bottle", "Reviewer 1", "Bottle brush", "Customer reviews"):
+        assert dropped not in doc.markdown
+
+
+def test_repeated_lines_of_a_product_page_are_kept_once():
+    copy = "<p>Wide mouth for ice cubes and easy cleaning by hand.</p>"
+    html = page(
+        f"<main><h1>Flask</h1><div class='mobile'>{copy}</div><div class='desktop'>{copy}</div>"
+        "<p>Blue</p><p>Blue</p></main>",
+        head=ld({"@type": "Product", "name": "Flask"}),
+    )
+    doc = html_to_markdown(html, "https://shop.example.com/products/flask")
+    assert doc.markdown.count("Wide mouth for ice cubes") == 1
+    assert doc.markdown.count("Blue") == 2  # short lines repeat for good reasons
+
+
+SERVICE_WITH_ASIDES = page(
+    "<main><h1>Bookkeeping for small firms</h1><p>" + LOREM + "</p>"
+    "<section><h2>Pricing</h2><p>$99 a month for every firm.</p></section>"
+    "<div><h2>You may also like</h2></div><div><p>Payroll for startups, our other plan.</p>"
+    "</div><div><h2>Contact</h2><p>Write to us any day.</p></div>"
+    "<section><h2>Latest insights</h2><ul>"
+    + "".join(f"<li><a href='/blog/{n}'>Insight post number {n}</a></li>" for n in range(3))
+    + "</ul></section></main>"
+)
+
+
+def test_sections_under_an_aside_heading_go_and_the_next_section_stays():
+    doc = html_to_markdown(SERVICE_WITH_ASIDES, "https://example.com/services/bookkeeping")
+    assert "$99 a month" in doc.markdown
+    assert "Write to us any day." in doc.markdown
+    for dropped in ("You may also like", "Payroll for startups", "Insight post number"):
+        assert dropped not in doc.markdown
+
+
+def test_on_a_listing_an_item_heading_opens_content():
+    html = page(
+        "<main><h1>News</h1><section><h2>Latest news</h2>"
+        + "".join(
+            f"<article><h3><a href='/news/{n}'>Story title {n}</a></h3><p>Summary {n}.</p>"
+            "</article>"
+            for n in range(6)
+        )
+        + "</section></main>"
+    )
+    doc = html_to_markdown(html, "https://example.com/news/")
+    assert doc.page_type == "listing"
+    assert "Story title 5" in doc.markdown
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "<h1>Reviews of the year</h1>",  # the page's title
+        "<h2>Investment strategy review request</h2>",  # the phrase comes late
+        "<h2>Some customer reviews collected over many years of selling bikes</h2>",  # long
+    ],
+)
+def test_a_heading_that_only_mentions_an_aside_word_stays(heading):
+    tree = tree_of(f"<html><body><main>{heading}<p>{LOREM}</p></main></body></html>")
+    region.drop_aside_sections(tree)
+    assert "The committee met twice" in tree.text_content()
+
+
+def test_an_aside_section_holding_most_of_the_page_stays():
+    tree = tree_of(f"<html><body><h2>Related</h2><p>{LOREM}</p></body></html>")
+    region.drop_aside_sections(tree)
+    assert "The committee met twice" in tree.text_content()
+
+
+def test_menus_of_short_links_go_but_link_rich_prose_stays():
+    html = (
+        "<html><body><div class='megamenu'>"
+        + "".join(f"<a href='/c/{n}'>Category {n}</a>" for n in range(12))
+        + f"</div><p>{LOREM} <a href='/x'>a link</a>, <a href='/y'>another</a> and "
+        f"<a href='/z'>a third</a>.</p></body></html>"
+    )
+    tree = tree_of(html)
+    region.drop_menus(tree)
+    assert "Category 3" not in tree.text_content()
+    assert "another" in tree.text_content()
+
+
+def test_the_region_starts_at_its_title_unless_much_comes_before_it():
+    banner = "<div><p>Free shipping over $50</p><p>Sale ends soon</p></div>"
+    tree = tree_of(f"<html><body>{banner}<h1>Kettles</h1><p>{LOREM}</p></body></html>")
+    body = tree.find("body")
+    region.start_at_title(body)
+    assert "Free shipping" not in body.text_content()
+    assert "Kettles" in body.text_content()
+    long_lead = f"<div><p>{LOREM} {LOREM}</p></div>"
+    tree = tree_of(f"<html><body>{long_lead}<h1>Kettles</h1><p>Short.</p></body></html>")
+    body = tree.find("body")
+    region.start_at_title(body)
+    assert "The committee met twice" in body.text_content()
+
+
+def test_a_lead_of_links_before_the_title_goes_whatever_its_size():
+    links = "".join(f"<li><a href='/{n}'>Department number {n}</a></li>" for n in range(30))
+    tree = tree_of(f"<html><body><ul>{links}</ul><h1>Kettles</h1><p>Short.</p></body></html>")
+    body = tree.find("body")
+    region.start_at_title(body)
+    assert "Department number" not in body.text_content()
+
+
+@pytest.mark.parametrize(
+    ("html", "text"),
+    [
+        ("<div><span>2026</span><span>1h 54m</span></div>", "2026 1h 54m"),
+        ("<div><a href='/a'>Justine Calma</a><span>Mar 5</span></div>", "Justine Calma Mar 5"),
+        ("<div><div>Accessories</div>3</div>", "Accessories 3"),
+        ("<p><b>H</b>ello and <em>bold</em>ly</p>", "Hello and boldly"),
+        ("<div><span>one</span> <span>two</span></div>", "one two"),
+        ("<div><span>$</span><span>24</span></div>", "$24"),
+        ("<div><span><i>de</i></span><span>ep</span></div>", "de ep"),
+        ("<div><span></span><span>x</span></div>", "x"),
+    ],
+)
+def test_elements_laid_out_apart_are_spaced_apart(html, text):
+    body = tree_of(f"<html><body>{html}</body></html>").find("body")
+    region.space_out(body)
+    assert body.text_content() == text
+
+
+def test_hidden_utility_classes_are_pruned_unless_shown_at_some_width():
+    html = (
+        "<html><body><p>Visible text</p><div class='hidden'>Hidden always</div>"
+        "<div class='hidden md:block'>Shown on desktops</div>"
+        "<div class='d-none d-lg-flex'>Shown on large screens</div></body></html>"
+    )
+    tree = tree_of(html)
+    region.prune(tree)
+    text = tree.text_content()
+    assert "Hidden always" not in text
+    assert "Shown on desktops" in text
+    assert "Shown on large screens" in text
+
+
+def test_filters_and_facets_are_pruned():
+    html = (
+        "<html><body><div class='facet-list'><p>Colour</p><p>Size</p></div>"
+        f"<p>{LOREM}</p></body></html>"
+    )
+    tree = tree_of(html)
+    region.prune(tree)
+    assert "Colour" not in tree.text_content()
+
+
+def test_an_image_in_a_link_stays_an_image_and_lends_no_words():
+    html = (
+        "<div><a href='https://example.com/p/1'><div><img alt='black' src='https://example.com/"
+        "a.jpg'></div><span>Walking Pad</span></a></div>"
+    )
+    markdown = element_markdown(tree_of(html).find("body"), include_links=True)
+    assert "[![black](https://example.com/a.jpg) Walking Pad](https://example.com/p/1)" in markdown
+
+
+def test_folded_content_is_kept_only_when_asked():
+    html = "<div><p>Open</p><div style='display:none'>Folded specs</div></div>"
+    body = tree_of(html).find("body")
+    assert "Folded specs" not in element_markdown(body, include_links=True)
+    assert "Folded specs" in element_markdown(body, include_links=True, folded=True)
+
+
+def test_a_feed_of_linked_items_is_a_listing():
+    items = "".join(
+        f"<div class='card'><a href='/p/{n}'>Card number {n} title</a><p>Teaser {n}.</p></div>"
+        for n in range(8)
+    )
+    tree = tree_of(f"<html><body><h1>Home</h1><div>{items}</div></body></html>")
+    assert pagetype.detect(tree, "https://example.com/home", read(tree)) == "listing"
+
+
+def test_an_article_that_declares_itself_is_not_a_listing_for_its_teasers():
+    teasers = "".join(f"<h3><a href='/n/{n}'>Other story {n}</a></h3>" for n in range(8))
+    html = (
+        "<html><head><meta property='og:type' content='article'></head><body>"
+        f"<h1>The vote</h1><p>{LOREM}</p>{teasers}</body></html>"
+    )
+    tree = tree_of(html)
+    assert pagetype.detect(tree, "https://example.com/2024/the-vote", read(tree)) == "article"
+
+
+@pytest.mark.parametrize(
+    ("primary", "fallback", "doubtful"),
+    [
+        ("", "Some text of readability.", True),
+        ("one two three four five six", "", False),
+        ("a b c d e f g h i j", "a b c d e f g h i j k", False),
+        ("a b c d e", "a b c d e f g h i j k l m n o p", True),
+        ("q r s t u v w x", "a b c d e f g h", True),
+    ],
+)
+def test_the_quick_extraction_is_doubted_when_empty_short_or_elsewhere(primary, fallback, doubtful):
+    assert extract._doubtful(primary, fallback) is doubtful
+
+
+def test_a_doubtful_quick_extraction_runs_trafilatura_with_its_fallbacks(monkeypatch):
+    calls = []
+
+    def fake(tree, url, *, include_links, fast):
+        calls.append(fast)
+        return "" if fast else f"Full text. {LOREM}"
+
+    monkeypatch.setattr(extract, "_trafilatura", fake)
+    monkeypatch.setattr(extract, "_readability", lambda tree, include_links: LOREM)
+    html = page(
+        f"<main><article><h1>T</h1><p>{LOREM}</p></article></main>",
+        head="<meta property='og:type' content='article'>",
+    )
+    doc = html_to_markdown(html, "https://example.com/news/2024/05/the-vote")
+    assert doc.page_type == "article"
+    assert calls == [True, False]
+    assert "Full text." in doc.markdown
+
+
+def test_an_indented_tag_has_no_more_attributes_than_a_flat_one():
+    flat = "<img class='a' src='b'>" * 1000
+    indented = "<img\n            class='a'\n            src='b'>" * 1000
+
+    def nodes(html: str) -> float:  # the cost without its share for the characters
+        return extract._chunk_cost(html, 0, len(html)) - len(html) / extract._NODE_CHARS
+
+    assert nodes(indented) == nodes(flat) == 3000
+
+
+def test_lines_that_only_label_a_control_go():
+    html = page(
+        f"<main><h1>Bookkeeping</h1><p>{LOREM}</p><p><a href='/more'>Read more »</a></p>"
+        "<p>Learn more about how we close your books.</p><div><a href='/c'>Compare</a></div>"
+        "<div><button>Add to cart</button></div><p>- Show all</p></main>"
+    )
+    doc = html_to_markdown(html, "https://example.com/services/bookkeeping")
+    assert "Learn more about how we close your books." in doc.markdown
+    for control in ("Read more", "Compare", "Add to cart", "Show all"):
+        assert control not in doc.markdown
+
+
+def test_an_article_that_does_not_declare_itself_keeps_its_region(monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("trafilatura is for declared articles")
+
+    monkeypatch.setattr(extract, "_trafilatura", never)
+    html = page(f"<main><h1>Notes</h1><p>{LOREM}</p><ul><li>First</li><li>Second</li></ul></main>")
+    doc = html_to_markdown(html, "https://example.com/blog/notes")
+    assert doc.page_type == "article"
+    assert "The committee met twice" in doc.markdown
+    assert "- Second" in doc.markdown
+    assert "Menu entry" not in doc.markdown
+
+
+def test_targets_resolve_against_the_first_base_and_a_broken_one_stays_as_it_is():
+    from tools.fetch.links import clean_tree
+
+    tree = tree_of(
+        "<html><head><base href='/docs/'><base href='/other/'></head><body>"
+        "<a href='intro.html'>Intro</a><a href='//[broken'>Broken</a>"
+        "<img src=' pic.png '></body></html>"
+    )
+    clean_tree(tree, "https://example.com/start")
+    targets = [element.get("href") or element.get("src") for element in tree.iter("a", "img")]
+    assert targets == [
+        "https://example.com/docs/intro.html",
+        "//[broken",
+        "https://example.com/docs/pic.png",
+    ]
+    assert not tree.xpath("//base")
