@@ -52,6 +52,17 @@ class Request:
     blocked: tuple[str, ...] = ()
     time_filter: str | None = None  # one of TIME_FILTERS
 
+    def arguments(self, count: tuple[str, int], time: tuple[str, str]) -> dict[str, Any]:
+        """This request in one tool's own spelling: `count` is that tool's name for the
+        number of results and its maximum, `time` its name and value for the time filter."""
+        return {
+            "query": self.query,
+            count[0]: min(self.count, count[1]),
+            "allowed_domains": list(self.allowed),
+            "blocked_domains": list(self.blocked),
+            time[0]: time[1],
+        }
+
 
 @dataclass(frozen=True)
 class Link:

@@ -251,13 +251,7 @@ def _result(item: dict[str, Any]) -> Result | None:
 
 def arguments(request: Request) -> dict[str, Any]:
     """The common search request as this tool's own arguments."""
-    return {
-        "query": request.query,
-        "count": min(request.count, 20),
-        "allowed_domains": list(request.allowed),
-        "blocked_domains": list(request.blocked),
-        "freshness": request.time_filter or "",
-    }
+    return request.arguments(("count", 20), ("freshness", request.time_filter or ""))
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:

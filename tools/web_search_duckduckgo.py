@@ -539,13 +539,9 @@ def blocked(reply: Reply, what: str) -> ToolError:
 
 def arguments(request: Request) -> dict[str, Any]:
     """The common search request as this tool's own arguments."""
-    return {
-        "query": request.query,
-        "max_results": min(request.count, MAX_RESULTS),
-        "allowed_domains": list(request.allowed),
-        "blocked_domains": list(request.blocked),
-        "time_filter": request.time_filter or p.ANY,
-    }
+    return request.arguments(
+        ("max_results", MAX_RESULTS), ("time_filter", request.time_filter or p.ANY)
+    )
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:

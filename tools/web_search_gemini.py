@@ -508,13 +508,9 @@ def _joined(first: str, second: str) -> str:
 
 def arguments(request: Request) -> dict[str, Any]:
     """The common search request as this tool's own arguments."""
-    return {
-        "query": request.query,
-        "max_sources": min(request.count, MAX_SOURCES),
-        "allowed_domains": list(request.allowed),
-        "blocked_domains": list(request.blocked),
-        "time_filter": request.time_filter or p.ANY,
-    }
+    return request.arguments(
+        ("max_sources", MAX_SOURCES), ("time_filter", request.time_filter or p.ANY)
+    )
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:

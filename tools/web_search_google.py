@@ -323,13 +323,9 @@ def _credentials() -> dict[str, str]:
 def arguments(request: Request) -> dict[str, Any]:
     """The common search request as this tool's own arguments."""
     restrict = {"day": "d1", "week": "w1", "month": "m1", "year": "y1"}
-    return {
-        "query": request.query,
-        "num": min(request.count, MAX_NUM),
-        "allowed_domains": list(request.allowed),
-        "blocked_domains": list(request.blocked),
-        "date_restrict": restrict.get(request.time_filter or "", ""),
-    }
+    return request.arguments(
+        ("num", MAX_NUM), ("date_restrict", restrict.get(request.time_filter or "", ""))
+    )
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:

@@ -415,13 +415,7 @@ def _unresponsive(value: object) -> list[str]:
 
 def arguments(request: Request) -> dict[str, Any]:
     """The common search request as this tool's own arguments."""
-    return {
-        "query": request.query,
-        "max_results": min(request.count, 20),
-        "allowed_domains": list(request.allowed),
-        "blocked_domains": list(request.blocked),
-        "time_range": request.time_filter or p.ANY,
-    }
+    return request.arguments(("max_results", 20), ("time_range", request.time_filter or p.ANY))
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
