@@ -65,7 +65,7 @@ bench: launchers
 	  echo '```'; exit $$status; } 2>&1 | tee BENCHMARKS.md; exit $${PIPESTATUS[0]}
 
 bench-extract: $(BIN)/.installed
-	$(BIN)/python bench/extract.py $(SHARED)/bench/extraction
+	$(BIN)/python bench/extract.py '$(SHARED)/bench/extraction'
 
 install:
 	$(PYTHON) -m venv '$(LIBDIR)/venv'
