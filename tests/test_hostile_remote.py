@@ -34,6 +34,7 @@ from unittest import mock
 import pytest
 from toolbox import (
     KEYS,
+    PEAK_MEMORY,
     PROFILES,
     SCRIPTS,
     Loopback,
@@ -393,19 +394,6 @@ def _in_process(profile: Profile, tag: str) -> Outcome:
     except BaseException:  # noqa: BLE001 - a crash is what the cell reports
         return Outcome(crash=traceback.format_exc(), elapsed=time.monotonic() - started)
     return Outcome(data, time.monotonic() - started)
-
-
-# The kernel's ru_maxrss of a child starts at its parent's size (the test runner's) when it
-# execs; the child's own high-water mark is VmHWM, read as it exits.
-PEAK_MEMORY = """
-import atexit, os
-def _report():
-    with open("/proc/self/status") as status:
-        peak = next(line for line in status if line.startswith("VmHWM:"))
-    with open(os.environ["PEAK_FILE"], "w") as out:
-        out.write(peak.split()[1])
-atexit.register(_report)
-"""
 
 
 def _process(profile: Profile, tag: str) -> Outcome:

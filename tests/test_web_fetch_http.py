@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 import pytest
+from toolbox import PEAK_MEMORY
+from toolbox import reply as whole_reply
 
 from common.runner import answer, render
 from tools import web_fetch
@@ -59,18 +61,9 @@ def reply(
     status: int = 200,
     headers: dict[str, str] | None = None,
 ) -> Handler:
-    data = body.encode() if isinstance(body, str) else body
-
-    def handle(h: BaseHTTPRequestHandler) -> None:
-        h.send_response(status)
-        if ctype is not None:
-            h.send_header("Content-Type", ctype)
-        for key, value in ({"Content-Length": str(len(data))} | (headers or {})).items():
-            h.send_header(key, value)
-        h.end_headers()
-        h.wfile.write(data)
-
-    return handle
+    """The toolbox's one whole response, an HTML page unless told otherwise."""
+    handler: Handler = whole_reply(body, ctype, status, headers)
+    return handler
 
 
 def redirect(location: str, status: int = 302) -> Handler:
@@ -838,17 +831,6 @@ def _endless(web: Web, status: int = 200, extra: dict[str, str] | None = None) -
             h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
 
     return handle
-
-
-PEAK_MEMORY = """
-import atexit, os
-def _report():
-    with open("/proc/self/status") as status:
-        peak = next(line for line in status if line.startswith("VmHWM:"))
-    with open(os.environ["PEAK_FILE"], "w") as out:
-        out.write(peak.split()[1])
-atexit.register(_report)
-"""
 
 
 def _bomb(megabytes: int, wbits: int) -> bytes:

@@ -382,3 +382,16 @@ PROFILES: dict[str, Profile] = {
                 brave_answer, {"BRAVE_API_KEY": KEYS["BRAVE_API_KEY"]}),
     )
 }  # fmt: skip
+
+
+# The kernel's ru_maxrss of a child starts at its parent's size (the test runner's) when it
+# execs; the child's own high-water mark is VmHWM, read as it exits.
+PEAK_MEMORY = """
+import atexit, os
+def _report():
+    with open("/proc/self/status") as status:
+        peak = next(line for line in status if line.startswith("VmHWM:"))
+    with open(os.environ["PEAK_FILE"], "w") as out:
+        out.write(peak.split()[1])
+atexit.register(_report)
+"""
