@@ -44,7 +44,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: lint
+test: lint launchers
 	rm -f .coverage .coverage.*
 	$(BIN)/coverage run -m pytest
 	$(BIN)/coverage combine -q
