@@ -22,6 +22,7 @@ from common import redact
 from common.credentials import PROVIDERS, event, locate, optional, resolve
 from common.errors import ErrorCode
 from common.settings import Settings
+from tools.fetch.pagetype import PAGE_TYPES
 from tools.web_search_searxng import AUTH
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,6 +157,15 @@ def test_protocol_gives_every_error_code_and_warning_code():
 
 def test_protocol_names_every_tool():
     assert all(f"`{script}`" in PROTOCOL for script in SCRIPTS)
+
+
+@pytest.mark.parametrize("text", [README, PROTOCOL], ids=["README", "protocol"])
+def test_the_page_types_listed_are_the_codes(text):
+    """The one list of page types each document gives, after its first mention of `page_type`."""
+    after = text[text.index("`page_type`") + len("`page_type`") :]
+    listed = re.match(r"[^`]*((?:`[a-z]+`(?:,\s*|\s+or\s+)?)+)", after)
+    assert listed is not None
+    assert tuple(re.findall(r"`([a-z]+)`", listed[1])) == PAGE_TYPES
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
