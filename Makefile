@@ -32,7 +32,10 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	printf '%s\n' '$(CURDIR)' > $@
 
+# The checkout is installed editable, and pip compiles no bytecode for it: without this a
+# tool run where PYTHONDONTWRITEBYTECODE is set compiles every module on every call.
 launchers: $(BIN)/.installed
+	$(BIN)/python -m compileall -q common tools
 	$(BIN)/python -m common.launchers libexec/ikigai $(BIN) >/dev/null
 
 demo: launchers

@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import orjson
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common.settings import cache_dir, load
+from common.text import compact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -46,8 +45,7 @@ _RECENT = 60.0  # seconds: a last use this recent is recent enough for the LRU o
 _MB = 1024 * 1024
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """What `get` found: the value (None on a miss) and why the cache was skipped, if it was."""
 
     value: Any = None
@@ -90,7 +88,7 @@ def put(namespace: str, key: object, value: object, ttl: float) -> str | None:
         return None
     bound = _bound_bytes()
     now = time.time()
-    data = orjson.dumps({"stored": now, "value": value})
+    data = compact({"stored": now, "value": value})
     if len(data) > bound * _KEEP_SHARE:
         return None  # it would be the first thing evicted
     root = cache_dir()
@@ -148,7 +146,7 @@ def _entry_path(namespace: str, key: object) -> Path:
 
 
 def _digest(key: object) -> str:
-    return hashlib.sha256(orjson.dumps(key, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return hashlib.sha256(compact(key, sort_keys=True)).hexdigest()
 
 
 def _read(path: Path, most: int) -> tuple[bytes, os.stat_result]:
@@ -167,11 +165,16 @@ def _read(path: Path, most: int) -> tuple[bytes, os.stat_result]:
         os.close(fd)
 
 
+def _not_json(constant: str) -> None:
+    """NaN and Infinity, which the standard library reads but no cache entry holds."""
+    raise ValueError(constant)
+
+
 def _value(data: bytes, ttl: float, valid: Callable[[Any], bool] | None) -> Any:
     """The entry's value, None once it has expired; ValueError saying why it is unusable."""
     try:
-        entry = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        entry = json.loads(data, parse_constant=_not_json)
+    except ValueError:  # not JSON, or not UTF-8
         raise ValueError("not JSON: truncated or overwritten") from None
     stored = entry.get("stored") if isinstance(entry, dict) else None
     if not isinstance(stored, int | float) or isinstance(stored, bool) or "value" not in entry:

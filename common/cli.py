@@ -8,8 +8,7 @@ flags override what it says.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from common import __version__
 from common.errors import UsageError
@@ -21,17 +20,16 @@ if TYPE_CHECKING:
 _RESERVED = ("--format", "--help", "-h", "--version", "-V", "--schema")
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(NamedTuple):
     """What the command line asks for."""
 
-    call: dict[str, Any] = field(default_factory=dict)
+    call: dict[str, Any]
     needs_stdin: bool = True  # the required field is not on the command line
     markdown: bool = False
     text: str | None = None  # --help or --version: print it, make no call
 
     def with_call(self, call: dict[str, Any]) -> Invocation:
-        return replace(self, call=call, needs_stdin=False)
+        return self._replace(call=call, needs_stdin=False)
 
 
 def executable(schema: Mapping[str, Any]) -> str:
@@ -41,9 +39,9 @@ def executable(schema: Mapping[str, Any]) -> str:
 def parse(argv: list[str], schema: Mapping[str, Any], *, markdown: bool) -> Invocation:
     """The invocation `argv` asks for, or UsageError (one line, exit 1)."""
     if "--version" in argv or "-V" in argv:
-        return Invocation(text=f"{executable(schema)} (ikigai-web-tools) {__version__}\n")
+        return Invocation({}, text=f"{executable(schema)} (ikigai-web-tools) {__version__}\n")
     if "--help" in argv or "-h" in argv:
-        return Invocation(text=help_text(schema, markdown=markdown))
+        return Invocation({}, text=help_text(schema, markdown=markdown))
     if "--schema" in argv:
         raise UsageError("--schema takes no other arguments")
     found = vars(_parser(schema, markdown=markdown).parse_intermixed_args(argv))

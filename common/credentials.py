@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common.errors import ErrorCode, ToolError
 from common.redact import register_secret
@@ -20,15 +19,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):
     name: str  # the nested key and the name in the event's `credentials`
     env: tuple[str, ...]  # variables, first non-empty wins
     secret: bool = True
 
 
-@dataclass(frozen=True)
-class Provider:
+class Provider(NamedTuple):
     key: str  # nested key under `web_search`
     tool: str  # schema name of the tool that needs it
     label: str  # what the model and the user are told to get
@@ -171,16 +168,16 @@ def _from_file(values: dict[str, Any], provider: Provider, field: Field) -> str 
 
 def _read_file() -> tuple[dict[str, Any], str]:
     """The file's JSON object and, when it is unusable, why (never an exception)."""
-    import orjson  # on a call's path only: importing it costs more than --schema may
+    import json  # on a call's path only
 
     path = credentials_path()
     try:
-        data = orjson.loads(path.read_bytes())
+        data = json.loads(path.read_bytes())
     except FileNotFoundError:
         return {}, ""
     except OSError as exc:
         return {}, f"{path} could not be read ({exc.strerror or exc})"
-    except orjson.JSONDecodeError as exc:
+    except ValueError as exc:  # not JSON, or not UTF-8
         return {}, f"{path} is not valid JSON ({exc})"
     if not isinstance(data, dict):
         return {}, f"{path} must hold a JSON object"
@@ -248,9 +245,9 @@ def _content(provider: Provider, error_type: str | None) -> str:
     nested = {
         f.name: _PLACEHOLDER.get(f.name, "https://searx.example.org") for f in provider.fields
     }
-    import orjson
+    from common.text import compact
 
-    example = orjson.dumps({"web_search": {provider.key: nested}}).decode()
+    example = compact({"web_search": {provider.key: nested}}).decode()
     return (
         f"⚠ Configuration Required\n\n{lead}\n{provider.how}\n\n"
         f"Either set it in the environment:\n{exports}\n\n"
@@ -278,8 +275,7 @@ def alternatives(current: str) -> list[str]:
 # --- where each credential comes from, for `web-tools doctor` (never the value) -------------
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(NamedTuple):
     """Where one field was found: an environment variable, or a key of `path`."""
 
     key: str  # the variable name, or the file's key (flat `BRAVE_API_KEY` or nested path)

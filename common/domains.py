@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common.errors import ErrorCode, ToolError, invalid
 from common.params import string_list
@@ -29,8 +29,7 @@ _PRECEDENCE = (
 )
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(NamedTuple):
     """One provider answer: results in rank order, and whether the provider has more.
 
     `complete` is False when part of the answer failed (its `extra` then says how): such an
@@ -39,7 +38,7 @@ class Page:
 
     results: list[Result]
     more: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = MappingProxyType({})
     complete: bool = True
 
 
@@ -149,6 +148,8 @@ def host_of(url: str) -> str:
 
     parts = browser_split(url)
     host = unquote(parts.hostname or "").rstrip(".") if parts is not None else ""
+    if host.isascii():
+        return host  # what IDNA makes of it, without importing the codec
     try:
         return host.encode("idna").decode("ascii")
     except UnicodeError:
@@ -157,6 +158,8 @@ def host_of(url: str) -> str:
 
 def matches(url: str, domains: Sequence[str]) -> bool:
     """True when the URL's host is one of `domains` or a subdomain of one."""
+    if not domains:
+        return False
     host = host_of(url)
     return any(host == d or host.endswith("." + d) for d in domains)
 

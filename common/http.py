@@ -1,12 +1,16 @@
-"""The HTTP layer of every tool: a client bound to the call's deadline, bounded bodies,
-retries, and the one place where httpx errors become NETWORK_ERROR.
+"""The HTTP layer of the search tools: requests bound to the call's deadline, bounded bodies,
+retries, redirects, and the one place where a failed connection becomes NETWORK_ERROR.
+
+A search is a fresh process per call, so what it imports is most of what it costs: this
+layer uses only the standard library (the connection itself is `common.wire`, on
+http.client), which keeps a search within a small factor of a bare urllib client.
 
 The deadline is enforced on the socket: every connect, read and write waits at most until
 the call's end, so a server that dribbles its answer a byte at a time cannot keep a call
 alive past `IKIGAI_WEB_TIMEOUT`. Bodies are read as they stream and decompressed in bounded
 pieces, so neither an endless body nor a compression bomb can fill memory.
 
-Imported only on a call's path (it imports httpx), never by `--schema`.
+Imported only on a call's path, never by `--schema`.
 """
 
 from __future__ import annotations
@@ -15,34 +19,34 @@ import os
 import re
 import socket
 import ssl
-import sys
 import time
 import zlib
-from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Self
+from urllib.parse import unquote, urlencode, urljoin, urlsplit, urlunsplit
 
-# httpx imports its command-line client on import, and with it click and pygments whenever
-# they happen to be installed (the MCP SDK brings them): a sixth of a search's start-up for a
-# program no tool runs. A None entry makes that import fail, and httpx then goes without.
-sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-
-import httpcore  # noqa: E402 - after the guard above
-import httpx  # noqa: E402 - after the guard above
-
-from common.errors import ErrorCode, ToolError  # noqa: E402 - after the guard above
-from common.redact import excerpt, redact  # noqa: E402 - after the guard above
-from common.text import decode, header_charset  # noqa: E402 - after the guard above
+from common.errors import ErrorCode, ToolError
+from common.redact import excerpt, redact
+from common.text import decode, header_charset
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from types import TracebackType
 
     from common.settings import Settings
+
+    class Headed(Protocol):
+        """Anything with an answer's headers: a Reply, or web-fetch's httpx response."""
+
+        @property
+        def headers(self) -> Mapping[str, str]: ...
+
 
 CONNECT_TIMEOUT = 5.0
 SHORT_WAIT = 2.0  # a 429 asking for at most this long is retried once
 MAX_BODY = 4 * 1024 * 1024  # decoded bytes of a provider answer: a page of results is kBs
 MAX_REDIRECTS = 5  # as web-fetch: an http -> https and a trailing-slash hop need two
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
 CHUNK = 64 * 1024
 _JITTER = (0.2, 0.6)
 
@@ -67,12 +71,8 @@ class Deadline:
         """`timeout` cut to what remains; a read or connect after the end times out at once."""
         remaining = self.end - time.monotonic()
         if remaining <= 0:
-            raise httpcore.ReadTimeout("the call's deadline passed")
+            raise TimeoutError("the call's deadline passed")
         return remaining if timeout is None else min(timeout, remaining)
-
-    def timeout(self) -> httpx.Timeout:
-        left = max(self.remaining(), 0.001)
-        return httpx.Timeout(left, connect=min(CONNECT_TIMEOUT, left))
 
     def expired_error(self, host: str) -> ToolError:
         return ToolError(
@@ -82,154 +82,64 @@ class Deadline:
         )
 
 
-class DeadlineStream(httpcore.NetworkStream):
-    """A socket stream whose every wait is cut short at the deadline."""
-
-    def __init__(self, inner: httpcore.NetworkStream, deadline: Deadline) -> None:
-        self._inner = inner
-        self._deadline = deadline
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, self._deadline.left(timeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, self._deadline.left(timeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.NetworkStream:
-        del ssl_context  # the pool's is a placeholder: see DeadlineTransport
-        tls = self._inner.start_tls(tls_context(), server_hostname, self._deadline.left(timeout))
-        return DeadlineStream(tls, self._deadline)
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class DeadlineBackend(httpcore.SyncBackend):
-    """Opens connections whose every wait ends with the call's deadline, the DNS lookup
-    included (libc's resolver takes no timeout: a resolver that never answers would hold
-    the call until the host gives up)."""
-
-    def __init__(self, deadline: Deadline) -> None:
-        self.deadline = deadline
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.NetworkStream:
-        refused: httpcore.ConnectError | None = None
-        for address in resolve(host, port, self.deadline.left(timeout)):
-            left = self.deadline.left(timeout)
-            try:
-                stream = super().connect_tcp(address, port, left, local_address, socket_options)
-            except httpcore.ConnectError as exc:
-                refused = exc  # the next address may answer, as socket.create_connection does
-                continue
-            return DeadlineStream(stream, self.deadline)
-        assert refused is not None  # resolve returns at least one address
-        raise refused
-
-
 def resolve(host: str, port: int, wait: float) -> list[str]:
-    """The addresses of `host`, looked up in a daemon thread given at most `wait` seconds.
+    """The addresses of `host`, looked up in a daemon thread given at most `wait` seconds
+    (libc's resolver takes no timeout: a resolver that never answers would otherwise hold
+    the call until the host gives up).
 
-    A failure is UnresolvedError, so messages name DNS as the cause; running out of time is
-    a ConnectTimeout.
+    A failure is Unresolved, so messages name DNS as the cause; running out of time is
+    DNSTimeout.
     """
     import threading
 
-    box: list[list[str] | OSError] = []
+    box: list[list[str] | Exception] = []
+    # An ASCII name as bytes: a str would be run through the idna codec, whose import
+    # (stringprep, unicodedata) costs a search more than the lookup itself.
+    name = host.encode() if host.isascii() else host
 
     def lookup() -> None:
         try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
             box.append(list(dict.fromkeys(str(info[4][0]) for info in infos)))
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:  # UnicodeError: a name IDNA cannot encode
             box.append(exc)
 
     worker = threading.Thread(target=lookup, daemon=True)
     worker.start()
     worker.join(wait)
     if not box:
-        raise httpcore.ConnectTimeout(f"DNS: resolving {host} took longer than the deadline")
+        raise DNSTimeout(f"DNS: resolving {host} took longer than the deadline")
     found = box[0]
-    if isinstance(found, OSError):
-        raise UnresolvedError(f"could not resolve {host}: {found}")
+    if isinstance(found, Exception):
+        raise Unresolved(f"could not resolve {host}: {found}")
     return found  # never empty: getaddrinfo raises rather than find nothing
 
 
-class UnresolvedError(httpcore.ConnectError):
-    """DNS found no address. Its own type: httpcore's pool drops an error's cause."""
+class Unresolved(OSError):  # noqa: N818 - a DNS outcome, named as the message says it
+    """DNS found no address for a host."""
 
 
-class DeadlineTransport(httpx.HTTPTransport):
-    """httpx's own transport over a pool that dials through `backend`.
-
-    httpx would load the CA bundle for every client, a third of a search's start-up; the
-    real TLS context is built at the first handshake instead (`tls_context`), so the pool is
-    given a placeholder that is never used.
-    """
-
-    def __init__(self, backend: httpcore.SyncBackend) -> None:
-        super().__init__(verify=_placeholder())
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=_placeholder(), network_backend=backend, http1=True, http2=False
-        )
-
-
-def _placeholder() -> ssl.SSLContext:
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+class DNSTimeout(TimeoutError):  # noqa: N818 - a TimeoutError, caught as one
+    """DNS did not answer within the deadline."""
 
 
 @cache
 def tls_context() -> ssl.SSLContext:
-    """The context httpx itself would build: certifi's CAs, or SSL_CERT_FILE / SSL_CERT_DIR."""
-    return httpx.create_ssl_context()
+    """Verified TLS with certifi's CAs, or SSL_CERT_FILE / SSL_CERT_DIR when set (as httpx
+    does, so every tool trusts the same authorities). Built at the first handshake only."""
+    file, folder = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+    if file or folder:
+        try:
+            return ssl.create_default_context(cafile=file or None, capath=folder or None)
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+            raise ToolError(
+                ErrorCode.INVALID_INPUT,
+                f"SSL_CERT_FILE / SSL_CERT_DIR name no usable CA certificates ({exc}); "
+                "point them at a PEM bundle and a directory of certificates, or unset them",
+            ) from None
+    import certifi
 
-
-def client(
-    settings: Settings,
-    deadline: Deadline,
-    *,
-    user_agent: str | None = None,
-    transport: httpx.HTTPTransport | None = None,
-    **kwargs: Any,
-) -> httpx.Client:
-    """The HTTP client of one call: its requests end with `deadline`."""
-    headers = {"User-Agent": user_agent or settings.user_agent, "Accept-Encoding": "gzip"}
-    headers |= kwargs.pop("headers", {})
-    transport = transport or DeadlineTransport(DeadlineBackend(deadline))
-    kwargs.setdefault("event_hooks", {"response": [drop_unusable_location]})
-    kwargs.setdefault("max_redirects", MAX_REDIRECTS)
-    return httpx.Client(headers=headers, timeout=deadline.timeout(), transport=transport, **kwargs)
-
-
-def drop_unusable_location(response: httpx.Response) -> None:
-    """A redirect's Location that is no http(s) URL is removed, so the 3xx is the answer.
-
-    httpx reads Location on every 3xx, followed or not, and fails on a malformed one as if
-    the connection had broken; a provider that sends one has answered, unusably.
-    """
-    location = response.headers.get("location")
-    if location is None:
-        return
-    try:
-        target = response.url.join(location)
-    except httpx.InvalidURL:
-        target = None
-    if target is None or target.scheme not in ("http", "https") or not target.host:
-        del response.headers["location"]
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def endpoint(variable: str, default: str) -> str:
@@ -239,19 +149,12 @@ def endpoint(variable: str, default: str) -> str:
 
 
 def configured_url(value: str, name: str, example: str) -> str:
-    """`value` when httpx can send a request to it: an http(s) URL with a host, a valid port
-    and no whitespace, controls or lone surrogates (bytes that are not UTF-8). Anything else
-    is a setting error naming `name`, never a network failure or a crash later on."""
+    """`value` when a request can be sent to it: an http(s) URL with a host, a valid port and
+    no whitespace, controls or lone surrogates (bytes that are not UTF-8). Anything else is a
+    setting error naming `name`, never a network failure or a crash later on."""
     from common.redact import printable_url
 
-    try:
-        url = httpx.URL(value)
-        usable = url.scheme in ("http", "https") and bool(url.host)
-        usable = usable and not _UNSENDABLE.search(value)
-        usable = usable and (url.port is None or 0 < url.port < 1 << 16)
-    except (httpx.InvalidURL, ValueError, TypeError):
-        usable = False
-    if not usable:
+    if not _sendable(value):
         raise ToolError(
             ErrorCode.INVALID_INPUT,
             f"the setting {name} is {printable_url(value)[:200]!r}: it must be an absolute "
@@ -260,16 +163,248 @@ def configured_url(value: str, name: str, example: str) -> str:
     return value
 
 
-# Spaces, controls and lone surrogates go into no request.
+def _sendable(value: str) -> bool:
+    if _UNSENDABLE.search(value):
+        return False
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError:  # a bad port or an unclosed [IPv6 literal
+        return False
+    host = parts.hostname or ""
+    usable = parts.scheme in ("http", "https") and port != 0
+    return usable and (bool(_HOST.match(host)) or _ipv6(parts.netloc, host))
+
+
+def _ipv6(netloc: str, host: str) -> bool:
+    import ipaddress
+
+    if f"[{host}]" not in netloc:
+        return False
+    try:
+        return ipaddress.ip_address(host.split("%", 1)[0]).version == 6
+    except ValueError:
+        return False
+
+
+# Spaces, controls and lone surrogates go into no request; a host name is letters (any
+# script: an IDN), digits, dots, hyphens and underscores.
 _UNSENDABLE = re.compile("[\\s\x00-\x20\x7f\ud800-\udfff]")
+_HOST = re.compile(r"^(?:[^\W]|[-.])+$")
 
 
-@dataclass(frozen=True)
-class Reply:
+class Headers(dict[str, str]):
+    """An answer's headers by lower-case name; a repeated header's values joined by ", "."""
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[str, str]]) -> Headers:
+        out = cls()
+        for name, value in pairs:
+            key = name.lower()
+            out[key] = f"{out[key]}, {value}" if key in out else value
+        return out
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return super().get(name.lower(), default)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and super().__contains__(name.lower())
+
+
+class Call(NamedTuple):
+    """One request as a tool builds it: the URL has its query, the body is encoded."""
+
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes = b""
+
+    @property
+    def host(self) -> str:
+        try:
+            return urlsplit(self.url).hostname or "the server"
+        except ValueError:
+            return "the server"
+
+
+class Opened(NamedTuple):
+    """An answer whose body is still to be read: raw (still encoded) pieces as they come."""
+
+    status: int
+    headers: Headers
+    chunks: Iterator[bytes]
+    close: Callable[[], None]
+
+
+if TYPE_CHECKING:
+    # What sends a Call and reads the answer's head: common.wire.open_call.
+    Opener = Callable[[Call, Deadline], Opened]
+
+
+class Unreachable(Exception):  # noqa: N818 - a state of the connection, reported by send
+    """No answer: the connection failed before or while the answer came. `kind` starts the
+    message ("DNS: could not resolve", "timeout: waiting for", ...)."""
+
+    def __init__(self, kind: str, detail: str = "", *, timed_out: bool = False) -> None:
+        super().__init__(kind)
+        self.kind = kind
+        self.detail = detail
+        self.timed_out = timed_out
+
+
+def _login(url: str) -> tuple[str, dict[str, str]]:
+    """`url` without its user-info, which becomes HTTP Basic auth as a browser sends it."""
+    parts = urlsplit(url)
+    userinfo, at, place = parts.netloc.rpartition("@")
+    if not at:
+        return url, {}
+    import base64
+
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    return urlunsplit(parts._replace(netloc=place)), {"Authorization": f"Basic {token}"}
+
+
+class Client:
+    """The HTTP side of one call: default headers, its deadline, whether it follows redirects."""
+
+    def __init__(
+        self,
+        deadline: Deadline,
+        headers: Mapping[str, str],
+        opener: Opener,
+        *,
+        follow_redirects: bool = False,
+    ) -> None:
+        self.deadline = deadline
+        self.headers = dict(headers)
+        self.opener = opener
+        self.follow_redirects = follow_redirects
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        return  # every request has its own connection, closed with its answer
+
+    def build_request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        data: Mapping[str, str] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Call:
+        """A request to `url` with the query `params` and a form (`data`) or JSON body."""
+        if params:
+            url += ("&" if "?" in url else "?") + urlencode(params)
+        url, extra = _login(url)
+        extra |= headers or {}
+        body = b""
+        if data is not None:
+            body = urlencode(data).encode()
+            extra["Content-Type"] = "application/x-www-form-urlencoded"
+        elif json is not None:
+            import json as stdlib_json
+
+            body = stdlib_json.dumps(json, ensure_ascii=False, allow_nan=False).encode()
+            extra["Content-Type"] = "application/json"
+        merged = {k.lower(): (k, v) for k, v in (self.headers | extra).items()}
+        return Call(method, url, tuple(merged.values()), body)
+
+    def open(self, call: Call) -> Opened:
+        """One request, no redirect followed: the answer with its body still unread."""
+        return self.opener(call, self.deadline)
+
+    def exchange(self, call: Call, cap: int = MAX_BODY) -> Reply:
+        """The answer and its whole body, after redirects when this client follows them."""
+        for _ in range(MAX_REDIRECTS + 1):
+            reply = self.read(call, cap)
+            target = reply.headers.get("location")
+            if not self.follow_redirects or reply.status not in REDIRECTS or target is None:
+                return reply
+            call = redirected(call, reply.status, target)
+        raise TooManyRedirects
+
+    def read(self, call: Call, cap: int) -> Reply:
+        """One request and its whole body, read within the deadline and `cap` decoded bytes."""
+        opened = self.open(call)
+        try:
+            body = read_body(opened, cap, call.host, self.deadline)
+        except Overflow:
+            raise ToolError(
+                ErrorCode.API_ERROR,
+                f"{call.host} answered with a body larger than {cap:,} bytes, which no search "
+                "answer needs; the endpoint is misbehaving, try again later",
+            ) from None
+        except Undecodable as exc:
+            message = f"{call.host} answered with a body that could not be decoded ({exc}); "
+            raise ToolError(ErrorCode.API_ERROR, message + "try again") from None
+        finally:
+            opened.close()
+        headers = opened.headers
+        if (where := usable_location(call.url, headers.get("location"))) is not None:
+            headers["location"] = where
+        else:
+            headers.pop("location", None)
+        return Reply(opened.status, headers, bytes(body), call.host)
+
+
+class TooManyRedirects(Exception):  # noqa: N818 - a state of the exchange, reported by send
+    """More than MAX_REDIRECTS redirects in a row."""
+
+
+def usable_location(url: str, location: str | None) -> str | None:
+    """A redirect's Location as an absolute http(s) URL with a host, or None.
+
+    An answer whose Location is anything else is an answer, unusably: its 3xx is what the
+    caller sees.
+    """
+    if location is None:
+        return None
+    try:
+        target = urljoin(url, location.strip())
+        parts = urlsplit(target)
+    except ValueError:
+        return None
+    return target if parts.scheme in ("http", "https") and parts.hostname else None
+
+
+def redirected(call: Call, status: int, location: str) -> Call:
+    """The request a redirect asks for, as browsers make it: a 303 (and a 301 or 302 after a
+    POST) becomes a GET without a body; credentials never go to another origin."""
+    method, body, headers = call.method, call.body, call.headers
+    if status == 303 or (status in (301, 302) and method == "POST"):
+        method = "GET" if method != "HEAD" else method
+        body = b""
+        headers = tuple(h for h in headers if h[0].lower() != "content-type")
+    if _origin(location) != _origin(call.url) and not _upgrade(call.url, location):
+        headers = tuple(h for h in headers if h[0].lower() not in ("authorization", "cookie"))
+    return Call(method, location, headers, body)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.scheme, (parts.hostname or "").lower(), port
+
+
+def _upgrade(old: str, new: str) -> bool:
+    """http -> https on the same host and default ports, which keeps credentials (as httpx)."""
+    before, after = _origin(old), _origin(new)
+    same_host = before[1] == after[1]
+    return same_host and before[0] == "http" and after[0] == "https" and after[2] == 443
+
+
+class Reply(NamedTuple):
     """A provider's whole answer, read within the deadline and the size cap."""
 
     status: int
-    headers: httpx.Headers
+    headers: Headers
     body: bytes
     host: str
 
@@ -300,24 +435,22 @@ class Reply:
 def loads(data: bytes | str) -> Any:
     """JSON as a provider sends it: NaN, Infinity and out-of-range numbers become null
     instead of rejecting the whole answer. ValueError when it is not JSON at all."""
-    import orjson
-
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass
     import json
-    import math
 
     text = data if isinstance(data, str) else decode(data)
     try:
-        return json.loads(
-            text,
-            parse_constant=lambda _: None,
-            parse_float=lambda s: float(s) if math.isfinite(float(s)) else None,
-        )
+        return json.loads(text, parse_constant=_nothing_number, parse_float=_finite)
     except RecursionError:
         raise ValueError("nested too deeply") from None
+
+
+def _nothing_number(_: str) -> None:
+    return None
+
+
+def _finite(text: str) -> float | None:
+    number = float(text)
+    return number if number - number == 0 else None  # inf - inf is nan
 
 
 def words(reply: Reply, most: int = 300) -> str:
@@ -346,9 +479,25 @@ def _nothing(reply: Reply) -> str:
     return "an empty body" if not reply.body.strip() else "a body that says nothing readable"
 
 
+def client(
+    settings: Settings,
+    deadline: Deadline,
+    opener: Opener,
+    *,
+    user_agent: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    follow_redirects: bool = False,
+) -> Client:
+    """The HTTP client of one call: its requests end with `deadline`, and go out through
+    `opener` (`common.wire.open_call`; tests give one pytest-httpx can answer)."""
+    defaults = {"User-Agent": user_agent or settings.user_agent, "Accept-Encoding": "gzip"}
+    headers = defaults | dict(headers or {})
+    return Client(deadline, headers, opener, follow_redirects=follow_redirects)
+
+
 def send(
-    http: httpx.Client,
-    request: httpx.Request,
+    http: Client,
+    request: Call,
     deadline: Deadline,
     wait_hint: Callable[[Reply], int | None] | None = None,
     cap: int = MAX_BODY,
@@ -356,42 +505,20 @@ def send(
     """Send with bounded retries: a connection error or 5xx once, a 429 once if it asks <= 2 s."""
     for attempt in range(2):
         final = attempt == 1
-        request.extensions["timeout"] = deadline.timeout().as_dict()
         try:
-            reply = exchange(http, request, deadline, cap)
-        except httpx.TimeoutException as exc:
-            raise network_error(exc, deadline) from None
-        except httpx.TooManyRedirects:
-            host = request.url.host or "the server"
-            message = f"{host} redirected more than {MAX_REDIRECTS} times (a redirect loop?); "
-            raise ToolError(ErrorCode.API_ERROR, message + "check the endpoint URL") from None
-        except httpx.TransportError as exc:
-            if final or not _pause(_jitter(), deadline):
-                raise network_error(exc, deadline) from None
+            reply = http.exchange(request, cap)
+        except TooManyRedirects:
+            message = f"{request.host} redirected more than {MAX_REDIRECTS} times (a redirect "
+            raise ToolError(
+                ErrorCode.API_ERROR, message + "loop?); check the endpoint URL"
+            ) from None
+        except Unreachable as exc:
+            if exc.timed_out or final or not _pause(_jitter(), deadline):
+                raise network_error(exc, request.host, deadline) from None
             continue
         if final or not _pause(_retry_wait(reply, wait_hint or retry_after), deadline):
             return reply
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def exchange(http: httpx.Client, request: httpx.Request, deadline: Deadline, cap: int) -> Reply:
-    """One request and its whole body, read within the deadline and `cap` decoded bytes."""
-    host = request.url.host or "the server"
-    response = http.send(request, stream=True)
-    try:
-        body = read_body(response, cap, deadline)
-    except Overflow:
-        raise ToolError(
-            ErrorCode.API_ERROR,
-            f"{host} answered with a body larger than {cap:,} bytes, which no search answer "
-            "needs; the endpoint is misbehaving, try again later",
-        ) from None
-    except Undecodable as exc:
-        message = f"{host} answered with a body that could not be decoded ({exc}); try again"
-        raise ToolError(ErrorCode.API_ERROR, message) from None
-    finally:
-        response.close()
-    return Reply(response.status_code, response.headers, bytes(body), host)
 
 
 class Overflow(Exception):  # noqa: N818 - a state of the body, reported by the caller
@@ -407,24 +534,21 @@ class Undecodable(Exception):  # noqa: N818 - as Overflow
 
 
 def read_body(
-    response: httpx.Response, cap: int, deadline: Deadline, *, strict: bool = True
+    opened: Opened, cap: int, host: str, deadline: Deadline, *, strict: bool = True
 ) -> bytearray:
     """The decoded body; past `cap` bytes Overflow (strict) or just the first `cap` bytes."""
-    inflater = Inflater(response.headers.get("content-encoding", ""))
+    inflater = Inflater(opened.headers.get("content-encoding", ""))
     out = bytearray()
-    try:
-        for raw in response.iter_raw(CHUNK):
-            if deadline.remaining() <= 0:
-                raise deadline.expired_error(response.url.host)
-            for piece in inflater.feed(raw):
-                if len(out) + len(piece) > cap:
-                    if strict:
-                        raise Overflow
-                    out += piece[: cap - len(out)]
-                    return out
-                out += piece
-    except httpx.HTTPError as exc:
-        raise network_error(exc, deadline) from None
+    for raw in opened.chunks:
+        if deadline.remaining() <= 0:
+            raise deadline.expired_error(host)
+        for piece in inflater.feed(raw):
+            if len(out) + len(piece) > cap:
+                if strict:
+                    raise Overflow
+                out += piece[: cap - len(out)]
+                return out
+            out += piece
     return out
 
 
@@ -496,7 +620,7 @@ def _pause(wait: float | None, deadline: Deadline) -> bool:
     return True
 
 
-def retry_after(reply: Reply | httpx.Response) -> int | None:
+def retry_after(reply: Headed) -> int | None:
     """Seconds from a `Retry-After` header (delta or HTTP date), if any."""
     value = reply.headers.get("retry-after", "").strip()
     if not value:
@@ -512,31 +636,37 @@ def retry_after(reply: Reply | httpx.Response) -> int | None:
     return max(0, round(when.timestamp() - time.time()))
 
 
-def network_error(exc: httpx.HTTPError, deadline: Deadline | None = None) -> ToolError:
+def network_error(exc: Unreachable, host: str, deadline: Deadline | None = None) -> ToolError:
     """NETWORK_ERROR saying which kind: DNS, connect, TLS, timeout or reset. No query strings."""
-    host = _host(exc)
-    if isinstance(exc, httpx.TimeoutException):
-        if deadline is not None and deadline.remaining() < 0.05:
-            return deadline.expired_error(host)
-        phase = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
-        return ToolError(ErrorCode.NETWORK_ERROR, f"timeout: {phase} {host} took too long")
-    kind, detail = _classify(exc)
-    return ToolError(ErrorCode.NETWORK_ERROR, redact(f"{kind} {host}: {detail}"))
+    if exc.timed_out and deadline is not None and deadline.remaining() < 0.05:
+        return deadline.expired_error(host)
+    if exc.timed_out:
+        return ToolError(ErrorCode.NETWORK_ERROR, f"{exc.kind} {host} took too long")
+    detail = f": {exc.detail}" if exc.detail else ""
+    return ToolError(ErrorCode.NETWORK_ERROR, redact(f"{exc.kind} {host}{detail}"))
 
 
-def _classify(exc: BaseException) -> tuple[str, str]:
+def unreachable(exc: BaseException, *, connecting: bool = False) -> Unreachable:
+    """What a low-level failure (its chain of causes) says about the connection."""
     chain = _chain(exc)
-    if any(isinstance(e, socket.gaierror | UnresolvedError) for e in chain):
-        return "DNS: could not resolve", "no such host, or no DNS; check the name and network"
-    if any(isinstance(e, ssl.SSLError) for e in chain):
-        return "TLS: secure connection failed with", str(exc) or "certificate or handshake error"
-    if any(isinstance(e, ConnectionResetError) for e in chain):
-        return "reset: connection reset by", "try again"
-    if isinstance(exc, httpx.ConnectError):
-        return "connect: could not connect to", str(exc) or "connection refused"
-    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-        return "reset: connection dropped by", str(exc) or "the server closed the connection"
-    return "network: request failed to", str(exc) or type(exc).__name__
+    if any(isinstance(e, TimeoutError) for e in chain):
+        dns = any(isinstance(e, DNSTimeout) for e in chain)
+        phase = "connecting to" if connecting or dns else "waiting for"
+        return Unreachable(f"timeout: {phase}", timed_out=True)
+    if any(isinstance(e, socket.gaierror | Unresolved) for e in chain):
+        detail = "no such host, or no DNS; check the name and network"
+        return Unreachable("DNS: could not resolve", detail)
+    if any(isinstance(e, ssl.SSLError | ssl.CertificateError) for e in chain):
+        return Unreachable("TLS: secure connection failed with", _said(exc, "handshake error"))
+    if any(isinstance(e, ConnectionResetError | BrokenPipeError) for e in chain):
+        return Unreachable("reset: connection reset by", "try again")
+    if connecting:
+        return Unreachable("connect: could not connect to", _said(exc, "connection refused"))
+    return Unreachable("reset: connection dropped by", _said(exc, "the connection broke"))
+
+
+def _said(exc: BaseException, otherwise: str) -> str:
+    return str(exc) or otherwise
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -546,10 +676,3 @@ def _chain(exc: BaseException) -> list[BaseException]:
         seen.append(current)
         current = current.__cause__ or current.__context__
     return seen
-
-
-def _host(exc: httpx.HTTPError) -> str:
-    try:
-        return exc.request.url.host or "the server"
-    except RuntimeError:
-        return "the server"

@@ -18,15 +18,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
-
-import orjson
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from common.errors import ErrorCode, ToolError, UsageError
 from common.redact import mask, redact
 from common.settings import load
-from common.text import encodable, encodable_json
+from common.text import compact, encodable, encodable_json
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -51,14 +48,13 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
 }
 _EXIT_CRASH = 2
-_INT_RANGE = (-(1 << 63), (1 << 64) - 1)  # what orjson can write
+_INT_RANGE = (-(1 << 63), (1 << 64) - 1)  # what every JSON reader of the answer takes
 _STRING_SHARE = 4  # before results are dropped, no one string may take over 1/4 of the budget
 _CUT_ROUNDS = 8
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(NamedTuple):
     """What the runner needs of a tool: its schema, its call, and how a person reads it."""
 
     schema: Mapping[str, Any]
@@ -78,7 +74,7 @@ def run(tool: Tool, argv: list[str], stdin: IO[bytes], output: Output | IO[bytes
     out = output if isinstance(output, Output) else Output(output)
     name = tool.schema["name"]
     if argv == ["--schema"]:
-        return 0 if out.write(orjson.dumps(tool.schema) + b"\n") else 1
+        return 0 if out.write(compact(tool.schema) + b"\n") else 1
     try:
         invocation = _invocation(tool, argv, stdin)
     except UsageError as exc:
@@ -93,7 +89,7 @@ def run(tool: Tool, argv: list[str], stdin: IO[bytes], output: Output | IO[bytes
 def _invocation(tool: Tool, argv: list[str], stdin: IO[bytes]) -> Any:
     from common.cli import Invocation
 
-    invocation = Invocation()
+    invocation = Invocation({})
     if argv:  # a person at a terminal; a host never passes arguments
         from common.cli import parse
 
@@ -109,7 +105,8 @@ def _invocation(tool: Tool, argv: list[str], stdin: IO[bytes]) -> Any:
 
 def _call(tool: Tool, invocation: Any, out: Output) -> int:
     try:
-        result, budget = answer(tool.execute, invocation.call, tool.schema)
+        with _quiet_libraries():
+            result, budget = answer(tool.execute, invocation.call, tool.schema)
         data = render(result, budget)
         text = _markdown(tool, invocation, result) if invocation.markdown else None
     except Exception:  # noqa: BLE001 - a bug: report it on stderr, never as partial JSON
@@ -280,7 +277,7 @@ def render(result: dict[str, Any], budget: int) -> bytes:
 
 
 def _dumps(value: Any) -> bytes:
-    return orjson.dumps(value) + b"\n"
+    return compact(value) + b"\n"
 
 
 def _cut_oversized(result: dict[str, Any], budget: int) -> tuple[dict[str, Any], bytes]:
@@ -382,16 +379,14 @@ class Output:
 
     @contextlib.contextmanager
     def guarded(self, limit: float | None = None) -> Iterator[None]:
-        """Quiet signals, a watchdog at `limit` seconds (HARD_LIMIT), and libraries kept off
-        stderr, for the time of one call."""
+        """Quiet signals and a watchdog at `limit` seconds (HARD_LIMIT), for one call."""
         limit = HARD_LIMIT if limit is None else limit
         saved = {signum: signal.signal(signum, self._stop) for signum in _SIGNALS}
         timer = threading.Timer(limit, self._expire, args=(limit,))
         timer.daemon = True
         timer.start()
         try:
-            with _quiet_libraries():
-                yield
+            yield
         finally:
             timer.cancel()
             for signum, handler in saved.items():
@@ -413,21 +408,19 @@ class Output:
             os._exit(0)
 
 
-@contextlib.contextmanager
-def _quiet_libraries() -> Iterator[None]:
-    """Libraries write warnings and log records to stderr; a tool's stderr is for its own
-    one-line errors and crash reports only."""
-    import logging
-    import warnings
+class _Sink:
+    """A stderr that keeps nothing: libraries write warnings and log records (through
+    logging's last resort) to whatever sys.stderr is when they write."""
 
-    root = logging.getLogger()
-    level, sink = root.level, logging.NullHandler()
-    root.addHandler(sink)  # with a handler present, logging's last resort never prints
-    root.setLevel(logging.CRITICAL + 1)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        root.removeHandler(sink)
-        root.setLevel(level)
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def _quiet_libraries() -> contextlib.AbstractContextManager[object]:
+    """A tool's stderr is for its own one-line errors and crash reports only: while a tool
+    runs, what libraries write there goes nowhere (without importing logging to say so,
+    which a search never needs)."""
+    return contextlib.redirect_stderr(_Sink())

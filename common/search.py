@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
 from datetime import date
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common.domains import Fetch, Page, Result, fan_out, keep
 from common.errors import ErrorCode, ToolError
@@ -22,9 +21,7 @@ from common.text import visible
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    import httpx
-
-    from common.http import Deadline, Reply
+    from common.http import Call, Client, Deadline, Reply
     from common.settings import Settings
 
 TIME_FILTERS = ("day", "week", "month", "year")
@@ -42,12 +39,11 @@ NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """The parameters every search tool understands, as the fallback tool takes them."""
 
     query: str
-    count: int = 10
+    count: int = 10  # type: ignore[assignment] # shadows tuple.count, which nothing calls
     allowed: tuple[str, ...] = ()
     blocked: tuple[str, ...] = ()
     time_filter: str | None = None  # one of TIME_FILTERS
@@ -64,16 +60,15 @@ class Request:
         }
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
     """One call's connection to its provider: the client and the deadline it shares."""
 
-    http: httpx.Client
+    http: Client
     deadline: Deadline
 
     def get_json(
         self,
-        request: httpx.Request,
+        request: Call,
         provider: str,
         error_for: Callable[[Reply], ToolError],
         wait_hint: Callable[[Reply], int | None] | None = None,
@@ -101,8 +96,8 @@ def search(
     natively (or None) and how many results to ask for. Several allowed domains fan out in
     parallel; blocked domains always apply last.
     """
-    # Imported here: the cache, the runner and httpx are for a call, never for `--schema`.
-    from common import cache
+    # Imported here: the cache, the runner and HTTP are for a call, never for `--schema`.
+    from common import cache, wire
     from common.http import Deadline, client
     from common.runner import scrub, warning
 
@@ -111,11 +106,11 @@ def search(
     if hit.value is not None:
         return {**hit.value, "cached": True}
     deadline = Deadline(settings.timeout)
-    with client(settings, deadline, **client_options) as http:
+    with client(settings, deadline, wire.open_call, **client_options) as http:
         found = _collect(partial(fetch, Link(http, deadline)), *plan)
     results, extra, failures, complete = found
     out: dict[str, Any] = {"success": True, "provider": provider}
-    out |= {"results": results, "count": len(results)} | extra
+    out |= {"results": results, "count": len(results), **extra}
     not_stored = None
     if failures:
         out["warnings"] = [warning(f) for f in failures]
@@ -144,7 +139,7 @@ def _is_result(item: Any) -> bool:
 
 def _collect(
     fetch: Fetch, count: int, allowed: Sequence[str], blocked: Sequence[str]
-) -> tuple[list[Result], dict[str, Any], list[ToolError], bool]:
+) -> tuple[list[Result], Mapping[str, Any], list[ToolError], bool]:
     if len(allowed) > 1:
         results, failures = fan_out(fetch, allowed, count)
         return keep(results, allowed, blocked), {}, failures, True

@@ -25,9 +25,11 @@ def codec(label: str | None) -> str | None:
     Only the WHATWG Encoding Standard's labels count: Python's own codec names also reach
     base64, rot13, zlib, idna, utf-7 or unicode_escape, which crash or make lone surrogates.
     """
-    import webencodings
+    if not label:
+        return None
+    import webencodings  # only a label needs its table
 
-    found = webencodings.lookup(label.strip().strip("\"'")) if label else None
+    found = webencodings.lookup(label.strip().strip("\"'"))
     return python_codec(found.codec_info.name) if found else None
 
 
@@ -61,6 +63,18 @@ def visible(text: str) -> str:
 def encodable(text: str) -> str:
     """Text that can be written as UTF-8: lone surrogates become U+FFFD."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+def compact(value: Any, *, sort_keys: bool = False) -> bytes:
+    """`value` as compact UTF-8 JSON: what every tool prints and the cache stores.
+
+    The standard library's encoder, not orjson: a search is a fresh process, and orjson's
+    import (uuid, platform) costs more than writing a few kB of JSON ever does.
+    """
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+    return text.encode()
 
 
 def encodable_json(value: dict[str, Any] | list[Any]) -> None:

@@ -61,8 +61,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def no_network(httpx_mock: Any) -> Any:
-    """pytest-httpx on every test: no request can leave the process unanswered."""
+def no_network(httpx_mock: Any, request: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """pytest-httpx on every test: no request can leave the process unanswered. The search
+    tools' own connection is routed through httpx for it (toolbox.opener); a request the
+    test's `should_mock` leaves alone reaches a real loopback server."""
+    from toolbox import opener
+
+    marker = request.node.get_closest_marker("httpx_mock")
+    should_mock = marker.kwargs.get("should_mock") if marker else None
+    monkeypatch.setattr("common.wire.open_call", opener(should_mock or (lambda _: True)))
     return httpx_mock
 
 
@@ -70,14 +77,13 @@ def reply(
     status: int = 200, body: bytes | str | Any = b"", headers: dict[str, str] | None = None
 ) -> Any:
     """A provider's answer as the HTTP layer hands it to a tool's `error_for`."""
-    import httpx
-
+    from common.http import Headers
     from common.http import Reply as HttpReply
 
     if not isinstance(body, bytes | str):
         body = json.dumps(body)
     data = body.encode() if isinstance(body, str) else body
-    return HttpReply(status, httpx.Headers(headers or {}), data, "api.test")
+    return HttpReply(status, Headers.of((headers or {}).items()), data, "api.test")
 
 
 @dataclass

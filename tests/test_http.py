@@ -13,11 +13,16 @@ import httpx
 import pytest
 from conftest import Reply
 
-from common import http
+from common import http, wire
 from common.errors import ErrorCode, ToolError
 from common.settings import Settings
 
 URL = "https://api.test/search?key=top-secret-key&q=x"
+
+
+def _client(deadline: http.Deadline, **options) -> http.Client:
+    """A client on the tools' connection, which the tests route through pytest-httpx."""
+    return http.client(Settings(), deadline, wire.open_call, **options)
 
 
 @pytest.fixture
@@ -29,12 +34,12 @@ def no_sleep(monkeypatch):
 
 def send(httpx_mock=None, deadline=None, **kwargs) -> http.Reply:
     deadline = deadline or http.Deadline(25)
-    with http.client(Settings(), deadline) as c:
+    with _client(deadline) as c:
         return http.send(c, c.build_request("GET", URL), deadline, **kwargs)
 
 
 def reply(status=200, body=b"", headers=None) -> http.Reply:
-    return http.Reply(status, httpx.Headers(headers or {}), body, "api.test")
+    return http.Reply(status, http.Headers.of((headers or {}).items()), body, "api.test")
 
 
 def test_client_defaults(httpx_mock):
@@ -48,8 +53,8 @@ def test_client_defaults(httpx_mock):
 def test_custom_user_agent(httpx_mock):
     httpx_mock.add_response()
     deadline = http.Deadline(25)
-    with http.client(Settings(), deadline, user_agent="Mozilla/5.0", headers={"X-A": "1"}) as c:
-        c.get("https://a.test/")
+    with _client(deadline, user_agent="Mozilla/5.0", headers={"X-A": "1"}) as c:
+        http.send(c, c.build_request("GET", "https://a.test/"), deadline)
     assert httpx_mock.get_request().headers["user-agent"] == "Mozilla/5.0"
     assert httpx_mock.get_request().headers["x-a"] == "1"
 
@@ -139,51 +144,174 @@ def test_timeout_is_not_retried(httpx_mock, no_sleep):
     assert "api.test" in info.value.message
 
 
-def test_deadline_applies_to_each_request(httpx_mock):
-    httpx_mock.add_response()
-    send(deadline=http.Deadline(3))
-    timeout = httpx_mock.get_request().extensions["timeout"]
-    assert 0 < timeout["read"] <= 3
-    assert timeout["connect"] <= http.CONNECT_TIMEOUT
-
-
-def _wrapped(outer: type[httpx.RequestError], inner: BaseException) -> httpx.HTTPError:
-    """An httpx error chained to its low-level cause, as httpx raises them."""
-    exc = outer(f"failed for {URL}", request=httpx.Request("GET", URL))
-    exc.__cause__ = inner
-    return exc
+def _failed(exc: BaseException, *, connecting: bool = False) -> http.Unreachable:
+    """A low-level failure as http.client raises it: chained to its socket-level cause."""
+    outer = OSError(f"failed for {URL}")
+    outer.__cause__ = exc
+    return http.unreachable(outer, connecting=connecting)
 
 
 @pytest.mark.parametrize(
-    ("exc", "kind"),
+    ("exc", "connecting", "kind"),
     [
-        (_wrapped(httpx.ConnectError, socket.gaierror(-2, "Name or service not known")), "DNS:"),
-        (_wrapped(httpx.ConnectError, ssl.SSLCertVerificationError("bad cert")), "TLS:"),
-        (_wrapped(httpx.ReadError, ConnectionResetError(104, "reset")), "reset:"),
-        (_wrapped(httpx.ConnectError, ConnectionRefusedError(111, "refused")), "connect:"),
-        (_wrapped(httpx.RemoteProtocolError, ValueError("eof")), "reset:"),
-        (_wrapped(httpx.ConnectTimeout, TimeoutError()), "timeout: connecting to"),
-        (_wrapped(httpx.PoolTimeout, TimeoutError()), "timeout: waiting for"),
-        (_wrapped(httpx.UnsupportedProtocol, ValueError("x")), "network:"),
+        (socket.gaierror(-2, "Name or service not known"), True, "DNS:"),
+        (http.Unresolved("no address"), True, "DNS:"),
+        (ssl.SSLCertVerificationError("bad cert"), True, "TLS:"),
+        (ConnectionResetError(104, "reset"), False, "reset:"),
+        (ConnectionRefusedError(111, "refused"), True, "connect:"),
+        (ValueError("eof"), False, "reset:"),
+        (TimeoutError(), True, "timeout: connecting to"),
+        (http.DNSTimeout(), False, "timeout: connecting to"),
+        (TimeoutError(), False, "timeout: waiting for"),
     ],
 )
-def test_network_error_says_which_kind_and_hides_the_query(exc, kind):
-    err = http.network_error(exc)
+def test_network_error_says_which_kind_and_hides_the_query(exc, connecting, kind):
+    err = http.network_error(_failed(exc, connecting=connecting), "api.test")
     assert err.code is ErrorCode.NETWORK_ERROR
     assert err.message.startswith(kind)
+    assert "api.test" in err.message
     assert "top-secret-key" not in err.message
 
 
 def test_deadline_expiry_is_named():
     deadline = http.Deadline(0.001)
     deadline.end -= 1
-    err = http.network_error(_wrapped(httpx.ReadTimeout, TimeoutError()), deadline)
+    err = http.network_error(_failed(TimeoutError()), "api.test", deadline)
     assert "deadline" in err.message
     assert "IKIGAI_WEB_TIMEOUT" in err.message
 
 
-def test_error_without_request_still_maps():
-    assert http.network_error(httpx.ConnectError("x")).code is ErrorCode.NETWORK_ERROR
+def test_a_cause_without_a_chain_still_maps():
+    err = http.network_error(http.unreachable(RuntimeError()), "api.test")
+    assert err.message == "reset: connection dropped by api.test: the connection broke"
+
+
+def test_user_info_becomes_basic_auth_and_leaves_the_url():
+    with _client(http.Deadline(5)) as c:
+        call = c.build_request("GET", "https://us%40r:p%3Ass@a.test/s?q=1")
+    assert call.url == "https://a.test/s?q=1"
+    assert dict(call.headers)["Authorization"] == "Basic dXNAcjpwOnNz"  # us@r:p:ss
+
+
+@pytest.mark.parametrize(
+    ("status", "method", "to", "kept"),
+    [
+        (302, "GET", "http://other.test/x", False),
+        (307, "POST", "https://a.test:8443/x", False),
+        (301, "GET", "https://a.test/x", True),  # the same host, upgraded to https
+        (308, "GET", "/x", True),
+    ],
+)
+def test_a_redirect_keeps_credentials_only_on_the_same_origin(status, method, to, kept):
+    call = http.Call(method, "http://a.test/s", (("Authorization", "Basic x"), ("Cookie", "c")))
+    moved = http.redirected(call, status, http.usable_location(call.url, to) or "")
+    assert (("Authorization", "Basic x") in moved.headers) is kept
+    assert (("Cookie", "c") in moved.headers) is kept
+    assert moved.method == method
+
+
+def test_303_and_a_redirected_post_become_a_body_less_get():
+    call = http.Call("POST", "https://a.test/", (("Content-Type", "application/json"),), b"{}")
+    for status in (301, 302, 303):
+        moved = http.redirected(call, status, "https://a.test/next")
+        assert (moved.method, moved.body, moved.headers) == ("GET", b"", ())
+
+
+def test_an_international_host_is_sent_in_its_ascii_form():
+    from common import wire
+
+    assert wire._ascii("bücher.example") == "xn--bcher-kva.example"
+    assert wire._ascii("a.test") == "a.test"
+
+
+def _loopback(seconds: float = 5) -> tuple[http.Client, http.Deadline]:
+    deadline = http.Deadline(seconds)
+    return _client(deadline, follow_redirects=True), deadline
+
+
+@pytest.mark.loopback
+def test_basic_auth_never_follows_a_redirect_to_another_origin(fake_server):
+    port = fake_server.url.rsplit(":", 1)[1]
+    fake_server.route("/end", Reply(200, {"ok": True}))
+    elsewhere = f"http://localhost:{port}/end"
+    fake_server.route("/start", Reply(302, b"", {"Location": elsewhere}))
+    c, deadline = _loopback()
+    url = fake_server.url.replace("//", "//user:pw@") + "/start"
+    assert http.send(c, c.build_request("GET", url), deadline).json("P") == {"ok": True}
+    first, then = fake_server.seen
+    assert first.headers["Authorization"] == "Basic dXNlcjpwdw=="
+    assert "Authorization" not in then.headers
+    assert then.headers["Host"] == f"localhost:{port}"
+
+
+@pytest.mark.loopback
+def test_a_redirect_loop_is_an_api_error(fake_server):
+    url = fake_server.route("/loop", Reply(302, b"", {"Location": "/loop"}))
+    c, deadline = _loopback()
+    with pytest.raises(ToolError) as info:
+        http.send(c, c.build_request("GET", url), deadline)
+    assert info.value.code is ErrorCode.API_ERROR
+    assert len(fake_server.seen) == http.MAX_REDIRECTS + 1
+
+
+def _serve_once(answer) -> tuple[str, socket.socket]:
+    """A raw server on 127.0.0.1 that hands each connection to `answer` (a thread)."""
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def loop() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return f"http://127.0.0.1:{server.getsockname()[1]}/", server
+
+
+@pytest.mark.loopback
+def test_a_body_cut_short_of_its_length_is_a_reset_not_a_short_answer(no_sleep):
+    def cut(conn: socket.socket) -> None:
+        conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"a":')
+        conn.close()
+
+    url, server = _serve_once(cut)
+    c, deadline = _loopback()
+    with pytest.raises(ToolError) as info:
+        http.send(c, c.build_request("GET", url), deadline)
+    server.close()
+    assert info.value.code is ErrorCode.NETWORK_ERROR
+    assert info.value.message.startswith("reset:")
+    assert len(no_sleep) == 1  # retried once, as any dropped connection
+
+
+@pytest.mark.loopback
+def test_a_dribbling_answer_ends_at_the_deadline_not_at_each_read():
+    import threading
+
+    stop = threading.Event()
+
+    def dribble(conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+        while not stop.wait(0.05):  # a byte well inside any read timeout, forever
+            try:
+                conn.sendall(b" ")
+            except OSError:
+                return
+
+    url, server = _serve_once(dribble)
+    c, deadline = _loopback(1)
+    started = time.monotonic()
+    with pytest.raises(ToolError) as info:
+        http.send(c, c.build_request("GET", url), deadline)
+    stop.set()
+    server.close()
+    assert "deadline" in info.value.message
+    assert time.monotonic() - started < 5  # the 1 s deadline, not a read timeout per byte
 
 
 @pytest.mark.parametrize(
@@ -307,7 +435,7 @@ def test_gzip_bodies_are_decoded(httpx_mock):
 
 def loopback_send(url: str) -> http.Reply:
     deadline = http.Deadline(10)
-    with http.client(Settings(), deadline) as c:
+    with _client(deadline) as c:
         return http.send(c, c.build_request("GET", url), deadline)
 
 
@@ -382,3 +510,111 @@ def test_inflater_refuses_unknown_and_corrupt_encodings():
     with pytest.raises(http.Undecodable) as caught:
         list(http.Inflater("gzip").feed(b"not gzip at all"))
     assert not caught.value.unsupported
+
+
+def test_a_bad_ca_bundle_setting_is_a_setting_error(monkeypatch, tmp_path):
+    http.tls_context.cache_clear()
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    with pytest.raises(ToolError) as info:
+        http.tls_context()
+    assert info.value.code is ErrorCode.INVALID_INPUT
+    assert "SSL_CERT_FILE" in info.value.message
+
+
+def test_the_ca_bundle_is_certifis_unless_the_environment_names_one(monkeypatch):
+    http.tls_context.cache_clear()
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    context = http.tls_context()
+    http.tls_context.cache_clear()
+    assert context.verify_mode is ssl.CERT_REQUIRED
+    assert context.check_hostname
+    assert context.get_ca_certs()
+
+
+def test_a_name_idna_cannot_encode_is_unresolved_at_once():
+    started = time.monotonic()
+    with pytest.raises(http.Unresolved):
+        http.resolve("ü" * 70 + ".example", 443, 5)
+    assert time.monotonic() - started < 4  # not the whole wait for a thread that died
+
+
+# --- TLS, through the tools' own connection -------------------------------------------------
+
+
+@pytest.fixture
+def tls_site(tmp_path, monkeypatch):
+    """An HTTPS server on 127.0.0.1 named localhost, whose CA the tools trust through
+    SSL_CERT_FILE: `/ok` answers JSON, `/dribble` sends its body a byte at a time, forever."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import trustme
+
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    stop = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = b'{"ok": true}'
+            self.send_response(200)
+            self.send_header("Content-Length", "100000" if self.path == "/dribble" else "12")
+            self.end_headers()
+            if self.path != "/dribble":
+                self.wfile.write(body)
+                return
+            while not stop.wait(0.05):
+                try:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                except OSError:
+                    return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("localhost").configure_cert(context)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+    http.tls_context.cache_clear()
+    yield f"https://localhost:{server.server_address[1]}"
+    stop.set()
+    server.shutdown()
+    server.server_close()
+    http.tls_context.cache_clear()
+
+
+@pytest.mark.loopback
+def test_https_is_verified_against_the_trusted_authorities(tls_site):
+    c, deadline = _loopback()
+    assert http.send(c, c.build_request("GET", tls_site + "/ok"), deadline).json("P") == {
+        "ok": True
+    }
+
+
+@pytest.mark.loopback
+def test_a_certificate_from_an_unknown_authority_is_a_tls_error(tls_site, monkeypatch, no_sleep):
+    monkeypatch.delenv("SSL_CERT_FILE")
+    http.tls_context.cache_clear()  # certifi's authorities, which never signed this one
+    c, deadline = _loopback()
+    with pytest.raises(ToolError) as info:
+        http.send(c, c.build_request("GET", tls_site + "/ok"), deadline)
+    assert info.value.code is ErrorCode.NETWORK_ERROR
+    assert info.value.message.startswith("TLS: secure connection failed with localhost")
+
+
+@pytest.mark.loopback
+def test_a_dribbling_https_answer_ends_at_the_deadline(tls_site):
+    c, deadline = _loopback(1)
+    started = time.monotonic()
+    with pytest.raises(ToolError) as info:
+        http.send(c, c.build_request("GET", tls_site + "/dribble"), deadline)
+    assert "deadline" in info.value.message
+    assert time.monotonic() - started < 5

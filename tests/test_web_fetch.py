@@ -576,8 +576,6 @@ def test_backend_refuses_a_host_the_guard_did_not_vet():
 
 
 def test_a_deadline_never_waits_past_its_end_and_a_copy_moves_alone():
-    import httpcore
-
     from common.http import Deadline
 
     clock = Deadline(0.5)
@@ -585,7 +583,7 @@ def test_a_deadline_never_waits_past_its_end_and_a_copy_moves_alone():
     assert clock.left(0.1) == 0.1
     twin = clock.copy()
     twin.end = time.monotonic() - 1
-    with pytest.raises(httpcore.ReadTimeout):
+    with pytest.raises(TimeoutError):
         twin.left(10)
     assert clock.left(0.1) == 0.1
 

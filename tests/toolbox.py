@@ -24,7 +24,10 @@ from typing import Any
 from urllib.parse import quote
 
 from common.errors import ErrorCode
+from common.http import CHUNK, Call, Deadline, Headers, Opened
 from common.runner import DEFAULT_BUDGET, Tool
+from common.wire import open_call as wire_open_call  # before any test replaces it
+from tools.fetch.transport import from_httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 # script name -> "module:function", as pyproject declares them
@@ -395,3 +398,39 @@ def _report():
         out.write(peak.split()[1])
 atexit.register(_report)
 """
+
+
+# --- the search tools' connection, in tests ---------------------------------------------------
+
+
+def opener(should_mock: Callable[[Any], bool]) -> Callable[[Call, Deadline], Opened]:
+    """The connection the search tools use in the test process: a request pytest-httpx is to
+    answer goes through httpx (whose transport pytest-httpx patches); any other, a loopback
+    server's, through the tools' own connection (common.wire), as in production."""
+
+    def open_call(call: Call, deadline: Deadline) -> Opened:
+        import httpx
+
+        request = httpx.Request(
+            call.method, call.url, headers=list(call.headers), content=call.body or None
+        )
+        if not should_mock(request):
+            return wire_open_call(call, deadline)
+        client = httpx.Client(trust_env=False)
+        try:
+            response = client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise from_httpx(exc) from None
+        headers = Headers.of(response.headers.multi_items())
+        return Opened(response.status_code, headers, _raw(response), client.close)
+
+    return open_call
+
+
+def _raw(response: Any) -> Iterator[bytes]:
+    import httpx
+
+    try:
+        yield from response.iter_raw(CHUNK)
+    except httpx.HTTPError as exc:
+        raise from_httpx(exc) from None

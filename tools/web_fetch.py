@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 from common import params as p
 from common.errors import invalid
 from common.protocol import main as run_protocol
+from common.text import compact
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -212,8 +213,6 @@ def shape_output(
 
     `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget.
     """
-    import orjson
-
     doc = page.document
     out: dict[str, Any] = {
         "success": True,
@@ -230,7 +229,7 @@ def shape_output(
     if warnings:
         extras["warnings"] = warnings
     # + total_lines, truncated, next_offset and the newline, generously
-    frame_bytes = len(orjson.dumps(out | extras)) + 96
+    frame_bytes = len(compact(out | extras)) + 96
     lines = split_lines(doc.markdown, max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES))
     total = len(lines)
     start = offset - 1
@@ -274,11 +273,9 @@ def split_lines(markdown: str, width: int) -> list[str]:
 
 def _fit(lines: list[str], room: int) -> list[str]:
     """The longest prefix of `lines` whose JSON-escaped, newline-joined size fits `room`."""
-    import orjson
-
     used = 0
     for count, line in enumerate(lines):
-        used += len(orjson.dumps(line)) - 2 + (2 if count else 0)  # "\n" escapes to 2 bytes
+        used += len(compact(line)) - 2 + (2 if count else 0)  # "\n" escapes to 2 bytes
         if used > room:
             return lines[:count]
     return lines

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
 from datetime import date
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import domains
 from common import params as p
@@ -99,10 +98,9 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class Params:
+class Params(NamedTuple):
     query: str
-    count: int = 10
+    count: int = 10  # type: ignore[assignment] # shadows tuple.count, which nothing calls
     offset: int = 0
     allowed: tuple[str, ...] = ()
     blocked: tuple[str, ...] = ()
@@ -262,7 +260,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     url = endpoint("BRAVE_SEARCH_API_URL", DEFAULT_URL)
     fetch = partial(fetch_page, url=url, key=key, params=params)
     plan = (params.count, params.allowed, params.blocked)
-    return search("brave", settings, fetch, plan, [url, asdict(params)])
+    return search("brave", settings, fetch, plan, [url, params._asdict()])
 
 
 def main() -> None:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass, field
 from datetime import date
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 from common import domains
@@ -34,7 +33,7 @@ from common.search import (
 from common.text import visible
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     from lxml.html import HtmlElement
 
@@ -106,8 +105,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class Params:
+class Params(NamedTuple):
     query: str
     max_results: int = 10
     time_filter: str | None = None  # DuckDuckGo's df: d, w, m or y
@@ -207,12 +205,11 @@ def accept_language(region: str | None) -> str:
 Kind = Literal["results", "empty", "challenge", "unusable"]
 
 
-@dataclass(frozen=True)
-class Parsed:
+class Parsed(NamedTuple):
     """What one DuckDuckGo page turned out to be."""
 
     kind: Kind
-    results: list[Result] = field(default_factory=list)
+    results: Sequence[Result] = ()
     next_form: dict[str, str] | None = None  # hidden fields of the "Next" button's form
 
 
@@ -383,16 +380,14 @@ def _published(holders: list[HtmlElement]) -> str | None:
 # --- the network ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Endpoint:
+class Endpoint(NamedTuple):
     name: str
     url: str
     origin: str  # Referer and Origin: the page a browser would have been on
     parse: Callable[[bytes], Parsed]
 
 
-@dataclass(frozen=True)
-class Session:
+class Session(NamedTuple):
     link: Link
     html: Endpoint
     lite: Endpoint
@@ -437,7 +432,7 @@ def fetch_page(
 
 
 def _fresh(
-    new: list[Result], seen: list[Result], allowed: list[str], blocked: tuple[str, ...]
+    new: Sequence[Result], seen: list[Result], allowed: list[str], blocked: tuple[str, ...]
 ) -> list[Result]:
     """Results not yet seen and passing the domain filters (a later page may repeat one)."""
     from common.domains import url_key
@@ -549,7 +544,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     ends = endpoints()
     fetch = partial(fetch_page, ends=ends, params=params)
     plan = (params.max_results, params.allowed, params.blocked)
-    key = [ends[0].url, ends[1].url, asdict(params)]
+    key = [ends[0].url, ends[1].url, params._asdict()]
     headers = browser_headers(params.region)
     return search(
         "duckduckgo", settings, fetch, plan, key, user_agent=BROWSER_USER_AGENT, headers=headers

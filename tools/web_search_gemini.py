@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import domains
 from common import params as p
@@ -44,9 +43,7 @@ from common.search import (
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    import httpx
-
-    from common.http import Deadline, Reply
+    from common.http import Client, Deadline, Reply
     from common.settings import Settings
 
 DEFAULT_BASE = "https://generativelanguage.googleapis.com/v1beta"
@@ -151,8 +148,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class Params:
+class Params(NamedTuple):
     query: str
     model: str = DEFAULT_MODEL
     thinking_level: str = DEFAULT_LEVEL
@@ -257,6 +253,7 @@ def resolve_links(urls: Sequence[str], deadline: Deadline, settings: Settings) -
     """
     import threading
 
+    from common import wire
     from common.http import Deadline, client
 
     budget = min(RESOLVE_SECONDS, deadline.remaining() - RESOLVE_RESERVE)
@@ -265,7 +262,7 @@ def resolve_links(urls: Sequence[str], deadline: Deadline, settings: Settings) -
         return {}
     found: dict[str, str] = {}
     within = Deadline(budget)
-    with client(settings, within) as http:
+    with client(settings, within, wire.open_call) as http:
         threads = [threading.Thread(target=_locate, args=(http, u, found)) for u in targets]
         for thread in threads:
             thread.daemon = True
@@ -275,13 +272,13 @@ def resolve_links(urls: Sequence[str], deadline: Deadline, settings: Settings) -
         return dict(found)
 
 
-def _locate(http: httpx.Client, url: str, found: dict[str, str]) -> None:
+def _locate(http: Client, url: str, found: dict[str, str]) -> None:
     try:
-        response = http.send(http.build_request("GET", url), stream=True)
+        response = http.open(http.build_request("GET", url))
         response.close()
     except Exception:  # noqa: BLE001 - any failure keeps the redirect link; a thread must not print
         return
-    target = location(url, response.status_code, response.headers.get("location"))
+    target = location(url, response.status, response.headers.get("location"))
     if target is not None:
         found[url] = target
 
@@ -345,15 +342,13 @@ def _word(value: object) -> str:
 # --- shaping Gemini's answer ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     url: str  # as grounding gives it: usually a vertexaisearch redirect link
     title: str  # often only the site's domain
     snippet: str  # the answer's sentences that cite it
 
 
-@dataclass(frozen=True)
-class Grounded:
+class Grounded(NamedTuple):
     answer: str
     sources: tuple[Source, ...]
     queries: list[str]
@@ -524,7 +519,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     # Domains are in the prompt: no fan-out, so the shared search sees no allowed domains.
     plan = (params.max_sources, (), params.blocked)
     options = [settings.gemini_resolve, settings.gemini_search_entry_point]
-    return search("gemini", settings, fetch, plan, [url, asdict(params), options])
+    return search("gemini", settings, fetch, plan, [url, params._asdict(), options])
 
 
 # --- for a person: --format markdown -------------------------------------------------------

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
 from datetime import datetime, time, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import domains
 from common import params as p
@@ -121,8 +120,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class Params:
+class Params(NamedTuple):
     query: str
     num: int = MAX_NUM
     start: int = 1
@@ -336,7 +334,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     url = endpoint("GOOGLE_SEARCH_API_URL", DEFAULT_URL)
     fetch = partial(fetch_page, url=url, credentials=credentials, params=params)
     plan = (params.num, params.allowed, params.blocked)
-    cache_key = [url, credentials["engine_id"], asdict(params)]
+    cache_key = [url, credentials["engine_id"], params._asdict()]
     return search("google", settings, fetch, plan, cache_key)
 
 

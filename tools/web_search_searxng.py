@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import asdict, dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from common import domains
@@ -121,8 +120,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class Params:
+class Params(NamedTuple):
     query: str
     max_results: int = 10
     page: int = 1
@@ -135,8 +133,7 @@ class Params:
     blocked: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Instance:
+class Instance(NamedTuple):
     """Where to send the search and how to log in; `shown` is safe to print."""
 
     endpoint: str
@@ -423,10 +420,10 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     where = instance()
     fetch = partial(fetch_page, where=where, params=params)
     plan = (params.max_results, params.allowed, params.blocked)
-    # Redirects are followed (http -> https, a trailing-slash redirect); httpx drops the
+    # Redirects are followed (http -> https, a trailing-slash redirect); common.http drops the
     # Authorization header when a redirect leaves the instance's origin.
     return search(
-        "searxng", settings, fetch, plan, [where.endpoint, asdict(params)], follow_redirects=True
+        "searxng", settings, fetch, plan, [where.endpoint, params._asdict()], follow_redirects=True
     )
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
 from datetime import date
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import domains
 from common import params as p
@@ -139,8 +138,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class Params:
+class Params(NamedTuple):
     query: str
     max_results: int = 5
     search_depth: str | None = None
@@ -311,7 +309,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     # Domains are native: no fan-out, so the shared search sees no allowed domains and
     # fetch_page post-filters them itself.
     plan = (params.max_results, (), params.blocked)
-    return search("tavily", settings, fetch, plan, [url, asdict(params)])
+    return search("tavily", settings, fetch, plan, [url, params._asdict()])
 
 
 def main() -> None:

@@ -11,14 +11,7 @@ from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 import httpx
 
 from common.errors import ErrorCode, ToolError
-from common.http import (
-    DeadlineTransport,
-    Overflow,
-    Undecodable,
-    client,
-    network_error,
-    read_body,
-)
+from common.http import Overflow, Undecodable
 from common.redact import (
     drop_userinfo,
     printable_url,
@@ -27,7 +20,7 @@ from common.redact import (
 )
 from tools.fetch.guard import Policy, literal_ip, vet
 from tools.fetch.robots import Robots
-from tools.fetch.transport import PinnedBackend
+from tools.fetch.transport import DeadlineTransport, PinnedBackend, failed, read_body, timeout
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -66,8 +59,9 @@ class Session:
         headers = {"Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"}
         transport = DeadlineTransport(self.backend)
         hooks = {"response": [_stash_location]}
-        self.http = client(
-            settings, deadline, transport=transport, headers=headers, event_hooks=hooks
+        headers["User-Agent"] = settings.user_agent
+        self.http = httpx.Client(
+            headers=headers, timeout=timeout(deadline), transport=transport, event_hooks=hooks
         )
         self.robots = (
             Robots(self._robots_txt, settings.user_agent) if settings.fetch_robots else None
@@ -96,7 +90,7 @@ class Session:
             if self.robots is not None:
                 self.robots.check(str(target))
             headers = login.headers(target) if login else {}
-            response = self.open(target, self.deadline.timeout(), headers)
+            response = self.open(target, timeout(self.deadline), headers)
             try:
                 location = redirect_location(response)
                 if location is None:
@@ -134,7 +128,7 @@ class Session:
         try:
             return self.http.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise network_error(exc, self.deadline) from None
+            raise failed(exc, self.deadline) from None
 
     def finish(self, response: httpx.Response) -> Fetched:
         url = shown(response.url)
