@@ -22,7 +22,7 @@ import ssl
 import time
 import zlib
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Self
+from typing import TYPE_CHECKING, Any, NamedTuple, Self
 from urllib.parse import unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from common.errors import ErrorCode, ToolError
@@ -32,6 +32,7 @@ from common.text import decode, header_charset
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
     from types import TracebackType
+    from typing import Protocol
 
     from common.settings import Settings
 
@@ -258,11 +259,16 @@ def _login(url: str) -> tuple[str, dict[str, str]]:
     userinfo, at, place = parts.netloc.rpartition("@")
     if not at:
         return url, {}
+    user, _, password = userinfo.partition(":")
+    auth = {"Authorization": f"Basic {basic_token(user, password)}"}
+    return urlunsplit(parts._replace(netloc=place)), auth
+
+
+def basic_token(user: str, password: str) -> str:
+    """The HTTP Basic token of a login written as in a URL (percent-escapes undone)."""
     import base64
 
-    user, _, password = userinfo.partition(":")
-    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
-    return urlunsplit(parts._replace(netloc=place)), {"Authorization": f"Basic {token}"}
+    return base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
 
 
 class Client:

@@ -132,7 +132,9 @@ class DeadlineSocket(socket.socket):
 
 
 class TLSSocket(ssl.SSLSocket):
-    """As DeadlineSocket, over TLS (the context makes its sockets of this class)."""
+    """As DeadlineSocket, over TLS (the context makes its sockets of this class). Without a
+    deadline it is a plain SSLSocket, so the shared context stays right for web-fetch's
+    httpx connections too."""
 
     deadline: Deadline | None = None
 

@@ -1311,7 +1311,7 @@ import ipaddress, socket
 _real = socket.getaddrinfo
 _calls = []
 def getaddrinfo(host, port, *args, **kwargs):
-    if host == "rebind.test":
+    if (host.decode() if isinstance(host, bytes) else host) == "rebind.test":
         _calls.append(host)
         ip = "127.0.0.1" if len(_calls) == 1 else "10.255.255.1"
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port))]
@@ -1367,7 +1367,7 @@ MAP_TLS_TEST = """
 import socket
 _real = socket.getaddrinfo
 def getaddrinfo(host, port, *args, **kwargs):
-    if host == "tls.test":
+    if (host.decode() if isinstance(host, bytes) else host) == "tls.test":
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
     return _real(host, port, *args, **kwargs)
 socket.getaddrinfo = getaddrinfo

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import re
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -236,7 +235,9 @@ def _register_login(user: str, password: str) -> str:
     """Mask a login's password, the pair and the Basic token made from it; the token."""
     from urllib.parse import unquote
 
-    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    from common.http import basic_token
+
+    token = basic_token(user, password)
     for secret in (password, unquote(password), f"{user}:{password}", token):
         register_secret(secret)
     return token

@@ -8,8 +8,6 @@ embed an IPv4 address (mapped, compatible, 6to4, NAT64, Teredo).
 from __future__ import annotations
 
 import ipaddress
-import socket
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -151,26 +149,18 @@ def vet(host: str, port: int, policy: Policy, wait: float) -> str:
 
 def resolve(host: str, port: int, wait: float) -> list[IPAddress]:
     """Every address of `host`, with a time limit that libc's resolver does not offer."""
-    box: list[list[IPAddress] | BaseException] = []
+    from common.http import DNSTimeout, Unresolved
+    from common.http import resolve as lookup
 
-    def lookup() -> None:
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            box.append([ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos])
-        except (OSError, UnicodeError, ValueError) as exc:
-            box.append(exc)
-
-    worker = threading.Thread(target=lookup, daemon=True)
-    worker.start()
-    worker.join(max(wait, 0.01))
-    if not box:
+    try:
+        found = lookup(host, port, max(wait, 0.01))
+        return [ipaddress.ip_address(address.split("%")[0]) for address in found]
+    except DNSTimeout:
         raise ToolError(
             ErrorCode.NETWORK_ERROR, f"timeout: DNS: resolving {host} took too long; try later"
-        )
-    found = box[0]
-    if isinstance(found, BaseException) or not found:
+        ) from None
+    except (Unresolved, ValueError):
         raise ToolError(
             ErrorCode.NETWORK_ERROR,
             f"DNS: could not resolve {host}: no such host, or no DNS; check the name and network",
-        )
-    return found
+        ) from None
