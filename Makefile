@@ -12,6 +12,8 @@ USERTOOLS := $(HOME)/.ikigai/tools
 # Paths are single-quoted in recipes, so a PREFIX or HOME with spaces works.
 TOOLS := $(shell sed -n '/^\[project.scripts\]/,/^\[/s/^\([a-z0-9-]*-tool\) *=.*/\1/p' pyproject.toml)
 SHARED ?= ../shared
+# `make install EXTRAS=browser` adds the optional extras (comma-separated) to the install.
+EXTRAS ?=
 
 .PHONY: all launchers demo test test-install lint bench bench-extract install install-user \
 	uninstall clean tools
@@ -73,7 +75,7 @@ bench-extract: $(BIN)/.installed
 install:
 	$(PYTHON) -m venv '$(LIBDIR)/venv'
 	'$(LIBDIR)/venv/bin/python' -m pip install -q --disable-pip-version-check --upgrade pip
-	'$(LIBDIR)/venv/bin/python' -m pip install -q .
+	'$(LIBDIR)/venv/bin/python' -m pip install -q '.$(if $(EXTRAS),[$(EXTRAS)])'
 	'$(LIBDIR)/venv/bin/python' -I -m common.launchers '$(TOOLDIR)' '$(LIBDIR)/venv/bin' >/dev/null
 	mkdir -p '$(BINDIR)'
 	ln -sfn '$(LIBDIR)/venv/bin/web-tools' '$(BINDIR)/web-tools'

@@ -30,6 +30,7 @@ MAX_TTL = 366 * 24 * 3600  # a year
 MAX_CACHE_MB = 1 << 20  # a terabyte
 MAX_FETCH_BYTES = 1 << 30  # a gigabyte: the body is held in memory
 DEFAULT_SEARCH_ORDER = ("brave", "google", "tavily", "searxng", "duckduckgo")
+RENDER_MODES = ("auto", "always", "never")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -143,6 +144,20 @@ def _header(raw: object) -> str:
     return text
 
 
+def _render(raw: object) -> str:
+    word = str(raw).strip().lower()
+    if word not in RENDER_MODES:
+        raise ValueError("it must be auto, always or never")
+    return word
+
+
+def _executable(raw: object) -> str:
+    text = _text(raw)
+    if not text or any(not c.isprintable() for c in text):
+        raise ValueError("it must be the path or command name of a Chromium or Chrome binary")
+    return text
+
+
 def _names(raw: object) -> tuple[str, ...]:
     items = raw if isinstance(raw, list) else str(raw).split(",")
     return tuple(s for s in (str(i).strip().lower() for i in items) if s)
@@ -225,6 +240,19 @@ class Settings:
         (),
         "comma-separated hosts, IP addresses or CIDR networks web-fetch may reach even though "
         "they are private (everything else private stays blocked, redirects included)",
+    )
+    fetch_render = Setting(
+        _render,
+        "auto",
+        "when web-fetch renders a page in a headless browser: `auto` (app shells, where a "
+        "browser is installed), `always` or `never`; a call's `render` wins",
+    )
+    fetch_browser = Setting(
+        _executable,
+        "",
+        "the Chromium or Chrome web-fetch renders with: a path or a command name; empty finds "
+        "one (chromium, chromium-browser, google-chrome, then Playwright's own)",
+        "found",
     )
     search_order: Setting[tuple[str, ...]] = Setting(
         _names, DEFAULT_SEARCH_ORDER, "providers the fallback search tool tries, in order"

@@ -45,6 +45,7 @@ class Report:
     credentials_file: str = ""
     settings: list[dict[str, str]] = field(default_factory=list)
     cache: str = ""
+    rendering: str = ""
     directories: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -60,6 +61,7 @@ def examine(found: Found, *, online: bool = False, timeout: float = 30.0) -> Rep
     report.tools += [_broken(tool, report) for tool in found.skipped if tool.problem]
     report.credentials_file = _credentials_file(report)
     report.settings = _settings(report)
+    report.rendering = rendering()
     if online:
         _online(found, report, timeout)
     return report
@@ -223,6 +225,24 @@ def minimal_call(tool: Tool) -> dict[str, Any]:
     return arguments
 
 
+def rendering() -> str:
+    """Whether web-fetch can render pages that need JavaScript, and with which browser."""
+    from common.errors import ToolError
+    from common.settings import load
+    from tools.fetch import browser
+
+    try:
+        found = browser.executable(load())
+    except browser.Unavailable as exc:
+        return (
+            f"not available ({exc}): web-fetch reads pages that need JavaScript as sent. "
+            f"To render them, {browser.INSTALL_HINT}."
+        )
+    except ToolError:
+        return "not checked: a setting it needs is unusable (see the settings above)"
+    return f"available, with {found}"
+
+
 def render(report: Report) -> str:
     """The report for a person: tables first, then what to fix."""
     sections = [
@@ -230,6 +250,7 @@ def render(report: Report) -> str:
         f"Credentials file: {report.credentials_file}",
         _settings_table(report.settings),
         f"Cache: {report.cache}",
+        f"Rendering pages that need JavaScript (web-fetch): {report.rendering}",
         _directories_table(report.directories),
     ]
     if report.warnings:

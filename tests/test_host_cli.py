@@ -482,3 +482,17 @@ def test_clear_cache(capsys, monkeypatch):
     monkeypatch.setattr(cache, "clear", refuse)
     assert cli.main(["clear-cache"]) == 1
     assert "could not clear the cache" in capsys.readouterr().err
+
+
+def test_doctor_says_whether_web_fetch_can_render(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_BROWSER", str(tmp_path / "no-such-chromium"))
+    _, out = main(capsys, "doctor")
+    line = next(x for x in out.splitlines() if x.startswith("Rendering pages"))
+    assert "not available" in line
+    assert "ikigai-web-tools[browser]" in line
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_BROWSER", str(fake))
+    _, out = main(capsys, "doctor")
+    assert f"Rendering pages that need JavaScript (web-fetch): available, with {fake}" in out

@@ -1126,7 +1126,7 @@ def _stored(address, ahead=0.0, **changes):
     """A web-fetch cache entry for `address`, with its fields changed as `changes` say."""
     document = dict.fromkeys(["title", "author", "date", "site_name", "description", "page_type"])
     value = {"url": address, "content_type": "text/plain", "document": document}
-    document |= {"markdown": "stale", "warnings": []}
+    document |= {"markdown": "stale", "warnings": [], "app_shell": False}
     for name, new in changes.items():
         where = document if name in document else value
         if new is _GONE:
@@ -1149,6 +1149,7 @@ CORRUPT_PAGES = {
     "a null document": lambda url: _stored(url, document=None),
     "stored in the future": lambda url: _stored(url, ahead=3600),
     "a number for the page type": lambda url: _stored(url, page_type=3),
+    "a string for the app shell flag": lambda url: _stored(url, app_shell="yes"),
     "warnings that are no list": lambda url: _stored(url, warnings="careful"),
     "a warning without its message": lambda url: _stored(url, warnings=[{"code": "X"}]),
     "a warning of the wrong type": lambda url: _stored(url, warnings=[{"code": 1, "message": "m"}]),

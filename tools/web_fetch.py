@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -17,11 +17,13 @@ if TYPE_CHECKING:
 
     from common.settings import Settings
     from tools.fetch.extract import Document
+    from tools.fetch.session import Session
 
 MAX_URL = 4096
 MAX_OFFSET = 10**9
 MAX_LIMIT = 10**6
 CACHE_NAMESPACE = "web_fetch"
+KEEP_FOR_RENDER = 1 << 20
 # Metadata is a label, not content: long values are cut so the content keeps the budget.
 META_LIMITS = {"title": 300, "author": 200, "date": 64, "site_name": 200, "description": 600}
 _WORST_CHAR_BYTES = 6  # a control character is escaped as \u00XX in JSON
@@ -63,6 +65,13 @@ SCHEMA: dict[str, Any] = {
                 "default": True,
                 "description": "Keep links as markdown links with absolute URLs.",
             },
+            "render": {
+                "type": "string",
+                "enum": ["auto", "always", "never", p.DEFAULT],
+                "description": "Run the page's JavaScript in a headless browser before reading "
+                "it: auto does so for pages that show next to nothing without JavaScript, "
+                "where a browser is installed; default: the user's setting (auto unless set).",
+            },
         },
         "required": ["url"],
     },
@@ -76,6 +85,7 @@ class Params:
     limit: int | None = None
     full_page: bool = False
     include_links: bool = True
+    render: str | None = None  # auto, always, never; None: the setting's
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,14 @@ def parse_input(raw: dict[str, Any]) -> Params:
         limit=p.integer(raw, "limit", 0, 0, MAX_LIMIT) or None,
         full_page=p.boolean(raw, "full_page", default=False),
         include_links=p.boolean(raw, "include_links", default=True),
+        render=_render(raw),
     )
+
+
+def _render(raw: dict[str, Any]) -> str | None:
+    from common.settings import RENDER_MODES
+
+    return p.choice(raw, "render", RENDER_MODES)
 
 
 def _url(value: str) -> str:
@@ -122,21 +139,75 @@ def fetch_page(params: Params, settings: Settings) -> Page:
     """Download and convert the page: the only function that touches the network."""
     from common.http import Deadline
     from common.redact import printable_url
-    from tools.fetch.decode import to_document
+    from tools.fetch.decode import HTML_TYPES, to_document
     from tools.fetch.session import Session
 
+    mode = render_mode(params, settings)
     with Session(settings, Deadline(settings.timeout)) as session:
         fetched = session.fetch(params.url)
-    # What the answer, the cache and the extractor's links see: no user-info, no secrets.
-    url = printable_url(fetched.url)
-    document, kind = to_document(
-        fetched.body,
-        fetched.content_type,
-        url,
+        # What the answer, the cache and the extractor's links see: no user-info, no secrets.
+        url = printable_url(fetched.url)
+        # The page's own bytes, for the browser, before decoding consumes them: an app shell
+        # is small, and a larger page the browser asks for again.
+        keep = mode == "always" or (mode == "auto" and len(fetched.body) <= KEEP_FOR_RENDER)
+        first = (fetched.content_type, bytes(fetched.body)) if keep else None
+        document, kind = to_document(
+            fetched.body,
+            fetched.content_type,
+            url,
+            full_page=params.full_page,
+            include_links=params.include_links,
+        )
+        shell = mode == "auto" and document.app_shell
+        if kind in HTML_TYPES and (mode == "always" or shell):
+            document = rendered(session, fetched.url, first, params, document, mode)
+    return Page(url, kind, document)
+
+
+def render_mode(params: Params, settings: Settings) -> str:
+    return params.render or settings.fetch_render
+
+
+def rendered(
+    session: Session,
+    url: str,
+    first: tuple[str | None, bytes] | None,
+    params: Params,
+    unrendered: Document,
+    mode: str,
+) -> Document:
+    """The page as a browser shows it; without a browser, or when rendering fails, the page
+    as it was fetched (with a warning, unless `auto` found no browser: that is as before)."""
+    from common.redact import printable_url
+    from tools.fetch import browser
+    from tools.fetch.decode import html_document, to_text
+
+    if first is not None:  # as web-fetch read it, whatever charset label Chromium would trust
+        first = ("text/html; charset=utf-8", to_text(first[1], first[0]).encode())
+    try:
+        page = browser.render(session, url, first)
+    except browser.Unavailable as exc:
+        if mode == "always":
+            raise invalid("render", mode, f"{exc}: {browser.INSTALL_HINT}") from None
+        return unrendered
+    except browser.RenderFailed as exc:
+        why = f"The page could not be rendered in a browser ({exc}); this is its HTML as sent."
+        failed = {"code": "RENDER_FAILED", "message": why}
+        return replace(unrendered, warnings=[*unrendered.warnings, failed])
+    document = html_document(
+        page.html,
+        printable_url(url),
         full_page=params.full_page,
         include_links=params.include_links,
     )
-    return Page(url, kind, document)
+    if page.settled:
+        return document
+    unsettled = {
+        "code": "RENDER_UNSETTLED",
+        "message": "The page was still loading when the time to render it ran out: this is "
+        "what it showed by then, and parts may be missing.",
+    }
+    return replace(document, warnings=[*document.warnings, unsettled])
 
 
 def cache_key(params: Params, settings: Settings) -> list[Any]:
@@ -150,6 +221,8 @@ def cache_key(params: Params, settings: Settings) -> list[Any]:
         settings.user_agent,
         settings.fetch_max_bytes,
     ]
+    if render_mode(params, settings) != "never":
+        policy.append(render_mode(params, settings))  # a rendered page is another page
     url = drop_userinfo(params.url)  # never stored, even hashed: it could be brute-forced
     return [url, url != params.url, params.full_page, params.include_links, policy]
 
@@ -181,9 +254,10 @@ def _is_stored_page(value: Any) -> bool:
     # A Document is text, its metadata None when the page had none, and its warnings a
     # list of {"code", "message"} texts.
     texts = (value["url"], value["content_type"], doc["markdown"])
-    meta = (v for k, v in doc.items() if k != "warnings")
+    meta = (v for k, v in doc.items() if k not in ("warnings", "app_shell"))
     return (
         all(isinstance(v, str) for v in texts)
+        and isinstance(doc["app_shell"], bool)
         and all(v is None or isinstance(v, str) for v in meta)
         and _are_warnings(doc["warnings"])
     )

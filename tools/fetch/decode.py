@@ -212,6 +212,15 @@ def _read_as(
     return Document(markdown=to_text(body, header))
 
 
+def html_document(html: str, url: str, *, full_page: bool, include_links: bool) -> Document:
+    """HTML that is already text (a rendered page's DOM) as a markdown Document."""
+    from tools.fetch.extract import bound, html_to_markdown
+
+    page = bound(html)
+    document = html_to_markdown(page, url, full_page=full_page, include_links=include_links)
+    return _clean_document(document)
+
+
 def _clean_document(document: Document) -> Document:
     """The document with lone surrogates (pypdf makes them from bad ToUnicode maps) replaced,
     and the call's credentials masked where the page echoes them (a headers echo page)."""

@@ -125,6 +125,7 @@ class Document:
     site_name: str | None = None
     description: str | None = None
     page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages
+    app_shell: bool = False  # next to no text without JavaScript, and scripts to run
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
     # round trip gives back an equal Document.
     warnings: list[dict[str, str]] = field(default_factory=list)
@@ -166,7 +167,13 @@ def html_to_markdown(
         warnings.append(_NEEDS_JAVASCRIPT)
     if page.note:
         body = f"{body}\n\n{page.note}" if body else page.note
-    return Document(markdown=body, **meta, page_type=page_type, warnings=warnings)
+    return Document(
+        markdown=body,
+        **meta,
+        page_type=page_type,
+        app_shell=parsed.shell and parsed.scripted,
+        warnings=warnings,
+    )
 
 
 @dataclass(frozen=True)
@@ -289,6 +296,7 @@ class _Parsed:
     signals: Signals
     warnings: tuple[dict[str, str], ...]
     shell: bool  # the HTML shows next to no text without JavaScript
+    scripted: bool  # it has scripts, which may fill it in
 
 
 def _parse(html: str, url: str) -> _Parsed:
@@ -305,6 +313,7 @@ def _parse(html: str, url: str) -> _Parsed:
         raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, "it is binary data, not text"))
     tree, warnings = _tree(text, url)
     signals = read(tree)
+    scripted = tree.find(".//script") is not None
     _remove(tree, _NEVER)
     shell = _is_shell(tree)
     if shell:  # what a browser without JavaScript shows is the content
@@ -312,7 +321,7 @@ def _parse(html: str, url: str) -> _Parsed:
             element.drop_tag()
     _remove(tree, "//noscript")
     clean_tree(tree, url)
-    return _Parsed(tree, signals, warnings, shell)
+    return _Parsed(tree, signals, warnings, shell, scripted)
 
 
 def _tree(text: str, url: str) -> tuple[HtmlElement, tuple[dict[str, str], ...]]:

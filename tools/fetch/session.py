@@ -39,6 +39,20 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _LOCATION = "ikigai_location"
 
 
+# A request's method and body, when it is not a plain GET.
+Sent = tuple[str, bytes | None]
+
+
+@dataclass(frozen=True)
+class Answered:
+    """What a rendered page's request got: status, headers and the whole (decoded) body."""
+
+    url: str
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
 @dataclass(frozen=True)
 class Fetched:
     url: str
@@ -118,17 +132,54 @@ class Session:
         return target
 
     def open(
-        self, url: httpx.URL, timeout: httpx.Timeout, headers: dict[str, str] | None = None
+        self,
+        url: httpx.URL,
+        timeout: httpx.Timeout,
+        headers: dict[str, str] | None = None,
+        sent: Sent | None = None,
     ) -> httpx.Response:
-        """Send one GET and return the response with its body still unread."""
+        """Send one request (a GET unless `sent` says otherwise) and return the response with
+        its body still unread."""
         if self.deadline.remaining() <= 0:
             raise self.deadline.expired_error(url.host)
-        request = self.http.build_request("GET", url, headers=headers)
+        method, content = sent if sent is not None else ("GET", None)
+        request = self.http.build_request(method, url, headers=headers, content=content)
         request.extensions["timeout"] = timeout.as_dict()
         try:
             return self.http.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise failed(exc, self.deadline) from None
+
+    def forward(self, url: str, headers: dict[str, str], sent: Sent, cap: int) -> Answered:
+        """One request a rendered page makes, vetted and robots-checked like the page itself.
+
+        Redirects are followed here, every hop vetted: Chromium cannot be handed a redirect
+        from an intercepted request. A 303, or a 301/302 after a POST, goes on as a GET.
+        """
+        for hop in range(1, MAX_REDIRECTS + 2):
+            register_secret_params(url)
+            target = self.prepare(drop_userinfo(url), hop)
+            if self.robots is not None:
+                self.robots.check(str(target))
+            response = self.open(target, timeout(self.deadline), headers, sent)
+            try:
+                location = redirect_location(response)
+                if location is None:
+                    body = self.read(response, cap, strict=True)
+                    return Answered(
+                        shown(response.url),
+                        response.status_code,
+                        response.headers.multi_items(),
+                        bytes(body),
+                    )
+            finally:
+                response.close()
+            if response.status_code == 303 or (
+                response.status_code in (301, 302) and sent[0] == "POST"
+            ):
+                sent = ("GET", None)
+            url = location
+        raise too_many_redirects(url)
 
     def finish(self, response: httpx.Response) -> Fetched:
         url = shown(response.url)

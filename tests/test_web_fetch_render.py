@@ -1,0 +1,458 @@
+"""web-fetch's browser: app shells rendered in headless Chromium, every request guarded.
+
+The pages are served on loopback by the tests. 127.0.0.1 is let through with
+IKIGAI_WEB_FETCH_ALLOW_HOSTS, as a user lets an intranet host through; 127.0.0.2 stands for a
+private address and must never be reached, nor a name that resolves to it. Where no browser
+is installed these tests are skipped, and say so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from common.errors import ErrorCode, ToolError
+from common.settings import Settings
+from tools import web_fetch
+from tools.fetch import browser
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOL = ROOT / "libexec" / "ikigai" / "web-fetch-tool"
+
+
+def _browser_missing() -> str | None:
+    try:
+        browser.executable(Settings(environ={}))
+    except browser.Unavailable as exc:
+        return f"no browser installed ({exc}): {browser.INSTALL_HINT}"
+    return None
+
+
+MISSING = _browser_missing()
+needs_browser = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+PROSE = (
+    "This paragraph was filled in by JavaScript from a same-origin request, and web-fetch "
+    "read it only after rendering the page in a browser with every request guarded."
+)
+DATA = json.dumps({"title": "Rendered headline", "text": PROSE}).encode()
+# An app shell: an empty root that a script fills from /data.json; `mark` leaves a trace of
+# what each probe met, so the test sees that the probe ran and how it ended.
+SHELL = """<!doctype html><html><head><title>App</title></head><body><div id="root"></div>
+<ul id="marks"></ul><script>
+function mark(text) { var li = document.createElement('li'); li.textContent = text;
+  document.getElementById('marks').appendChild(li); }
+fetch('/data.json').then(function (r) { return r.json(); }).then(function (d) {
+  document.getElementById('root').innerHTML =
+    '<article><h1>' + d.title + '</h1><p>' + d.text + '</p><p>' + d.text + '</p></article>';
+  mark('data loaded');
+});
+PROBES
+</script></body></html>"""
+
+
+class Site:
+    """A loopback web site: fixed answers by path, and every path asked for."""
+
+    def __init__(self, host: str, routes: dict[str, tuple[str, bytes]]) -> None:
+        self.routes = routes
+        self.seen: list[str] = []
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                site.seen.append(self.path)
+                kind, body = site.routes.get(self.path, ("text/plain", b""))
+                self.send_response(200 if self.path in site.routes else 404)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer((host, 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def sites():
+    made: list[Site] = []
+
+    def make(routes: dict[str, tuple[str, bytes]], host: str = "127.0.0.1") -> Site:
+        site = Site(host, routes)
+        made.append(site)
+        return site
+
+    yield make
+    for site in made:
+        site.close()
+
+
+def shell(probes: str = "") -> tuple[str, bytes]:
+    return "text/html; charset=utf-8", SHELL.replace("PROBES", probes).encode()
+
+
+def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IKIGAI_")}
+    return env | {
+        "IKIGAI_CONFIG_DIR": str(tmp_path / "config"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1",
+        "IKIGAI_WEB_FETCH_ROBOTS": "0",
+        "IKIGAI_WEB_FETCH_CACHE_TTL": "0",
+        **extra,
+    }
+
+
+def fetch(tmp_path: Path, call: dict[str, Any], **extra: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [str(TOOL)],
+        input=json.dumps(call).encode(),
+        capture_output=True,
+        env=environment(tmp_path, **extra),
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == b""  # neither Playwright nor Chromium writes to the tool's stderr
+    answer: dict[str, Any] = json.loads(proc.stdout)
+    return answer
+
+
+def chromiums() -> set[int]:
+    """Every running Chromium process on the machine."""
+    found = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if b"chrom" in cmdline.read_bytes().split(b"\0")[0]:
+                found.add(int(cmdline.parent.name))
+    return found
+
+
+def gone(pids: set[int], wait: float = 5.0) -> bool:
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        if not pids & chromiums():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+
+@needs_browser
+def test_an_app_shell_filled_by_a_same_origin_fetch_is_rendered(sites, tmp_path):
+    site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
+    answer = fetch(tmp_path, {"url": site.url("/app")})
+    assert answer["success"], answer
+    assert PROSE in answer["content"]
+    assert answer["title"] in ("Rendered headline", "App")
+    assert "warnings" not in answer
+    # The page itself was fetched once: the browser was handed the bytes already fetched.
+    assert site.seen.count("/app") == 1
+    assert "/data.json" in site.seen
+
+
+@needs_browser
+def test_render_never_keeps_the_shell_as_sent(sites, tmp_path):
+    site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
+    answer = fetch(tmp_path, {"url": site.url("/app"), "render": "never"})
+    assert PROSE not in answer["content"]
+    assert [w["code"] for w in answer["warnings"]] == ["NEEDS_JAVASCRIPT"]
+    assert "/data.json" not in site.seen
+
+
+@needs_browser
+def test_render_always_renders_a_page_that_has_text_already(sites, tmp_path):
+    words = " ".join(["Plenty of words are here before any script runs."] * 12)
+    page = f"<html><body><main><p>{words}</p><div id=late></div></main><script>"
+    page += "document.getElementById('late').innerHTML = "
+    page += "'<p>Added by the script, a sentence of its own.</p>';"
+    page += "</script></body></html>"
+    site = sites({"/": ("text/html", page.encode())})
+    plain = fetch(tmp_path, {"url": site.url("/")})
+    assert "Added by the script" not in plain["content"]  # auto: not an app shell
+    rendered = fetch(tmp_path, {"url": site.url("/"), "render": "always"})
+    assert "Added by the script" in rendered["content"]
+
+
+@needs_browser
+def test_the_setting_changes_the_default_and_the_call_wins(sites, tmp_path):
+    site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
+    off = fetch(tmp_path, {"url": site.url("/app")}, IKIGAI_WEB_FETCH_RENDER="never")
+    assert PROSE not in off["content"]
+    on = fetch(
+        tmp_path, {"url": site.url("/app"), "render": "auto"}, IKIGAI_WEB_FETCH_RENDER="never"
+    )
+    assert PROSE in on["content"]
+
+
+# --- the guard holds inside the browser ------------------------------------------------------
+
+PRIVATE_PROBES = """
+fetch('http://127.0.0.2:PRIVATE/steal').then(function () { mark('ip reached'); },
+  function () { mark('ip blocked'); });
+fetch('http://private.test:PRIVATE/steal').then(function () { mark('name reached'); },
+  function () { mark('name blocked'); });
+fetch('file:///etc/passwd').then(function () { mark('file reached'); },
+  function () { mark('file blocked'); });
+try {
+  var ws = new WebSocket('ws://127.0.0.1:PUBLIC/socket');
+  ws.onopen = function () { mark('socket open'); };
+  ws.onclose = function () { mark('socket blocked'); };
+} catch (e) { mark('socket blocked'); }
+var frame = document.createElement('iframe'); frame.src = 'file:///etc/passwd';
+document.body.appendChild(frame);
+"""
+
+# A name that the machine's resolver answers with 127.0.0.2, for the tool's process only.
+FAKE_DNS = """
+import socket
+_real = socket.getaddrinfo
+def getaddrinfo(host, port, *args, **kwargs):
+    if (host.decode() if isinstance(host, bytes) else host) == "private.test":
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", port))]
+    return _real(host, port, *args, **kwargs)
+socket.getaddrinfo = getaddrinfo
+"""
+
+
+@needs_browser
+def test_scripts_cannot_reach_private_addresses_files_or_sockets(sites, tmp_path):
+    private = sites({"/steal": ("text/plain", b"secret")}, host="127.0.0.2")
+    probes = PRIVATE_PROBES.replace("PRIVATE", str(private.port))
+    site = sites({"/data.json": ("application/json", DATA)})
+    site.routes["/app"] = shell(probes.replace("PUBLIC", str(site.port)))
+    (tmp_path / "sitecustomize.py").write_text(FAKE_DNS)
+    answer = fetch(tmp_path, {"url": site.url("/app")}, PYTHONPATH=str(tmp_path))
+    content = answer["content"]
+    assert PROSE in content  # the page still renders
+    for probe in ("ip", "name", "file", "socket"):
+        assert f"{probe} blocked" in content, content
+        assert f"{probe} reached" not in content
+    assert "socket open" not in content
+    assert private.seen == []  # nothing reached the private address, by IP or by name
+    assert "/socket" not in site.seen  # the WebSocket never left the browser
+    assert "root:" not in content
+
+
+@needs_browser
+def test_pop_ups_downloads_and_navigations_away_get_nothing(sites, tmp_path):
+    probes = """
+    window.open('/popup');
+    var a = document.createElement('a'); a.href = '/file.zip'; a.download = 'file.zip';
+    document.body.appendChild(a); a.click();
+    setTimeout(function () { location.href = '/elsewhere'; }, 300);
+    """
+    site = sites(
+        {
+            "/app": shell(probes),
+            "/data.json": ("application/json", DATA),
+            "/popup": ("text/html", b"<p>pop-up</p>"),
+            "/file.zip": ("application/zip", b"PK\x03\x04" + b"\0" * 64),
+            "/elsewhere": ("text/html", b"<p>another page</p>"),
+        }
+    )
+    downloads = tmp_path / "home"
+    downloads.mkdir()
+    answer = fetch(tmp_path, {"url": site.url("/app")}, HOME=str(downloads))
+    assert PROSE in answer["content"]
+    assert not {"/popup", "/file.zip", "/elsewhere"} & set(site.seen), site.seen
+    assert not any(downloads.rglob("file.zip*"))
+
+
+@needs_browser
+def test_a_page_that_never_settles_ends_in_time_with_a_warning(sites, tmp_path):
+    probes = "setInterval(function () { fetch('/tick?' + Math.random()); }, 100);"
+    site = sites({"/app": shell(probes), "/data.json": ("application/json", DATA)})
+    started = time.monotonic()
+    answer = fetch(tmp_path, {"url": site.url("/app")}, IKIGAI_WEB_TIMEOUT="7")
+    took = time.monotonic() - started
+    assert took < 7 + 3  # the deadline, and the process's own start and exit
+    assert PROSE in answer["content"]
+    assert "RENDER_UNSETTLED" in [w["code"] for w in answer["warnings"]]
+
+
+# --- no browser left behind ------------------------------------------------------------------
+
+
+@needs_browser
+def test_the_browser_is_gone_after_a_call(sites, tmp_path):
+    site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
+    before = chromiums()
+    fetch(tmp_path, {"url": site.url("/app")})
+    assert gone(chromiums() - before)
+
+
+@needs_browser
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+def test_the_browser_is_gone_when_the_call_is_killed(sites, tmp_path, signum):
+    probes = "setInterval(function () { fetch('/tick?' + Math.random()); }, 100);"
+    site = sites({"/app": shell(probes), "/data.json": ("application/json", DATA)})
+    before = chromiums()
+    proc = subprocess.Popen(
+        [str(TOOL)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(tmp_path, IKIGAI_WEB_TIMEOUT="20"),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps({"url": site.url("/app")}).encode())
+    proc.stdin.close()
+    end = time.monotonic() + 15
+    while not any(p.startswith("/tick") for p in site.seen) and time.monotonic() < end:
+        time.sleep(0.05)
+    started = chromiums() - before
+    assert started  # the browser is up and the page is loading
+    proc.send_signal(signum)
+    proc.wait(timeout=10)
+    assert gone(started), "a browser process outlived the killed call"
+
+
+# --- without a browser, and the parts that need none -----------------------------------------
+
+
+def test_always_without_a_browser_says_how_to_install_one(sites, tmp_path):
+    site = sites({"/app": shell()})
+    answer = fetch(
+        tmp_path,
+        {"url": site.url("/app"), "render": "always"},
+        IKIGAI_WEB_FETCH_BROWSER="/nonexistent/chromium",
+    )
+    assert answer["error_code"] == "INVALID_INPUT"
+    assert "ikigai-web-tools[browser]" in answer["error"]
+    assert "apt install chromium" in answer["error"]
+
+
+def test_auto_without_a_browser_is_as_before(sites, tmp_path):
+    site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
+    answer = fetch(
+        tmp_path, {"url": site.url("/app")}, IKIGAI_WEB_FETCH_BROWSER="/nonexistent/chromium"
+    )
+    assert answer["success"]
+    assert [w["code"] for w in answer["warnings"]] == ["NEEDS_JAVASCRIPT"]
+    assert "/data.json" not in site.seen
+
+
+@pytest.mark.parametrize("value", ["sometimes", 1, True, ["auto"]])
+def test_render_must_be_one_of_the_three_modes(value):
+    call = {"url": "https://example.com/", "render": value}
+    with pytest.raises(ToolError, match="'render'") as caught:
+        web_fetch.parse_input(call)
+    assert caught.value.code is ErrorCode.INVALID_INPUT
+
+
+@pytest.mark.parametrize("value", ["", "default", "any", None])
+def test_render_not_set_is_the_setting(value):
+    call = {"url": "https://example.com/", "render": value}
+    assert web_fetch.parse_input(call).render is None
+
+
+@pytest.mark.parametrize("value", ["auto", "always", "never", "ALWAYS"])
+def test_render_takes_the_three_modes(value):
+    call = {"url": "https://example.com/", "render": value}
+    assert web_fetch.parse_input(call).render == value.lower()
+
+
+def test_the_setting_takes_only_the_three_modes():
+    assert Settings(environ={"IKIGAI_WEB_FETCH_RENDER": " Always "}).fetch_render == "always"
+    with pytest.raises(Exception, match="auto, always or never"):
+        _ = Settings(environ={"IKIGAI_WEB_FETCH_RENDER": "maybe"}).fetch_render
+
+
+def test_render_choices_do_not_share_cache_entries():
+    settings = Settings(environ={})
+    keys = {
+        json.dumps(
+            web_fetch.cache_key(web_fetch.Params("https://a.example/", render=mode), settings)
+        )
+        for mode in ("auto", "always", "never")
+    }
+    assert len(keys) == 3
+
+
+def test_schema_does_not_import_the_browser():
+    code = "import sys, tools.web_fetch; print('playwright' in sys.modules)"
+    proc = subprocess.run(
+        [str(ROOT / ".venv/bin/python"), "-c", code], capture_output=True, check=True, cwd=ROOT
+    )
+    assert proc.stdout.strip() == b"False"
+
+
+def test_descendants_finds_a_grandchild_and_not_others():
+    child = subprocess.Popen(["sh", "-c", "sleep 30 & wait"])
+    try:
+        end = time.monotonic() + 5
+        while len(browser.descendants(child.pid)) < 1 and time.monotonic() < end:
+            time.sleep(0.02)
+        below = browser.descendants(child.pid)
+        assert len(below) == 1
+        assert child.pid in browser.descendants(os.getpid())
+        assert os.getpid() not in browser.descendants(child.pid)
+    finally:
+        for pid in browser.descendants(child.pid):
+            os.kill(pid, signal.SIGKILL)
+        child.kill()
+        child.wait()
+
+
+@needs_browser
+@pytest.mark.loopback
+def test_a_browser_over_its_memory_cap_is_killed_and_the_page_comes_as_sent(
+    sites, isolated_env, monkeypatch
+):
+    monkeypatch.setattr(browser, "MEMORY_CAP", 1 << 20)  # any real browser is larger
+    site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
+    environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
+               "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}  # fmt: skip
+    before = chromiums()
+    answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
+    failed = [w for w in answer["warnings"] if w["code"] == "RENDER_FAILED"]
+    assert failed, answer
+    assert "memory" in failed[0]["message"]
+    assert PROSE not in answer["content"]
+    assert gone(chromiums() - before)
+
+
+@pytest.mark.loopback
+def test_only_a_scripted_shell_is_rendered_on_auto(sites, isolated_env, monkeypatch):
+    rendered: list[str] = []
+
+    def fake_render(_session: Any, url: str, _first: Any) -> browser.Rendered:
+        rendered.append(url)
+        return browser.Rendered("<html><body><p>rendered</p></body></html>", settled=True)
+
+    monkeypatch.setattr(browser, "render", fake_render)
+    short = "<html><body><p>A short page, with no script at all.</p></body></html>"
+    site = sites({"/short": ("text/html", short.encode()), "/app": shell()})
+    environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
+               "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}  # fmt: skip
+    answer = web_fetch.execute({"url": site.url("/short")}, Settings(environ=environ))
+    assert answer["content"] == "A short page, with no script at all."
+    assert rendered == []
+    answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
+    assert answer["content"] == "rendered"
+    assert rendered == [site.url("/app")]

@@ -1,0 +1,411 @@
+"""web-fetch's optional browser: a page that only JavaScript fills in, rendered in headless
+Chromium through Playwright, without giving up the guard.
+
+Chromium never reaches the network by itself. Every request the page makes is intercepted and
+answered from the call's own `Session` (the same guard, DNS pins, robots.txt, size cap and
+deadline as the page itself), or aborted. Behind that, Chromium is started so that a request
+that somehow escaped interception cannot go anywhere: its own resolver answers no name, and it
+is pointed at a proxy whose name does not resolve either. WebSockets are closed, service
+workers blocked, downloads refused, pop-ups and frames get no requests, permissions are all
+denied, and each call starts from a new, empty profile that is deleted with the browser.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from common.errors import ToolError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from common.settings import Settings
+    from tools.fetch.session import Session
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+INSTALL_HINT = (
+    "install the browser extra (pip install 'ikigai-web-tools[browser]') and a Chromium: "
+    "the system's package (apt install chromium, dnf install chromium) or, where it can be "
+    "downloaded, `playwright install chromium`; IKIGAI_WEB_FETCH_BROWSER names one elsewhere"
+)
+SETTLE_SECONDS = 8.0  # the most a page may keep loading before what it shows is read
+READ_RESERVE = 3.0  # of the deadline, kept for reading the DOM and extracting from it
+MAX_REQUESTS = 300  # requests one rendered page may make
+MEMORY_CAP = 1 << 30  # bytes of resident memory for the browser's whole process tree
+_WATCH_EVERY = 0.1
+# Kinds of request the content never needs: not fetched, so rendering stays fast.
+SKIPPED_KINDS = frozenset(
+    {"image", "media", "font", "texttrack", "manifest", "ping", "beacon", "eventsource"}
+)
+METHODS = frozenset({"GET", "HEAD", "POST"})
+# Headers the call's own client sets (or must not take from a page).
+_DROPPED_REQUEST = frozenset(
+    {
+        "host",
+        "cookie",
+        "user-agent",
+        "accept-encoding",
+        "connection",
+        "content-length",
+        "proxy-authorization",
+        "authorization",
+        "te",
+        "upgrade",
+        "keep-alive",
+    }
+)
+# The body handed to Chromium is whole and decoded; cookies stay in the call's own client.
+_DROPPED_RESPONSE = frozenset(
+    {
+        "content-encoding",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "set-cookie",
+        "keep-alive",
+    }
+)
+_ARGS = (
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-breakpad",
+    "--dns-prefetch-disable",
+    "--mute-audio",
+    "--renderer-process-limit=1",
+    "--js-flags=--max-old-space-size=512",
+    # A request that escaped interception finds no name and no way out.
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--proxy-server=http://no-proxy.invalid:9",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+)
+
+
+class Unavailable(Exception):  # noqa: N818 - a state of the machine, as messages say it
+    """No browser to render with: Playwright or Chromium is not installed."""
+
+
+class RenderFailed(Exception):  # noqa: N818 - an outcome, named as the warning says it
+    """The browser could not render the page (it crashed, ran out of memory or time)."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    html: str
+    settled: bool  # False: the page was still loading when it was read
+
+
+@dataclass
+class _Call:
+    """One render's bookkeeping: the page, what it was allowed, what went wrong."""
+
+    session: Session
+    url: str
+    first: tuple[str | None, bytes] | None  # the page's own body, fetched already
+    cap: int
+    page: Any = None
+    requests: int = 0
+    served: int = 0
+    error: ToolError | None = None
+    blocked: list[str] = field(default_factory=list)
+
+
+def executable(settings: Settings) -> str:
+    """The Chromium to render with; Unavailable when there is none or no Playwright."""
+    import importlib.util
+
+    if importlib.util.find_spec("playwright") is None:
+        raise Unavailable("Playwright is not installed")
+    named = settings.fetch_browser
+    found = _find(named) if named else _first_found()
+    if found is None:
+        where = f"IKIGAI_WEB_FETCH_BROWSER={named} is not" if named else "no Chromium is"
+        raise Unavailable(f"{where} an installed browser")
+    return found
+
+
+def _find(name: str) -> str | None:
+    if os.sep in name:
+        return name if os.access(name, os.X_OK) and Path(name).is_file() else None
+    return shutil.which(name)
+
+
+def _first_found() -> str | None:
+    for name in BROWSERS:
+        if found := shutil.which(name):
+            return found
+    home = os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or str(Path.home() / ".cache/ms-playwright")
+    patterns = ("chromium-*/chrome-linux*/chrome", "chromium_headless_shell-*/*/headless_shell")
+    for pattern in patterns:
+        for path in sorted(glob.glob(os.path.join(home, pattern)), reverse=True):  # noqa: PTH118, PTH207 - a pattern, not a path
+            if os.access(path, os.X_OK):
+                return path
+    return None
+
+
+def render(session: Session, url: str, first: tuple[str | None, bytes] | None) -> Rendered:
+    """The page at `url` (its final URL) as the browser shows it, within the call's deadline.
+
+    `first` is the page's body as the session fetched it, so the document is not asked for
+    twice. Unavailable without a browser, RenderFailed when it could not be rendered, the
+    session's own ToolError when the page itself was refused.
+    """
+    binary = executable(session.settings)
+    call = _Call(session, url, first, session.settings.fetch_max_bytes)
+    with _reaped() as spawned, _memory_capped(spawned) as watch:
+        try:
+            rendered = _render(binary, call)
+        except ToolError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Playwright's errors are many; each is a failed render
+            raise RenderFailed(watch.reason or _why(exc)) from None
+    if call.error is not None and not rendered.html:
+        raise call.error
+    return rendered
+
+
+def _render(binary: str, call: _Call) -> Rendered:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+
+    deadline = call.session.deadline
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=binary, args=_arguments(), timeout=_ms(deadline.remaining())
+        )
+        try:
+            page = _open_page(browser, call)
+            with contextlib.suppress(PlaywrightTimeout):  # what was parsed so far is read
+                page.goto(call.url, wait_until="domcontentloaded", timeout=_ms(_left(call)))
+            if call.error is not None and call.served == 0:
+                raise call.error
+            settled = _settle(page, call)
+            return Rendered(page.content(), settled)
+        finally:
+            browser.close()
+
+
+def _arguments() -> list[str]:
+    # Chromium refuses to start as root inside its sandbox; anyone else keeps the sandbox.
+    return [*_ARGS, "--no-sandbox"] if os.geteuid() == 0 else list(_ARGS)
+
+
+def _open_page(browser: Any, call: _Call) -> Any:
+    context = browser.new_context(
+        service_workers="block",
+        accept_downloads=False,
+        permissions=[],
+        user_agent=call.session.settings.user_agent,
+    )
+    context.set_default_timeout(_ms(max(_left(call), 0.5)))
+    context.route("**/*", lambda route, request: _answer(route, request, call))
+    context.route_web_socket("**/*", lambda socket: socket.close())
+    page = context.new_page()
+    call.page = page
+    context.on("page", lambda other: other.close() if other is not call.page else None)
+    return page
+
+
+def _settle(page: Any, call: _Call) -> bool:
+    """True when the page stopped loading (no request for half a second) in time."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    wait = min(SETTLE_SECONDS, _left(call))
+    if wait <= 0:
+        return False
+    try:
+        page.wait_for_load_state("networkidle", timeout=_ms(wait))
+    except PlaywrightTimeout:
+        return False
+    return True
+
+
+def _answer(route: Any, request: Any, call: _Call) -> None:
+    """Serve one of the page's requests from the guarded session, or refuse it."""
+    why = _refusal(request, call)
+    if why is not None:
+        call.blocked.append(f"{why}: {request.url[:200]}")
+        if request.is_navigation_request():
+            route.fulfill(status=204)  # No Content: the frame stays on the page it shows
+        else:
+            route.abort("blockedbyclient")
+        return
+    call.requests += 1
+    if call.first is not None and request.url == call.url:
+        kind, body = call.first
+        call.first = None
+        call.served += 1
+        route.fulfill(status=200, headers={"content-type": kind or "text/html"}, body=body)
+        return
+    try:
+        answered = call.session.forward(
+            request.url, _request_headers(request), _sent(request), call.cap
+        )
+    except ToolError as err:
+        if request.is_navigation_request():
+            call.error = err
+        call.blocked.append(f"{err.code.value}: {request.url[:200]}")
+        route.abort("blockedbyclient")
+        return
+    call.served += 1
+    headers = [(k, v) for k, v in answered.headers if k.lower() not in _DROPPED_RESPONSE]
+    route.fulfill(status=answered.status, headers=dict(headers), body=answered.body)
+
+
+def _refusal(request: Any, call: _Call) -> str | None:
+    """Why a request is not made, or None when it may be."""
+    reasons = (
+        (not request.url.lower().startswith(("http://", "https://")), "not http(s)"),
+        (request.method not in METHODS, f"method {request.method}"),
+        (request.resource_type in SKIPPED_KINDS, "not needed for the content"),
+        (call.requests >= MAX_REQUESTS, f"more than {MAX_REQUESTS} requests"),
+        (_left(call) <= 0, "out of time"),
+    )
+    for refused, why in reasons:
+        if refused:
+            return why
+    return _from_elsewhere(request, call)
+
+
+def _from_elsewhere(request: Any, call: _Call) -> str | None:
+    """Why a request that is not the page's own is refused: pop-ups, workers, frames and
+    navigations away get nothing (the page read is the page asked for)."""
+    try:
+        frame = request.frame
+        page = frame.page
+    except Exception:  # noqa: BLE001 - a worker's request has no frame: it is not made
+        return "not from the page"
+    if page is not call.page:
+        return "from a pop-up"
+    if request.is_navigation_request() and (frame.parent_frame is not None or call.served):
+        return "a frame or a navigation away from the page"
+    return None
+
+
+def _request_headers(request: Any) -> dict[str, str]:
+    return {k: v for k, v in request.headers.items() if k.lower() not in _DROPPED_REQUEST}
+
+
+def _sent(request: Any) -> tuple[str, bytes | None]:
+    return request.method, request.post_data_buffer if request.method == "POST" else None
+
+
+def _left(call: _Call) -> float:
+    return call.session.deadline.remaining() - READ_RESERVE
+
+
+def _ms(seconds: float) -> float:
+    return max(seconds, 0.001) * 1000
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
+
+
+# --- the browser's processes: memory capped while it runs, none left once it is done --------
+
+
+@dataclass
+class _Watch:
+    reason: str = ""
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+@contextlib.contextmanager
+def _memory_capped(spawned: Spawned) -> Iterator[_Watch]:
+    """Kill the browser's processes when together they hold more than MEMORY_CAP."""
+    watch = _Watch()
+    thread = threading.Thread(target=_watch_memory, args=(watch, spawned), daemon=True)
+    thread.start()
+    try:
+        yield watch
+    finally:
+        watch.stop.set()
+        thread.join()
+
+
+def _watch_memory(watch: _Watch, spawned: Spawned) -> None:
+    while not watch.stop.wait(_WATCH_EVERY):
+        children = spawned()
+        if sum(map(_resident, children)) > MEMORY_CAP:
+            watch.reason = f"the browser used more than {MEMORY_CAP >> 20} MiB of memory"
+            _kill(children)
+            return
+
+
+class Spawned:
+    """The processes started below this one since it was made: the browser's."""
+
+    def __init__(self) -> None:
+        self.before = set(descendants(os.getpid()))
+
+    def __call__(self) -> list[int]:
+        return [pid for pid in descendants(os.getpid()) if pid not in self.before]
+
+
+@contextlib.contextmanager
+def _reaped() -> Iterator[Spawned]:
+    """Whatever the browser started is gone when the render is over, however it ended."""
+    spawned = Spawned()
+    try:
+        yield spawned
+    finally:
+        deadline = time.monotonic() + 2  # Playwright closes its own first, gracefully
+        while spawned() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        _kill(spawned())
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living process below `pid`, from /proc (empty where there is none)."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        fields = text.rpartition(")")[2].split()
+        if len(fields) > 1 and fields[0] != "Z":
+            parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found += children
+        todo += children
+    return found
+
+
+def _resident(pid: int) -> int:
+    """A process's proportional share of memory (PSS): Chromium's processes share most of
+    their pages, which a sum of their resident sizes would count once per process."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text(encoding="ascii")
+    except OSError:
+        return 0
+    for line in text.splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
