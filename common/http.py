@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from common.errors import ErrorCode, ToolError
 from common.redact import excerpt, redact
-from common.text import decode, header_charset
+from common.text import decode, header_charset, seconds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -78,7 +78,7 @@ class Deadline:
     def expired_error(self, host: str) -> ToolError:
         return ToolError(
             ErrorCode.NETWORK_ERROR,
-            f"timeout: {host} did not answer within the {self.seconds:g} s deadline "
+            f"timeout: {host} did not answer within the {seconds(self.seconds)} deadline "
             "(IKIGAI_WEB_TIMEOUT); try again later",
         )
 

@@ -117,3 +117,8 @@ def html_words(html: str) -> str:
     if title and not words:
         words = " ".join(entities.unescape(_TAG.sub(" ", text)).split())
     return visible(words)
+
+
+def seconds(value: float) -> str:
+    """A duration as messages print it: to a tenth of a second, "24.8 s", "25 s"."""
+    return f"{round(value, 1):g} s"

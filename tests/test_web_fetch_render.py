@@ -456,3 +456,37 @@ def test_only_a_scripted_shell_is_rendered_on_auto(sites, isolated_env, monkeypa
     answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
     assert answer["content"] == "rendered"
     assert rendered == [site.url("/app")]
+
+
+@needs_browser
+@pytest.mark.loopback
+def test_in_process_the_guard_answers_every_request_of_the_page(sites, isolated_env, monkeypatch):
+    """The same probes as above, in this process: what the browser asked for, request by
+    request, went through the session's guard (and the name through its resolver)."""
+    import socket
+
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name == "private.test":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    private = sites({"/steal": ("text/plain", b"secret")}, host="127.0.0.2")
+    probes = PRIVATE_PROBES.replace("PRIVATE", str(private.port))
+    probes += "window.open('/popup'); setTimeout(function () { location.href = '/away'; }, 300);"
+    site = sites({"/data.json": ("application/json", DATA), "/style.css": ("text/css", b"p{}")})
+    page = shell(probes.replace("PUBLIC", str(site.port)))
+    extra = b'<head><link rel="stylesheet" href="/style.css"><img src="/i.png">'
+    site.routes["/app"] = (page[0], page[1].replace(b"<head>", extra))
+    environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
+               "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}  # fmt: skip
+    answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
+    assert PROSE in answer["content"]
+    for probe in ("ip", "name", "file", "socket"):
+        assert f"{probe} blocked" in answer["content"]
+    assert private.seen == []
+    assert not {"/popup", "/away", "/i.png"} & set(site.seen)
+    assert "/style.css" in site.seen

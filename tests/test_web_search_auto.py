@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +127,9 @@ def test_auth_invalid_and_rate_limit_fall_through(httpx_mock, keys, status, body
     assert out["success"] is True
     assert out["provider"] == "tavily"
     assert out["warnings"][0]["code"] == code
-    assert out["warnings"][0]["message"].startswith("web_search_brave skipped: Brave answered")
+    assert out["warnings"][0]["message"].startswith(
+        "web_search_brave skipped after 0 s: Brave answered"
+    )
 
 
 def test_missing_credentials_fall_through(httpx_mock, keys, monkeypatch):
@@ -184,9 +188,12 @@ def test_all_failing_gives_the_most_specific_error_and_what_each_said(
     out = call({"query": "ikigai"})
     assert out["error_code"] == "RATE_LIMIT"
     assert out["retry_after"] == 40
-    assert out["error"].startswith("every search provider failed: web_search_brave: RATE_LIMIT, ")
-    assert (
-        "web_search_tavily: AUTH_MISSING, web_search_tavily needs a Tavily API key" in out["error"]
+    assert re.match(
+        r"every search provider failed: web_search_brave: RATE_LIMIT after [\d.]+ s, ", out["error"]
+    )
+    assert re.search(
+        r"web_search_tavily: AUTH_MISSING after [\d.]+ s, web_search_tavily needs a Tavily API key",
+        out["error"],
     )
     assert out["_event"]["data"]["error_type"] == "rate_limit"
 
@@ -202,6 +209,55 @@ def test_unknown_names_in_the_order_are_skipped_and_listed(httpx_mock, keys, mon
     assert len(httpx_mock.get_requests()) == 1
 
 
+def test_a_misspelled_provider_is_named_with_the_one_meant(httpx_mock, keys, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "bravve,tavily")
+    tavily_answers(httpx_mock)
+    out = call({"query": "ikigai"})
+    assert out["warnings"][0]["message"].startswith(
+        "'bravve' in IKIGAI_WEB_SEARCH_ORDER is not an installed search tool: did you mean "
+        "'brave'? (installed: "
+    )
+
+
+def test_every_failure_names_each_provider_failed_and_not_tried(keys, monkeypatch):
+    def attempt(module, request, settings):
+        time.sleep(0.6)
+        raise ToolError(ErrorCode.NETWORK_ERROR, "timeout: waiting for the answer. Retry later.")
+
+    monkeypatch.setattr(auto, "attempt", attempt)
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "2")  # after two failures less than 1 s is left
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,tavily,duckduckgo,bingo")
+    with pytest.raises(ToolError) as info:
+        auto.execute({"query": "ikigai"}, load())
+    message = info.value.message
+    assert re.match(
+        r"every search provider failed: web_search_brave: NETWORK_ERROR after 0\.\d s, timeout: "
+        r"waiting for the answer; web_search_tavily: NETWORK_ERROR after 0\.\d s, timeout: "
+        r"waiting for the answer\. 'bingo' in IKIGAI_WEB_SEARCH_ORDER is not an installed search "
+        r"tool \(installed: .*\); it was skipped\. web_search_duckduckgo not tried: the call's "
+        r"deadline was near\.$",
+        message,
+    ), message
+
+
+def test_a_rate_limited_provider_is_not_ready_now_in_the_event(httpx_mock, monkeypatch):
+    """Both fail: the event of the rate limit must not offer the other as 'ready now'."""
+    monkeypatch.setenv("BRAVE_API_KEY", BRAVE_KEY)
+    monkeypatch.setenv("TAVILY_API_KEY", TAVILY_KEY)
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "tavily,brave")
+    rate = {"type": "ErrorResponse", "error": {"code": "RATE_LIMITED", "detail": "Slow down.",
+            "status": 429}}  # fmt: skip
+    httpx_mock.add_response(url=TAVILY, method="POST", status_code=432,
+                            json={"detail": {"error": "Plan limit exceeded."}})  # fmt: skip
+    httpx_mock.add_response(status_code=429, json=rate, headers={"X-RateLimit-Reset": "40"})
+    out = call({"query": "ikigai"})
+    assert out["error_code"] == "RATE_LIMIT"
+    event = out["_event"]
+    assert "web_search_tavily" not in event["data"].get("alternative_tools", [])
+    assert "web_search_brave" not in event["data"].get("alternative_tools", [])
+    assert "web_search_tavily" not in event["content"].split("ready now", 1)[-1]
+
+
 def test_an_order_naming_no_provider_is_invalid_input(monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "bing,yahoo")
     out = call({"query": "ikigai"})
@@ -211,21 +267,63 @@ def test_an_order_naming_no_provider_is_invalid_input(monkeypatch):
 
 
 def test_providers_share_the_calls_deadline(keys, monkeypatch):
+    """A failure hands the next provider what is left of the call's deadline."""
     seen: list[float] = []
 
     def attempt(module, request, settings):
         seen.append(settings.timeout)
+        time.sleep(0.3)
         raise ToolError(ErrorCode.NETWORK_ERROR, "timeout: slow")
 
-    clock = iter([100.0, 100.0, 108.0, 200.0])
-    monkeypatch.setattr("time.monotonic", lambda: next(clock))
     monkeypatch.setattr(auto, "attempt", attempt)
     monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "10")
     monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,tavily,duckduckgo")
     with pytest.raises(ToolError) as info:
         auto.execute({"query": "ikigai"}, load())
-    assert seen == [10.0, 2.0]  # the second provider gets what the first left
+    assert len(seen) == 3
+    assert 9.0 < seen[2] < seen[1] < 9.9 < seen[0] <= 10  # each gets what the ones before left
     assert info.value.code is ErrorCode.NETWORK_ERROR
+
+
+def test_a_stalled_provider_gets_company_and_the_first_answer_wins(keys, monkeypatch):
+    """The next provider starts once the first has had its share (here 3 s / 3 = 1 s)."""
+    release = threading.Event()
+
+    def attempt(module, request, settings):
+        if module is web_search_brave:
+            release.wait(settings.timeout)
+            raise ToolError(ErrorCode.NETWORK_ERROR, "timeout: waiting for the answer")
+        return {"success": True, "results": [], "count": 0, "provider": "tavily"}
+
+    monkeypatch.setattr(auto, "attempt", attempt)
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "3")
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,tavily,duckduckgo")
+    started = time.monotonic()
+    out = auto.execute({"query": "ikigai"}, load())
+    took = time.monotonic() - started
+    release.set()
+    assert out["provider"] == "tavily"
+    assert 0.9 < took < 2.0
+    [note] = out["warnings"]
+    assert note["code"] == "NETWORK_ERROR"
+    assert re.fullmatch(
+        r"web_search_brave had not answered after 1(\.\d)? s; web_search_tavily answered "
+        r"first\.",
+        note["message"],
+    )
+
+
+def test_a_provider_that_crashes_is_a_failure_not_a_hang(keys, monkeypatch):
+    def attempt(module, request, settings):
+        if module is web_search_brave:
+            raise RuntimeError("a bug")
+        return {"success": True, "results": [], "count": 0, "provider": "tavily"}
+
+    monkeypatch.setattr(auto, "attempt", attempt)
+    out = auto.execute({"query": "ikigai"}, load())
+    assert out["provider"] == "tavily"
+    assert out["warnings"][0]["code"] == "API_ERROR"
+    assert "crashed" in out["warnings"][0]["message"]
 
 
 def test_invalid_input_is_checked_before_any_provider():
@@ -251,3 +349,75 @@ def test_the_installed_tool_falls_through_to_a_loopback_provider(run_tool, fake_
                   raw=b"", env=env)  # fmt: skip
     assert md.code == 0
     assert md.stdout.startswith("# Search Results for: ikigai\nSearch engine: Brave Search\n")
+
+
+# --- stalled providers, as the host meets them: real processes, servers that never answer ---
+
+STALL = 120.0  # longer than any deadline: these servers never answer in time
+
+
+def stalled_env(fake_server, stalled: set[str]) -> dict[str, str]:
+    """Brave, Tavily and DuckDuckGo on loopback, those named in `stalled` never answering."""
+    results = (FIXTURES / "duckduckgo" / "html_results.html").read_bytes()
+    brave = json.loads((FIXTURES / "brave" / "search.json").read_text())
+    replies = {
+        "brave": Reply(200, brave),
+        "tavily": Reply(200, TAVILY_ANSWER),
+        "duckduckgo": Reply(200, results, {"Content-Type": "text/html; charset=utf-8"}),
+    }
+    urls = {
+        name: fake_server.route(f"/{name}", Reply(200, b"", delay=STALL) if name in stalled
+                                else reply)
+        for name, reply in replies.items()
+    }  # fmt: skip
+    return {
+        "IKIGAI_WEB_SEARCH_ORDER": "brave,tavily,duckduckgo",
+        "IKIGAI_WEB_CACHE_TTL": "0",
+        "BRAVE_API_KEY": BRAVE_KEY,
+        "TAVILY_API_KEY": TAVILY_KEY,
+        "BRAVE_SEARCH_API_URL": urls["brave"],
+        "TAVILY_API_URL": urls["tavily"],
+        "DUCKDUCKGO_HTML_URL": urls["duckduckgo"],
+    }
+
+
+def timed_run(run_tool, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    started = time.monotonic()
+    run = run_tool("web-search-auto-tool", {"query": "ikigai", "count": 3}, env=env)
+    took = time.monotonic() - started
+    assert run.code == 0, run.stderr
+    return took, run.json
+
+
+@pytest.mark.loopback
+@pytest.mark.parametrize(
+    ("stalled", "answers", "within"),
+    [({"brave"}, "tavily", 7.0), ({"brave", "tavily"}, "duckduckgo", 12.0)],
+    ids=["first-stalled", "first-two-stalled"],
+)
+def test_stalled_providers_do_not_hold_up_the_next(
+    run_tool, fake_server, isolated_env, stalled, answers, within
+):
+    """With the default 25 s deadline, each stalled provider costs its 5 s share."""
+    took, out = timed_run(run_tool, stalled_env(fake_server, stalled))
+    assert out["provider"] == answers, out
+    assert took < within
+    still = [w for w in out["warnings"] if "had not answered" in w["message"]]
+    assert sorted(w["message"].split()[0] for w in still) == sorted(
+        f"web_search_{name}" for name in stalled
+    )
+
+
+@pytest.mark.loopback
+def test_every_provider_stalled_ends_inside_the_deadline_and_says_who_failed(
+    run_tool, fake_server, isolated_env
+):
+    took, out = timed_run(run_tool, stalled_env(fake_server, {"brave", "tavily", "duckduckgo"}))
+    assert took < 27  # the 25 s deadline, well before the host's 30 s
+    assert out["error_code"] == "NETWORK_ERROR"
+    assert out["error"].startswith("every search provider failed: ")
+    for name in ("brave", "tavily", "duckduckgo"):
+        assert re.search(
+            rf"web_search_{name}: NETWORK_ERROR after \d+(\.\d)? s, timeout", out["error"]
+        )
+    assert not re.search(r"\d\.\d\d", out["error"])  # durations to a tenth of a second

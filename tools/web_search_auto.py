@@ -9,13 +9,17 @@ picked up by being named in the setting; nothing here changes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import queue
+import threading
+import time
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import domains
 from common import params as p
 from common.errors import ErrorCode, ToolError
 from common.protocol import main as run_protocol
 from common.search import TIME_FILTERS, Request, markdown
+from common.text import seconds
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -35,7 +39,11 @@ _PRECEDENCE = (
     ErrorCode.NETWORK_ERROR,
     ErrorCode.AUTH_MISSING,
 )
-_MIN_SECONDS = 1.0  # less time than this left after a failure: the next one is not tried
+_MIN_SECONDS = 1.0  # less time than this left: the next provider is not started
+# A provider this slow (or slower than its share of the deadline) gets company: the next one
+# starts too, and the first answer wins. Searches answer in 1-3 s; a stalled one never does.
+HEDGE_AFTER = 5.0
+_GRACE = 0.5  # past the deadline, what a still-running attempt is given to say so itself
 _PREFIX, _SUFFIX = "web-search-", "-tool"
 
 SCHEMA: dict[str, Any] = {
@@ -102,11 +110,19 @@ def providers(order: tuple[str, ...]) -> tuple[list[tuple[str, ModuleType]], lis
     for name in dict.fromkeys(n.removeprefix("web_search_") for n in order):
         module = import_module(known[name]) if name in known else None
         if module is None or not hasattr(module, "arguments"):
-            notes.append(f"'{name}' in IKIGAI_WEB_SEARCH_ORDER is not an installed search tool "
-                         f"(installed: {', '.join(sorted(known))}); it was skipped")  # fmt: skip
+            notes.append(f"'{name}' in IKIGAI_WEB_SEARCH_ORDER is not an installed search tool"
+                         f"{_meant(name, known)} (installed: {', '.join(sorted(known))}); it "
+                         "was skipped")  # fmt: skip
         else:
             chosen.append((name, module))
     return chosen, notes
+
+
+def _meant(name: str, known: dict[str, str]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, known, n=1)
+    return f": did you mean '{close[0]}'?" if close else ""
 
 
 def attempt(module: ModuleType, request: Request, settings: Settings) -> dict[str, Any]:
@@ -115,51 +131,160 @@ def attempt(module: ModuleType, request: Request, settings: Settings) -> dict[st
     return result
 
 
-def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    import time
+class Outcome(NamedTuple):
+    """How one provider's attempt ended: a result or an error, and how long it took."""
 
+    name: str
+    result: dict[str, Any] | None
+    error: ToolError | None
+    seconds: float
+    final: bool = False  # the error is the provider's answer to the call, not "not now"
+
+
+class Failure(NamedTuple):
+    name: str
+    error: ToolError
+    seconds: float
+
+
+def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     request = parse_input(raw)
     chosen, notes = providers(settings.search_order)
-    end = time.monotonic() + settings.timeout
-    failures: list[tuple[str, ToolError]] = []
-    for name, module in chosen:
-        left = end - time.monotonic()
-        # The first provider gets the whole deadline, however short the setting makes it.
-        if failures and left < _MIN_SECONDS:
-            notes.append(f"web_search_{name} was not tried: the call's deadline was reached")
-            continue
+    return Race(request, settings, chosen, notes).run()
+
+
+class Race:
+    """The providers, asked in order; one that is slow gets company, none waits forever.
+
+    The first provider starts at once. The next starts when the one before fails, or when it
+    has had its share of the deadline (the time left over the providers left, at most
+    HEDGE_AFTER) without answering: a stalled provider cannot hold up the others, and a slow
+    one still answers if it is first. Every attempt ends with the call's deadline.
+    """
+
+    def __init__(
+        self,
+        request: Request,
+        settings: Settings,
+        chosen: list[tuple[str, ModuleType]],
+        notes: list[str],
+    ) -> None:
+        self.request, self.settings, self.notes = request, settings, notes
+        self.todo = list(chosen)
+        self.end = time.monotonic() + settings.timeout
+        self.outcomes: queue.Queue[Outcome] = queue.Queue()
+        self.running: dict[str, float] = {}  # name -> when it started
+        self.failures: list[Failure] = []
+        self.stopped: list[Failure] = []  # answered with an error that is not a fall-through
+        self.next_start = time.monotonic()
+
+    def run(self) -> dict[str, Any]:
+        self.start_next()
+        while self.running:
+            outcome = self.wait()
+            if outcome is None:
+                continue
+            del self.running[outcome.name]
+            if outcome.result is not None:
+                return self.answered(outcome.result, outcome.name)
+            self.failed(outcome)
+        raise self.no_answer()
+
+    def start_next(self) -> None:
+        """Start the next provider, if any and if there is time for it."""
+        if not self.todo or self.stopped:
+            return
+        left = self.end - time.monotonic()
+        # The first provider is tried however short the setting makes the deadline.
+        if left < _MIN_SECONDS and (self.running or self.failures):
+            return
+        name, module = self.todo.pop(0)
+        self.running[name] = time.monotonic()
+        share = min(HEDGE_AFTER, max(left / (len(self.todo) + 1), _MIN_SECONDS))
+        self.next_start = time.monotonic() + share
+        narrowed = self.settings.narrowed(left)
+        thread = threading.Thread(target=self._attempt, args=(name, module, narrowed), daemon=True)
+        thread.start()
+
+    def _attempt(self, name: str, module: ModuleType, settings: Settings) -> None:
+        started = time.monotonic()
+        result: dict[str, Any] | None = None
+        error, final = None, False
         try:
-            result = attempt(module, request, settings.narrowed(left))
+            result = attempt(module, self.request, settings)
         except ToolError as err:
-            if err.code not in FALL_THROUGH:
-                raise _stopped(name, err, failures) from None
-            failures.append((name, err))
-            continue
-        return _answered(result, failures, notes)
-    raise all_failed(failures, notes)
+            error, final = err, err.code not in FALL_THROUGH
+        except Exception as exc:  # noqa: BLE001 - one provider's crash is its failure, not ours
+            error = ToolError(ErrorCode.API_ERROR, f"crashed ({exc!r:.200})")
+        self.outcomes.put(Outcome(name, result, error, time.monotonic() - started, final))
+
+    def wait(self) -> Outcome | None:
+        """The next outcome; None when it is time to start another provider, or past the
+        deadline (then whatever still runs is counted as timed out)."""
+        now = time.monotonic()
+        hedge = self.next_start if self.todo and not self.stopped else float("inf")
+        try:
+            return self.outcomes.get(timeout=max(0.0, min(hedge, self.end + _GRACE) - now))
+        except queue.Empty:
+            pass
+        if time.monotonic() >= self.end + _GRACE:
+            self.time_out()
+        else:
+            self.start_next()
+        return None
+
+    def time_out(self) -> None:
+        for name, started in self.running.items():
+            took = time.monotonic() - started
+            err = ToolError(ErrorCode.NETWORK_ERROR, f"timeout: no answer in {seconds(took)}")
+            self.failures.append(Failure(name, err, took))
+        self.running.clear()
+
+    def failed(self, outcome: Outcome) -> None:
+        assert outcome.error is not None
+        failure = Failure(outcome.name, outcome.error, outcome.seconds)
+        if outcome.final:
+            self.stopped.append(failure)
+        else:
+            self.failures.append(failure)
+            self.start_next()
+
+    def not_tried(self) -> list[str]:
+        names = [f"web_search_{name}" for name, _ in self.todo]
+        why = "the call's deadline was near" if not self.stopped else "a provider answered"
+        return [f"{', '.join(names)} not tried: {why}"] if names else []
+
+    def answered(self, result: dict[str, Any], winner: str) -> dict[str, Any]:
+        skipped = [{"code": f.error.code.value, "message": f"web_search_{f.name} skipped "
+                    f"after {seconds(f.seconds)}: {f.error.message}"}
+                   for f in self.failures]  # fmt: skip
+        now = time.monotonic()
+        skipped += [{"code": ErrorCode.NETWORK_ERROR.value, "message": f"web_search_{name} had "
+                     f"not answered after {seconds(now - started)}; web_search_{winner} "
+                     "answered first."} for name, started in self.running.items()]  # fmt: skip
+        skipped += [{"code": "IGNORED", "message": note} for note in self.notes]
+        if not skipped:
+            return result
+        return result | {"warnings": [*skipped, *result.get("warnings", [])]}
+
+    def no_answer(self) -> ToolError:
+        if self.stopped:
+            return _stopped(self.stopped[0], self.failures)
+        return all_failed(self.failures, [*self.notes, *self.not_tried()])
 
 
-def _answered(
-    result: dict[str, Any], failures: list[tuple[str, ToolError]], notes: list[str]
-) -> dict[str, Any]:
-    skipped = [{"code": e.code.value, "message": f"web_search_{n} skipped: {e.message}"}
-               for n, e in failures]  # fmt: skip
-    skipped += [{"code": "IGNORED", "message": note} for note in notes]
-    if not skipped:
-        return result
-    return result | {"warnings": [*skipped, *result.get("warnings", [])]}
-
-
-def _stopped(name: str, err: ToolError, failures: list[tuple[str, ToolError]]) -> ToolError:
+def _stopped(stop: Failure, failures: list[Failure]) -> ToolError:
     """A provider's own answer to the call (bad input, a provider error): not a reason to
     ask the next one, but the model learns who was asked before."""
-    before = "".join(f" web_search_{n} was skipped first ({e.code.value})." for n, e in failures)
-    message = f"web_search_{name}: {err.message}{before}"
+    err = stop.error
+    before = "".join(f" web_search_{f.name} was skipped first ({f.error.code.value})."
+                     for f in failures)  # fmt: skip
+    message = f"web_search_{stop.name}: {err.message}{before}"
     return ToolError(err.code, message, retry_after=err.retry_after, event=err.event)
 
 
-def all_failed(failures: list[tuple[str, ToolError]], notes: list[str]) -> ToolError:
-    """The most specific failure, with what each provider said."""
+def all_failed(failures: list[Failure], notes: list[str]) -> ToolError:
+    """The most specific failure, with what each provider said and what was not tried."""
     if not failures:
         why = " ".join(notes) or "IKIGAI_WEB_SEARCH_ORDER names no provider"
         return ToolError(
@@ -168,10 +293,34 @@ def all_failed(failures: list[tuple[str, ToolError]], notes: list[str]) -> ToolE
             f"installed providers, e.g. {','.join(sorted(installed()))}.",
         )
     rank = {code: i for i, code in enumerate(_PRECEDENCE)}
-    _, best = min(failures, key=lambda f: rank.get(f[1].code, len(rank)))
-    said = "; ".join(f"web_search_{n}: {e.code.value}, {_gist(e.message)}" for n, e in failures)
+    best = min(failures, key=lambda f: rank.get(f.error.code, len(rank)))
+    said = "; ".join(f"web_search_{f.name}: {f.error.code.value} after {seconds(f.seconds)}, "
+                     f"{_gist(f.error.message)}" for f in failures)  # fmt: skip
     message = f"every search provider failed: {said}."
-    return ToolError(best.code, message, retry_after=best.retry_after, event=best.event)
+    if notes:
+        message += " " + " ".join(f"{note.rstrip('.')}." for note in notes)
+    failed = {f"web_search_{f.name}" for f in failures}
+    return ToolError(
+        best.error.code,
+        message,
+        retry_after=best.error.retry_after,
+        event=_without(best.error.event, failed, best.error.retry_after),
+    )
+
+
+def _without(
+    event: dict[str, Any] | None, failed: set[str], wait: int | None
+) -> dict[str, Any] | None:
+    """The event with the tools that failed in this call taken out of its alternatives:
+    none of them is "ready now"."""
+    if event is None or "alternative_tools" not in event.get("data", {}):
+        return event
+    from common import credentials
+
+    data = event["data"]
+    provider = next(p for p in credentials.PROVIDERS.values() if p.tool == data["tool"])
+    others = [t for t in data["alternative_tools"] if t not in failed]
+    return credentials.event(provider, data.get("error_type"), others, wait)
 
 
 def _gist(message: str) -> str:
