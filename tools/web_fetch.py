@@ -43,27 +43,21 @@ SCHEMA: dict[str, Any] = {
             "url": {"type": "string", "description": "The http or https URL to fetch."},
             "offset": {
                 "type": "integer",
-                "minimum": 1,
-                "default": 1,
-                "description": "First line of the markdown to return (1-based).",
+                "description": "First line of the markdown to return (1 or more). Default: 1.",
             },
             "limit": {
                 "type": "integer",
-                "minimum": 0,
-                "default": 0,
-                "description": "Most lines to return; 0 for as many as fit (the output is "
-                "capped in size either way).",
+                "description": "Most lines to return (0 or more); 0 for as many as fit (the "
+                "output is capped in size either way). Default: 0.",
             },
             "full_page": {
                 "type": "boolean",
-                "default": False,
                 "description": "Convert the whole page, navigation and all, instead of only "
-                "its main content.",
+                "its main content. Default: false.",
             },
             "include_links": {
                 "type": "boolean",
-                "default": True,
-                "description": "Keep links as markdown links with absolute URLs.",
+                "description": "Keep links as markdown links with absolute URLs. Default: true.",
             },
             "render": {
                 "type": "string",

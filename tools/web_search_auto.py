@@ -60,10 +60,8 @@ SCHEMA: dict[str, Any] = {
             "query": {"type": "string", "description": "Search query, 2-400 characters."},
             "count": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_COUNT,
-                "default": 10,
-                "description": "Number of results (1-20; some providers return fewer).",
+                "description": "Number of results (1-20; some providers return fewer). "
+                "Default: 10.",
             },
             **domains.SCHEMA_PROPERTIES,
             "time_filter": {

@@ -59,18 +59,12 @@ SCHEMA: dict[str, Any] = {
             "query": {"type": "string", "description": "Search query, 2-400 characters."},
             "count": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": 20,
-                "default": 10,
-                "description": "Number of results (1-20).",
+                "description": "Number of results (1-20). Default: 10.",
             },
             "offset": {
                 "type": "integer",
-                "minimum": 0,
-                "maximum": 9,
-                "default": 0,
                 "description": "Page index in units of count (0-9): offset 1 with count 10 "
-                "returns results 11-20. Use next_offset from a previous answer.",
+                "returns results 11-20. Use next_offset from a previous answer. Default: 0.",
             },
             **domains.SCHEMA_PROPERTIES,
             "freshness": {

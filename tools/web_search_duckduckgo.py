@@ -77,10 +77,7 @@ SCHEMA: dict[str, Any] = {
             "query": {"type": "string", "description": "Search query, 2-499 characters."},
             "max_results": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_RESULTS,
-                "default": 10,
-                "description": "Number of results (1-25).",
+                "description": "Number of results (1-25). Default: 10.",
             },
             "time_filter": {
                 "type": "string",

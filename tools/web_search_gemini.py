@@ -130,10 +130,7 @@ SCHEMA: dict[str, Any] = {
             },
             "max_sources": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_SOURCES,
-                "default": 10,
-                "description": "Most sources to return (1-20).",
+                "description": "Most sources to return (1-20). Default: 10.",
             },
             **domains.SCHEMA_PROPERTIES,
             "time_filter": {

@@ -81,18 +81,12 @@ SCHEMA: dict[str, Any] = {
             "query": {"type": "string", "description": "Search query, at least 2 characters."},
             "num": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_NUM,
-                "default": MAX_NUM,
-                "description": "Number of results (1-10).",
+                "description": "Number of results (1-10). Default: 10.",
             },
             "start": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_START,
-                "default": 1,
                 "description": "1-based index of the first result (1-91); Google stops at "
-                "result 100. Use next_start from a previous answer.",
+                "result 100. Use next_start from a previous answer. Default: 1.",
             },
             **domains.SCHEMA_PROPERTIES,
             "safe": {

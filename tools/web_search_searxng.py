@@ -72,18 +72,13 @@ SCHEMA: dict[str, Any] = {
             "query": {"type": "string", "description": "Search query, 2-400 characters."},
             "max_results": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": 20,
-                "default": 10,
-                "description": "Number of results (1-20), taken from the top of the page.",
+                "description": "Number of results (1-20), taken from the top of the page. "
+                "Default: 10.",
             },
             "page": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_PAGE,
-                "default": 1,
                 "description": "SearXNG result page (1-50; a page holds about 10-30 results). "
-                "Use next_offset from a previous answer.",
+                "Use next_offset from a previous answer. Default: 1.",
             },
             "time_range": {
                 "type": "string",

@@ -98,10 +98,7 @@ SCHEMA: dict[str, Any] = {
             "query": {"type": "string", "description": "Search query, 2-400 characters."},
             "max_results": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": 20,
-                "default": 5,
-                "description": "Number of results (1-20).",
+                "description": "Number of results (1-20). Default: 5.",
             },
             "search_depth": {
                 "type": "string",
@@ -123,8 +120,8 @@ SCHEMA: dict[str, Any] = {
             **domains.SCHEMA_PROPERTIES,
             "include_answer": {
                 "type": "boolean",
-                "default": False,
-                "description": "Also return Tavily's short LLM-written answer as `answer`.",
+                "description": "Also return Tavily's short LLM-written answer as `answer`. "
+                "Default: false.",
             },
             "country": {
                 "type": "string",
