@@ -156,3 +156,15 @@ def test_locate_ignores_what_resolve_ignores(isolated_env, monkeypatch):
     assert c.locate(BRAVE) == {"api_key": None}
     path.write_text("[]")
     assert c.file_problem() == f"{path} must hold a JSON object"
+
+
+@pytest.mark.parametrize("key", sorted(c.PROVIDERS))
+def test_the_message_alone_tells_the_user_what_to_do(isolated_env, key):
+    """Hosts that do not show `_event` (the ikigai host) pass on only `error`: it must name
+    what to set, where, and where to get it."""
+    provider = c.PROVIDERS[key]
+    message = c.missing(provider).message
+    for field in provider.fields:
+        assert field.env[0] in message
+    assert str(c.credentials_path()) in message
+    assert provider.signup_url in message

@@ -200,6 +200,12 @@ def test_make_install_with_spaces_install_user_and_uninstall(tmp_path, fake_serv
     for script in SCRIPTS:
         assert (user_tools / script).resolve() == (launchers / script).resolve()
     check_web_tools(prefix / "bin" / "web-tools", tmp_path, env)
+    # Only some tools offered to the host (each schema costs tokens in every request).
+    for script in SCRIPTS:
+        (user_tools / script).unlink()
+    subset = ["web-fetch-tool", "web-search-auto-tool"]
+    run([*make, "install-user", f"TOOLS={' '.join(subset)}"], env)
+    assert sorted(p.name for p in user_tools.iterdir()) == ["theirs-tool", *subset]
     run([*make, "uninstall"], env)
     assert sorted(p.name for p in user_tools.iterdir()) == ["theirs-tool"]
     assert not (prefix / "lib" / "ikigai-web-tools").exists()
