@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 from urllib.parse import unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from common.errors import ErrorCode, ToolError
-from common.redact import excerpt, redact
+from common.redact import excerpt, redact, register_secret
 from common.text import decode, header_charset, seconds
 
 if TYPE_CHECKING:
@@ -260,7 +260,10 @@ def _login(url: str) -> tuple[str, dict[str, str]]:
     if not at:
         return url, {}
     user, _, password = userinfo.partition(":")
-    auth = {"Authorization": f"Basic {basic_token(user, password)}"}
+    token = basic_token(user, password)
+    for secret in (unquote(user), unquote(password), password, token):
+        register_secret(secret)  # a provider that echoes its request shows *** instead
+    auth = {"Authorization": f"Basic {token}"}
     return urlunsplit(parts._replace(netloc=place)), auth
 
 

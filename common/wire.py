@@ -3,7 +3,7 @@
 The standard library's client, because a search is a fresh process and importing httpx
 alone would cost more than the rest of the call. Every socket wait (DNS, connect, TLS
 handshake, each read and write) ends at the call's deadline, so a server that dribbles its
-answer cannot outlast it. No environment proxies, as before with httpx under our transport.
+answer cannot outlast it. The environment's proxies are used as curl uses them (common.proxy).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import ssl
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from common import proxy
 from common.http import (
     CHUNK,
     CONNECT_TIMEOUT,
@@ -37,17 +38,26 @@ FAILURES = (OSError, http.client.HTTPException, UnicodeError, ValueError)
 def open_call(call: Call, deadline: Deadline) -> Opened:
     """Send `call` and read the status line and headers; the body is read as it is iterated."""
     connection: Connection | None = None
+    parts = urlsplit(call.url)
+    via = proxy.for_url(call.url)
+    headers = dict(call.headers)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    if via is not None and parts.scheme != "https":
+        target, headers = call.url, headers | via.headers  # a forward proxy takes the URL
     try:
-        parts = urlsplit(call.url)
-        connection = Connection(parts.scheme, parts.hostname or "", parts.port, deadline)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        connection.request(call.method, target, call.body or None, dict(call.headers))
+        connection = Connection(parts.scheme, parts.hostname or "", parts.port, deadline, via)
+        connection.request(call.method, target, call.body or None, headers)
         response = connection.getresponse()
-    except FAILURES as exc:
+    except (*FAILURES, Unreachable) as exc:
         connecting = connection is None or connection.sock is None
         if connection is not None:
             connection.close()
+        if isinstance(exc, Unreachable):
+            raise
         raise unreachable(exc, connecting=connecting) from None
+    if via is not None and response.status == 407:  # the proxy's answer, not the host's
+        connection.close()
+        raise _refused(via, "it answered 407: check the user and password in it")
     headers = Headers.of(response.getheaders())
     return Opened(response.status, headers, _chunks(response), connection.close)
 
@@ -64,15 +74,24 @@ def _chunks(response: http.client.HTTPResponse) -> Iterator[bytes]:
 
 
 class Connection(http.client.HTTPConnection):
-    """One connection to `host`, every wait of which ends at the deadline."""
+    """One connection to `host` (through `via`, a proxy, when given), every wait of which
+    ends at the deadline."""
 
-    def __init__(self, scheme: str, host: str, port: int | None, deadline: Deadline) -> None:
+    def __init__(
+        self,
+        scheme: str,
+        host: str,
+        port: int | None,
+        deadline: Deadline,
+        via: proxy.Proxy | None = None,
+    ) -> None:
         self.tls = scheme == "https"
         super().__init__(_ascii(host), port or (443 if self.tls else 80))
         self.deadline = deadline
+        self.via = via
 
     def connect(self) -> None:
-        plain = dial(self.host, self.port, self.deadline)
+        plain = self._proxied() if self.via else dial(self.host, self.port, self.deadline)
         if not self.tls:
             self.sock = plain
             return
@@ -86,6 +105,43 @@ class Connection(http.client.HTTPConnection):
             raise
         secure.deadline = self.deadline  # type: ignore[attr-defined]
         self.sock = secure
+
+    def _proxied(self) -> DeadlineSocket:
+        """A socket to the proxy; for https://, a tunnel through it to the host."""
+        assert self.via is not None
+        try:
+            sock = dial(self.via.host, self.via.port, self.deadline)
+        except OSError as exc:
+            why = unreachable(exc, connecting=True).detail or str(exc)
+            raise _refused(self.via, why) from None
+        if self.tls:
+            try:
+                self._tunnel_through(sock)
+            except BaseException:
+                sock.close()
+                raise
+        return sock
+
+    def _tunnel_through(self, sock: DeadlineSocket) -> None:
+        """CONNECT host:port; anything but 2xx is the proxy refusing."""
+        assert self.via is not None
+        authority = f"{self.host}:{self.port}"
+        lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+        lines += [f"{k}: {v}" for k, v in self.via.headers.items()]
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        answer = http.client.HTTPResponse(sock, method="CONNECT")
+        try:
+            answer.begin()
+        except FAILURES as exc:
+            why = f"it broke off the tunnel ({exc or type(exc).__name__})"
+            raise _refused(self.via, why) from None
+        if not 200 <= answer.status < 300:
+            raise _refused(self.via, f"it answered {answer.status} {answer.reason}".rstrip())
+
+
+def _refused(via: proxy.Proxy, why: str) -> Unreachable:
+    where = f"the proxy {via.host}:{via.port} ({via.variable})"
+    return Unreachable("proxy: could not reach", f"through {where}: {why}")
 
 
 def _ascii(host: str) -> str:

@@ -55,7 +55,15 @@ SEARX_USER, SEARX_URL_PASSWORD = "sx-user", "Searx+pw/URL=1~a"
 SEARX_AUTH_PASSWORD = "Searx+pw/Auth=2~b"
 FETCH_USER, FETCH_PASSWORD = "fetch-user", "Fetch+pw/3=c"
 FETCH_PARAMS = {"api_key": "Fetch-KEY+/=4d", "access_token": "Fetch-TOK+/=5e"}
+# A login written into an endpoint override (a gateway's), and the Basic token it becomes.
+OVERRIDE_USER, OVERRIDE_PASSWORD = "ovr-user-9f", "Ovr+pw/=6f"
+OVERRIDE_TOKEN = base64.b64encode(f"{OVERRIDE_USER}:{OVERRIDE_PASSWORD}".encode()).decode()
+USER_ONLY_TOKEN = base64.b64encode(f"{SEARX_USER}:".encode()).decode()
 SECRETS = (
+    OVERRIDE_USER,
+    OVERRIDE_PASSWORD,
+    OVERRIDE_TOKEN,
+    USER_ONLY_TOKEN,
     *(v for k, v in KEYS.items() if k != "GOOGLE_SEARCH_ENGINE_ID"),  # an ID, not a secret
     SEARX_URL_PASSWORD,
     SEARX_AUTH_PASSWORD,
@@ -127,6 +135,18 @@ def _page(title: str, text: str, url: str) -> Answer:
     return f"{html}{body}<p>{links}</p></article></body></html>".encode(), "text/html"
 
 
+def _override_login(script: str, variable: str) -> Subject:
+    """A search tool whose endpoint override carries a login as URL user-info."""
+    profile = PROFILES[script]
+
+    def endpoints(base: str) -> dict[str, str]:
+        env = profile.env(base)
+        return env | {variable: _userinfo(env[variable], OVERRIDE_USER, OVERRIDE_PASSWORD)}
+
+    return Subject(f"{profile.name}-override-login", script, profile.answer,
+                   lambda _: dict(profile.keys), endpoints)  # fmt: skip
+
+
 GEMINI = PROFILES["web-search-gemini-tool"]
 FETCHING = {"success": None, "redirect": None, "AUTH_INVALID": "HTTP_ERROR",
             "RATE_LIMIT": "HTTP_ERROR", "API_ERROR (HTML)": "HTTP_ERROR",
@@ -144,6 +164,13 @@ SUBJECTS = [
     Subject("searxng-userinfo", "web-search-searxng-tool", PROFILES[
             "web-search-searxng-tool"].answer,
             lambda base: {"SEARXNG_URL": _userinfo(base, SEARX_USER, SEARX_URL_PASSWORD) +
+                          "/searx/"}, lambda _: {}, differs={"redirect": None}),
+    _override_login("web-search-brave-tool", "BRAVE_SEARCH_API_URL"),
+    _override_login("web-search-google-tool", "GOOGLE_SEARCH_API_URL"),
+    _override_login("web-search-gemini-tool", "GEMINI_API_URL"),
+    Subject("searxng-user-only", "web-search-searxng-tool", PROFILES[
+            "web-search-searxng-tool"].answer,
+            lambda base: {"SEARXNG_URL": base.replace("://", f"://{SEARX_USER}@", 1) +
                           "/searx/"}, lambda _: {}, differs={"redirect": None}),
     Subject("searxng-auth", "web-search-searxng-tool", PROFILES[
             "web-search-searxng-tool"].answer,

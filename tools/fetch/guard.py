@@ -164,3 +164,31 @@ def resolve(host: str, port: int, wait: float) -> list[IPAddress]:
             ErrorCode.NETWORK_ERROR,
             f"DNS: could not resolve {host}: no such host, or no DNS; check the name and network",
         ) from None
+
+
+# Names that only mean something inside a network: never handed to a proxy to resolve.
+_LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".home.arpa")
+
+
+def vet_for_proxy(host: str, port: int, policy: Policy, wait: float) -> None:
+    """Check `host` before its name goes to a proxy, which resolves it itself.
+
+    What can be resolved here is checked as for a direct connection. A name that cannot be
+    (networks where only the proxy has DNS) goes to the proxy unless it is a local name
+    (localhost, a single label, .local, .internal, ...): what the proxy then resolves it to,
+    web-fetch cannot see.
+    """
+    try:
+        vet(host, port, policy, wait)
+    except ToolError as err:
+        if err.code is not ErrorCode.NETWORK_ERROR:
+            raise
+        name = host.lower().rstrip(".")
+        local = name == "localhost" or "." not in name or name.endswith(_LOCAL_SUFFIXES)
+        if local and name not in policy.hosts and not policy.allow_private:
+            raise ToolError(
+                ErrorCode.BLOCKED_URL,
+                f"Refused to fetch from {host}: it cannot be resolved here and looks like a "
+                f"name of a local network, which a proxy must not be asked for. "
+                f"{_HOW_TO_ALLOW}",
+            ) from None

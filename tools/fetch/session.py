@@ -10,6 +10,7 @@ from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import httpx
 
+from common import proxy
 from common.errors import ErrorCode, ToolError
 from common.http import Overflow, Undecodable
 from common.redact import (
@@ -18,7 +19,7 @@ from common.redact import (
     register_secret,
     register_secret_params,
 )
-from tools.fetch.guard import Policy, literal_ip, vet
+from tools.fetch.guard import Policy, literal_ip, vet, vet_for_proxy
 from tools.fetch.robots import Robots
 from tools.fetch.transport import DeadlineTransport, PinnedBackend, failed, read_body, timeout
 
@@ -70,6 +71,7 @@ class Session:
         # The connections' own deadline: robots.txt shortens it for a while (see _robots_txt).
         self.clock = deadline.copy()
         self.backend = PinnedBackend(self.clock)
+        self.proxied: set[str] = set()  # hosts vetted for a proxy, which resolves them
         headers = {"Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"}
         transport = DeadlineTransport(self.backend)
         hooks = {"response": [_stash_location]}
@@ -122,9 +124,13 @@ class Session:
         target, port = parse_hop(url, hop)
         # The name as DNS and the connection see it: an IDN's xn-- form, not target.host.
         host = target.raw_host.decode("ascii")
-        if self.backend.pinned(host):
+        if self.backend.pinned(host) or host in self.proxied:
             return target  # one DNS answer per host and call: robots.txt and page agree
         try:
+            if proxy.for_url(str(target)) is not None:
+                vet_for_proxy(host, port, self.policy, self.deadline.remaining())
+                self.proxied.add(host)
+                return target
             address = vet(host, port, self.policy, self.deadline.remaining())
         except ToolError as err:
             raise _on_hop(err, url, hop) from None

@@ -24,6 +24,7 @@ sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 import httpcore  # noqa: E402 - after the guard above
 import httpx  # noqa: E402 - after the guard above
 
+from common import proxy  # noqa: E402 - after the guard above
 from common.http import (  # noqa: E402 - after the guard above
     CHUNK,
     CONNECT_TIMEOUT,
@@ -31,6 +32,7 @@ from common.http import (  # noqa: E402 - after the guard above
     Opened,
     Unreachable,
     network_error,
+    resolve,
     tls_context,
     unreachable,
 )
@@ -94,6 +96,9 @@ class PinnedBackend(httpcore.SyncBackend):
     def __init__(self, deadline: Deadline) -> None:
         self.deadline = deadline
         self.pins: dict[str, str] = {}
+        # The proxies the user set: reached wherever they are (a proxy on the local network
+        # is the usual case); the pages behind them are vetted by name instead.
+        self.proxies: set[tuple[str, int]] = set()
 
     def pin(self, host: str, address: str) -> None:
         self.pins[_key(host)] = address
@@ -109,12 +114,21 @@ class PinnedBackend(httpcore.SyncBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.NetworkStream:
+        left = _left(self.deadline, timeout)
         address = self.pins.get(_key(host))
+        if address is None and (_key(host), port) in self.proxies:
+            address = _proxy_address(host, port, left)
         if address is None:
             raise httpcore.ConnectError(f"refusing to connect to unvetted host {host}")
-        left = _left(self.deadline, timeout)
         stream = super().connect_tcp(address, port, left, local_address, socket_options)
         return DeadlineStream(stream, self.deadline)
+
+
+def _proxy_address(host: str, port: int, wait: float) -> str:
+    try:
+        return resolve(host, port, wait)[0]
+    except OSError as exc:
+        raise httpcore.ConnectError(f"could not resolve the proxy {host}: {exc}") from None
 
 
 def _key(host: str) -> str:
@@ -122,17 +136,50 @@ def _key(host: str) -> str:
 
 
 class DeadlineTransport(httpx.HTTPTransport):
-    """httpx's own transport over a pool that dials through `backend`.
+    """httpx's own transport over a pool that dials through `backend`, directly or through
+    the environment's proxy for the URL (common.proxy).
 
     httpx would load the CA bundle for every client; the real TLS context is built at the
     first handshake instead (`tls_context`), so the pool is given a placeholder never used.
     """
 
-    def __init__(self, backend: httpcore.SyncBackend) -> None:
+    def __init__(self, backend: PinnedBackend) -> None:
         super().__init__(verify=_placeholder())
-        self._pool = httpcore.ConnectionPool(
+        self._pool = Routes(backend)  # type: ignore[assignment]
+
+
+class Routes:
+    """The pools of one call: the direct one, and one per proxy in use, each request sent
+    through the one its URL takes."""
+
+    def __init__(self, backend: PinnedBackend) -> None:
+        self.backend = backend
+        self.direct = httpcore.ConnectionPool(
             ssl_context=_placeholder(), network_backend=backend, http1=True, http2=False
         )
+        self.proxied: dict[proxy.Proxy, httpcore.HTTPProxy] = {}
+
+    def handle_request(self, request: httpcore.Request) -> httpcore.Response:
+        url = request.url
+        via = proxy.for_url(f"{url.scheme.decode()}://{url.host.decode()}")
+        return self._pool(via).handle_request(request)
+
+    def _pool(self, via: proxy.Proxy | None) -> httpcore.ConnectionPool:
+        if via is None:
+            return self.direct
+        if via not in self.proxied:
+            self.backend.proxies.add((_key(via.host), via.port))
+            self.proxied[via] = httpcore.HTTPProxy(
+                proxy_url=httpcore.URL(scheme=b"http", host=via.host.encode(), port=via.port),
+                proxy_headers=list(via.headers.items()),
+                ssl_context=_placeholder(),
+                network_backend=self.backend,
+            )
+        return self.proxied[via]
+
+    def close(self) -> None:
+        for pool in (self.direct, *self.proxied.values()):
+            pool.close()
 
 
 def _placeholder() -> ssl.SSLContext:
