@@ -140,7 +140,7 @@ def _override_login(script: str, variable: str) -> Subject:
     profile = PROFILES[script]
 
     def endpoints(base: str) -> dict[str, str]:
-        env = profile.env(base)
+        env: dict[str, str] = profile.env(base)
         return env | {variable: _userinfo(env[variable], OVERRIDE_USER, OVERRIDE_PASSWORD)}
 
     return Subject(f"{profile.name}-override-login", script, profile.answer,
