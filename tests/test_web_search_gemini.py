@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from typing import Any
 
@@ -564,6 +565,29 @@ def test_retry_seconds(details, headers, wait):
 def configured(monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     monkeypatch.setattr("common.http.time.sleep", lambda _: None)
+    public_dns(monkeypatch)
+
+
+def public_dns(monkeypatch) -> None:
+    """Every name resolves to a public address (the requests are answered by pytest-httpx)."""
+    import ipaddress
+
+    answer = [ipaddress.ip_address("142.250.1.1")]
+    monkeypatch.setattr("tools.fetch.guard.resolve", lambda *_: answer)
+
+
+def loopback_redirects(fake_server) -> dict[str, str]:
+    """Google's redirect service played by the loopback server, which the guard lets through."""
+    return {
+        "GEMINI_REDIRECT_URL": f"{fake_server.url}/grounding-api-redirect/",
+        "IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1",
+    }
+
+
+@pytest.fixture
+def redirects_here(fake_server, monkeypatch):
+    for name, value in loopback_redirects(fake_server).items():
+        monkeypatch.setenv(name, value)
 
 
 def redirects(httpx_mock, *pairs: tuple[str, str]) -> None:
@@ -753,7 +777,9 @@ def redirect_routes(fake_server) -> list[dict[str, Any]]:
 
 
 @pytest.mark.loopback
-def test_links_resolve_in_parallel_and_failures_keep_the_redirect(fake_server, monkeypatch):
+def test_links_resolve_in_parallel_and_failures_keep_the_redirect(
+    fake_server, monkeypatch, redirects_here
+):
     chunks = redirect_routes(fake_server)
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     monkeypatch.setenv("GEMINI_API_URL", gemini_route(fake_server, grounded(chunks=chunks)))
@@ -777,7 +803,9 @@ def test_links_resolve_in_parallel_and_failures_keep_the_redirect(fake_server, m
 
 
 @pytest.mark.loopback
-def test_a_link_that_never_answers_cannot_hold_up_the_call(fake_server, monkeypatch):
+def test_a_link_that_never_answers_cannot_hold_up_the_call(
+    fake_server, monkeypatch, redirects_here
+):
     monkeypatch.setattr(gem, "RESOLVE_SECONDS", 1.0)
     fake_server.route("/grounding-api-redirect/ok", Reply(302, b"", {"Location": UEFA}))
     fake_server.route("/grounding-api-redirect/hang", Reply(302, b"", {"Location": UEFA}, 30))
@@ -793,7 +821,7 @@ def test_a_link_that_never_answers_cannot_hold_up_the_call(fake_server, monkeypa
 
 
 @pytest.mark.loopback
-def test_resolution_stays_within_the_calls_deadline(fake_server, monkeypatch):
+def test_resolution_stays_within_the_calls_deadline(fake_server, monkeypatch, redirects_here):
     fake_server.route("/grounding-api-redirect/hang", Reply(302, b"", {"Location": UEFA}, 30))
     chunks = [chunk(f"{fake_server.url}/grounding-api-redirect/hang", "hang.example")]
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
@@ -829,7 +857,8 @@ def test_loopback_search_through_the_console_script(run_tool, fake_server, isola
     )
     chunks = redirect_routes(fake_server)[:2]
     base = gemini_route(fake_server, grounded(chunks=chunks))
-    run = run_tool(TOOL, {"query": "who won euro 2024"}, env={"GEMINI_API_URL": base})
+    env = {"GEMINI_API_URL": base, **loopback_redirects(fake_server)}
+    run = run_tool(TOOL, {"query": "who won euro 2024"}, env=env)
     out = run.json
     assert (run.code, out["success"], out["count"]) == (0, True, 2)
     assert [r["url"] for r in out["results"]] == [ALJAZEERA, UEFA]
@@ -841,7 +870,8 @@ def test_markdown_has_the_three_sections(run_tool, fake_server):
     chunks = redirect_routes(fake_server)[:2]
     base = gemini_route(fake_server, grounded(chunks=chunks))
     run = run_tool(TOOL, args=("who", "won", "euro", "2024", "--format", "markdown"), raw=b"",
-                   env={"GEMINI_API_KEY": KEY, "GEMINI_API_URL": base})  # fmt: skip
+                   env={"GEMINI_API_KEY": KEY, "GEMINI_API_URL": base,
+                        **loopback_redirects(fake_server)})  # fmt: skip
     assert run.code == 0
     assert run.stdout == (
         f"## Search Results\n\n{FIRST} {SECOND}\n\n### Sources\n\n"
@@ -913,7 +943,8 @@ def test_key_never_appears_in_any_output(run_tool, fake_server, answer_, ok, mar
         )
         base = f"{fake_server.url}/v1beta"
     env = {"GEMINI_API_KEY": KEY, "GEMINI_API_URL": base,
-           "IKIGAI_WEB_GEMINI_SEARCH_ENTRY_POINT": "1"}  # fmt: skip
+           "IKIGAI_WEB_GEMINI_SEARCH_ENTRY_POINT": "1",
+           **loopback_redirects(fake_server)}  # fmt: skip
     args = ("--format", "markdown") if markdown else ()
     run = run_tool(TOOL, {"query": "euro 2024"}, args=args, env=env)
     assert KEY.lower() not in (run.stdout + run.stderr).lower()
@@ -922,3 +953,115 @@ def test_key_never_appears_in_any_output(run_tool, fake_server, answer_, ok, mar
         assert run.json["success"] is ok
     if ok:
         assert "example.org" in run.stdout
+
+
+# --- a hostile answer: its links reach no private address (issue 20, section 1) -------------
+
+
+@pytest.fixture
+def private_site():
+    """A server on 127.0.0.2, standing for a private address: it must never be asked."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    hits: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(302)
+            self.send_header("Location", "https://example.org/from-the-private-side")
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.2", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1], hits
+    server.shutdown()
+    server.server_close()
+
+
+def fake_private_dns(monkeypatch) -> None:
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name in ("private.test", "metadata.google.internal"):
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def hostile_links(port: int) -> list[str]:
+    """Source links that point at private addresses in every spelling, none of them Google's."""
+    return [
+        f"http://127.0.0.2:{port}/a", f"http://[::1]:{port}/b", f"http://localhost:{port}/c",
+        f"http://2130706434:{port}/d", f"http://0x7f.2:{port}/e", f"http://private.test:{port}/f",
+        f"http://metadata.google.internal:{port}/computeMetadata/v1/",
+    ]  # fmt: skip
+
+
+@pytest.mark.loopback
+@pytest.mark.parametrize("through", ["gemini", "auto"])
+def test_links_off_googles_redirect_service_are_never_requested(
+    fake_server, monkeypatch, private_site, through
+):
+    port, hits = private_site
+    fake_private_dns(monkeypatch)
+    chunks = [chunk(link, f"site{n}.example") for n, link in enumerate(hostile_links(port))]
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    monkeypatch.setenv("GEMINI_API_URL", gemini_route(fake_server, grounded(chunks=chunks)))
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "gemini")
+    monkeypatch.setenv("IKIGAI_WEB_CACHE_TTL", "0")
+    if through == "auto":
+        from tools import web_search_auto
+
+        out = web_search_auto.execute({"query": "who won euro 2024", "count": 10}, load())
+    else:
+        out = gem.execute({"query": "who won euro 2024", "max_sources": 10}, load())
+    assert out["success"]
+    assert hits == []
+    assert [s.path for s in fake_server.seen] == [
+        f"/v1beta/models/{gem.DEFAULT_MODEL}:generateContent"
+    ]
+
+
+@pytest.mark.loopback
+def test_a_redirect_service_on_a_private_address_is_refused(fake_server, monkeypatch, private_site):
+    port, hits = private_site
+    link = f"http://127.0.0.2:{port}/grounding-api-redirect/x"
+    monkeypatch.setenv("GEMINI_REDIRECT_URL", f"http://127.0.0.2:{port}/grounding-api-redirect/")
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    monkeypatch.setenv(
+        "GEMINI_API_URL", gemini_route(fake_server, grounded(chunks=[chunk(link, "x.example")]))
+    )
+    out = gem.execute({"query": "who won euro 2024"}, load())
+    assert hits == []
+    assert out["results"][0]["url"] == link  # unresolved: Google's link as it came
+    assert out["warnings"][0]["code"] == "UNRESOLVED"
+
+
+@pytest.mark.loopback
+def test_a_location_that_leads_somewhere_private_is_not_taken(
+    fake_server, monkeypatch, redirects_here, private_site
+):
+    port, hits = private_site
+    fake_private_dns(monkeypatch)
+    targets = [f"http://127.0.0.2:{port}/secret", "http://169.254.169.254/latest/meta-data/",
+               f"http://[::1]:{port}/x", "http://0x7f.2/", f"http://private.test:{port}/",
+               UEFA]  # fmt: skip
+    chunks = []
+    for n, target in enumerate(targets):
+        path = f"/grounding-api-redirect/{n}"
+        fake_server.route(path, Reply(302, b"", {"Location": target}))
+        chunks.append(chunk(fake_server.url + path, f"site{n}.example"))
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    monkeypatch.setenv("GEMINI_API_URL", gemini_route(fake_server, grounded(chunks=chunks)))
+    out = gem.execute({"query": "who won euro 2024", "max_sources": 10}, load())
+    urls = [r["url"] for r in out["results"]]
+    assert urls == [c["web"]["uri"] for c in chunks[:-1]] + [UEFA]
+    assert hits == []
+    assert out["warnings"][0]["message"].startswith("5 of 6 source links")

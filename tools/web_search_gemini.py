@@ -43,8 +43,9 @@ from common.search import (
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from common.http import Client, Deadline, Reply
+    from common.http import Deadline, Reply
     from common.settings import Settings
+    from tools.fetch.session import Session
 
 DEFAULT_BASE = "https://generativelanguage.googleapis.com/v1beta"
 # Google's current GA Flash model (ai.google.dev/gemini-api/docs/models; the Gemini 3.8 Flash
@@ -61,6 +62,8 @@ MAX_ANSWER = 20_000  # characters
 MAX_ENTRY_POINT = 30_000  # HTML is never cut: a larger Search Suggestions block is left out
 MAX_WAIT = 86_400
 RESOLVE_SECONDS = 4.0  # every redirect link, in parallel, within this much time in all
+# Where Google's grounding redirect links live; GEMINI_REDIRECT_URL replaces it (tests, mirrors).
+REDIRECT_PREFIX = "https://vertexaisearch.cloud.google.com/grounding-api-redirect/"
 RESOLVE_RESERVE = 2.0  # seconds of the call's deadline kept for what comes after resolving
 _MODEL = re.compile(r"^[a-z0-9](?:[a-z0-9.-]{0,98}[a-z0-9])?$")
 _FAMILY = re.compile(r"^gemini-(\d+)(?:\.(\d+))?-")
@@ -241,26 +244,32 @@ def fetch_page(
 
 
 def resolve_links(urls: Sequence[str], deadline: Deadline, settings: Settings) -> dict[str, str]:
-    """Each link's real URL: one request that does not follow redirects, reading `Location`,
-    all in parallel, within RESOLVE_SECONDS in all (less when the call's deadline is near).
-    A link that fails is left out.
+    """Each of Google's redirect links' real URL: one request that does not follow the
+    redirect, reading `Location`, all in parallel, within RESOLVE_SECONDS in all (less when
+    the call's deadline is near). A link that fails is left out.
+
+    Only links on Google's redirect service (GEMINI_REDIRECT_URL) are requested, and through
+    web-fetch's guard: the redirect host is vetted and pinned, private addresses are refused,
+    and a `Location` that leads to a private or local address is not taken. Any other link an
+    answer holds is never requested.
 
     Daemon threads rather than a pool: a host name that never resolves must neither hold up
     the answer nor the process's exit.
     """
     import threading
 
-    from common import wire
-    from common.http import Deadline, client
+    from common.http import Deadline, endpoint
+    from tools.fetch.session import Session
 
     budget = min(RESOLVE_SECONDS, deadline.remaining() - RESOLVE_RESERVE)
-    targets = [u for u in dict.fromkeys(urls) if web_url(u) is not None]
+    prefix = endpoint("GEMINI_REDIRECT_URL", REDIRECT_PREFIX)
+    targets = [u for u in dict.fromkeys(urls) if redirect_link(u, prefix)]
     if budget <= 0 or not targets:
         return {}
     found: dict[str, str] = {}
     within = Deadline(budget)
-    with client(settings, within, wire.open_call) as http:
-        threads = [threading.Thread(target=_locate, args=(http, u, found)) for u in targets]
+    with Session(settings, within) as session:
+        threads = [threading.Thread(target=_locate, args=(session, u, found)) for u in targets]
         for thread in threads:
             thread.daemon = True
             thread.start()
@@ -269,15 +278,37 @@ def resolve_links(urls: Sequence[str], deadline: Deadline, settings: Settings) -
         return dict(found)
 
 
-def _locate(http: Client, url: str, found: dict[str, str]) -> None:
+def redirect_link(url: str, prefix: str) -> bool:
+    """Whether `url` is one of Google's grounding redirect links (under `prefix`)."""
+    return web_url(url) is not None and url.lower().startswith(prefix.lower())
+
+
+def _locate(session: Session, url: str, found: dict[str, str]) -> None:
+    from tools.fetch.session import redirect_location
+    from tools.fetch.transport import timeout
+
     try:
-        response = http.open(http.build_request("GET", url))
+        response = session.open(session.prepare(url, 0), timeout(session.deadline))
         response.close()
+        target = location(url, response.status_code, redirect_location(response))
+        if target is not None and target != url and _private(session, target):
+            return
     except Exception:  # noqa: BLE001 - any failure keeps the redirect link; a thread must not print
         return
-    target = location(url, response.status, response.headers.get("location"))
     if target is not None:
         found[url] = target
+
+
+def _private(session: Session, url: str) -> bool:
+    """Whether `url` leads to a private or local address (it is never requested: a name
+    that does not resolve here is taken as it is)."""
+    from common.errors import ErrorCode, ToolError
+
+    try:
+        session.prepare(url, 1)
+    except ToolError as err:
+        return err.code is ErrorCode.BLOCKED_URL
+    return False
 
 
 def location(url: str, status: int, header: str | None) -> str | None:
