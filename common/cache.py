@@ -25,9 +25,11 @@ import json
 import os
 import stat
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from common.files import parsed, read_regular
 from common.settings import cache_dir, load
 from common.text import compact
 
@@ -65,6 +67,11 @@ def get(
     # Read first: a bad size setting fails the call before any request, as a bad TTL does.
     bound = _bound_bytes()
     path = _entry_path(namespace, key)
+    distrust = untrusted(path.parent)
+    return Hit(warning=distrust) if distrust else _lookup(path, bound, ttl, valid)
+
+
+def _lookup(path: Path, bound: int, ttl: float, valid: Callable[[Any], bool] | None) -> Hit:
     try:
         data, info = _read(path, bound)
         value = _value(data, ttl, valid)
@@ -92,6 +99,8 @@ def put(namespace: str, key: object, value: object, ttl: float) -> str | None:
     if len(data) > bound * _KEEP_SHARE:
         return None  # it would be the first thing evicted
     root = cache_dir()
+    if distrust := untrusted(root / namespace):
+        return distrust
     try:
         _store(root, namespace, _digest(key), data, now + ttl)
     except OSError as exc:
@@ -127,6 +136,30 @@ def warnings(*messages: str | None) -> list[dict[str, str]]:
     return [{"code": "CACHE", "message": m} for m in unique]
 
 
+def untrusted(directory: Path) -> str | None:
+    """Why the cache must not be used, when the cache directory (or `directory` in it) is
+    another user's or open to others: entries planted there would be served as cached.
+
+    The user's own directory that others may write to is closed (0700) instead: entries they
+    planted meanwhile are theirs, and `_read` discards what is not the user's.
+    """
+    root = cache_dir()
+    for place in (root, directory) if directory != root else (root,):
+        try:
+            info = place.stat()
+        except OSError:
+            continue  # not there yet (made 0700 when written), or reported when used
+        if info.st_uid != os.geteuid():
+            return f"the cache at {root} was skipped: {place} belongs to another user"
+        if info.st_mode & 0o022:
+            try:
+                place.chmod(stat.S_IMODE(info.st_mode) & 0o700)
+            except OSError as exc:
+                why = f"{place} is writable by others and could not be closed ({exc.strerror})"
+                return f"the cache at {root} was skipped: {why}"
+    return None
+
+
 def _skipped(exc: OSError) -> str:
     # Named by the cache's directory, not the file: the same cause reads the same in `get`
     # and `put`, so the answer says it once.
@@ -150,19 +183,12 @@ def _digest(key: object) -> str:
 
 
 def _read(path: Path, most: int) -> tuple[bytes, os.stat_result]:
-    """The entry's bytes; ValueError when it is no file or larger than any entry can be."""
-    # Non-blocking: a FIFO in an entry's place must not hang the call.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a file")
-        if info.st_size > most:
-            raise ValueError("larger than the cache's size bound")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(most), info  # one that grows meanwhile reads as truncated
-    finally:
-        os.close(fd)
+    """The entry's bytes; ValueError when it is no file, larger than any entry can be, or
+    not the user's own (planted while the directory was open to others)."""
+    data, info = read_regular(path, most)
+    if info.st_uid != os.geteuid():
+        raise ValueError("written by another user")
+    return data, info
 
 
 def _not_json(constant: str) -> None:
@@ -173,9 +199,10 @@ def _not_json(constant: str) -> None:
 def _value(data: bytes, ttl: float, valid: Callable[[Any], bool] | None) -> Any:
     """The entry's value, None once it has expired; ValueError saying why it is unusable."""
     try:
-        entry = json.loads(data, parse_constant=_not_json)
-    except ValueError:  # not JSON, or not UTF-8
-        raise ValueError("not JSON: truncated or overwritten") from None
+        entry = parsed(partial(json.loads, parse_constant=_not_json), data)
+    except ValueError as exc:  # not JSON, not UTF-8, or nested too deeply
+        why = str(exc) if str(exc).startswith("nested") else "not JSON: truncated or overwritten"
+        raise ValueError(why) from None
     stored = entry.get("stored") if isinstance(entry, dict) else None
     if not isinstance(stored, int | float) or isinstance(stored, bool) or "value" not in entry:
         raise ValueError("not a cache entry")

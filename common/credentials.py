@@ -85,6 +85,7 @@ PROVIDERS: dict[str, Provider] = {
     )
 }
 
+MAX_FILE_BYTES = 64 * 1024  # credentials.json: a handful of keys
 _PLACEHOLDER = {"api_key": "your-api-key", "engine_id": "your-engine-id"}
 
 
@@ -170,14 +171,18 @@ def _read_file() -> tuple[dict[str, Any], str]:
     """The file's JSON object and, when it is unusable, why (never an exception)."""
     import json  # on a call's path only
 
+    from common.files import Unreadable, parsed, read_regular
+
     path = credentials_path()
     try:
-        data = json.loads(path.read_bytes())
+        data = parsed(json.loads, read_regular(path, MAX_FILE_BYTES)[0])
     except FileNotFoundError:
         return {}, ""
     except OSError as exc:
         return {}, f"{path} could not be read ({exc.strerror or exc})"
-    except ValueError as exc:  # not JSON, or not UTF-8
+    except Unreadable as exc:  # a FIFO, a device, a link to /dev/zero, a 50 MB file
+        return {}, f"{path} could not be read ({exc})"
+    except ValueError as exc:  # not JSON, not UTF-8, or nested too deeply
         return {}, f"{path} is not valid JSON ({exc})"
     if not isinstance(data, dict):
         return {}, f"{path} must hold a JSON object"

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 PREFIX = "IKIGAI_WEB_"
 FILE_NAME = "web-tools.toml"
+MAX_FILE_BYTES = 64 * 1024  # web-tools.toml: every setting with comments is about 3 KB
+MAX_KEY_WARNINGS = 3  # unknown keys named one by one; the rest are counted
 # The ikigai host kills a call 30 s after starting it; the tool must have answered by then,
 # conversion and writing included, whatever the setting says.
 MAX_TIMEOUT = 27
@@ -305,13 +307,20 @@ class Settings:
         return "default"
 
     def warnings(self) -> list[str]:
-        """Keys of web-tools.toml that are no setting: a misspelt setting silently unused."""
+        """Keys of web-tools.toml that are no setting: a misspelt setting silently unused.
+        Past MAX_KEY_WARNINGS of them, one warning counts the rest: they must not fill the
+        answer."""
         try:
             keys = self._file_values()
         except ToolError:
             return []
         known = {s.name for s in self.every()}
-        return [_unknown_key(self.path, key, known) for key in keys if key not in known]
+        unknown = [key for key in keys if key not in known]
+        shown = [_unknown_key(self.path, key, known) for key in unknown[:MAX_KEY_WARNINGS]]
+        if len(unknown) > MAX_KEY_WARNINGS:
+            rest = len(unknown) - MAX_KEY_WARNINGS
+            shown.append(f"{self.path} sets {rest} more keys that are no settings.")
+        return shown
 
     def _read(self, setting: Setting[T]) -> T:
         env = self._environ.get(setting.variable, "")
@@ -356,11 +365,13 @@ def _unknown_key(path: Path, key: str, known: set[str]) -> str:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            import tomllib  # only when there is a file to read
+    from common.files import parsed, read_regular
 
-            return tomllib.load(fh)
+    try:
+        data, _ = read_regular(path, MAX_FILE_BYTES)
+        import tomllib  # only when there is a file to read
+
+        found: dict[str, Any] = parsed(tomllib.loads, data.decode("utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
@@ -368,6 +379,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
             ErrorCode.INVALID_INPUT,
             f"the settings file {path} is unusable ({exc}); fix it or move it away.",
         ) from None
+    return found
 
 
 def config_dir() -> Path:

@@ -153,13 +153,13 @@ def test_what_is_no_file_in_an_entrys_place_is_corrupt_and_never_blocks():
     path = entry("ns", "k")
     path.parent.mkdir(parents=True)
     os.mkfifo(path)  # opening it to read would wait for a writer forever
-    assert "(not a file)" in str(cache.get("ns", "k", 60).warning)
+    assert "(not a regular file)" in str(cache.get("ns", "k", 60).warning)
     assert not path.exists()
     path.symlink_to("/dev/zero")  # endless
-    assert "(not a file)" in str(cache.get("ns", "k", 60).warning)
+    assert "(not a regular file)" in str(cache.get("ns", "k", 60).warning)
     assert Path("/dev/zero").exists()
     path.mkdir()
-    assert "(not a file)" in str(cache.get("ns", "k", 60).warning)
+    assert "(not a regular file)" in str(cache.get("ns", "k", 60).warning)
 
 
 def test_a_fifo_in_the_ledgers_place_is_a_warning_not_a_hang():
@@ -186,7 +186,7 @@ def test_an_entry_larger_than_the_bound_is_corrupt_and_not_read_whole(one_mb):
     path = entry("ns", "k")
     path.parent.mkdir(parents=True)
     path.write_bytes(_entry_bytes(value="x" * (2 * one_mb)))
-    assert "larger than the cache's size bound" in str(cache.get("ns", "k", 60).warning)
+    assert "larger than 1,048,576 bytes" in str(cache.get("ns", "k", 60).warning)
 
 
 # --------------------------------------------------------------------------- unusable directories
