@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 from common.errors import ErrorCode, ToolError, UsageError
 from common.redact import mask, redact
 from common.settings import load
-from common.text import compact, encodable, encodable_json
+from common.text import compact, encodable, encodable_json, visible
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -244,9 +244,11 @@ def warning(err: ToolError) -> dict[str, str]:
 
 def scrub(value: Any) -> Any:
     """`value` safe and writable: every registered secret masked in every string, lone
-    surrogates replaced, numbers JSON cannot carry turned into null or text."""
+    surrogates replaced, terminal escapes, bidi controls and invisible characters dropped
+    (common.text.visible: the one sanitizer of every text a tool prints), numbers JSON cannot
+    carry turned into null or text."""
     if isinstance(value, str):
-        return encodable(mask(value))
+        return visible(encodable(mask(value)))
     if isinstance(value, dict):
         return {scrub(k): scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -11,10 +11,15 @@ import codecs
 import re
 from typing import Any
 
-# C0 and C1 controls but tab and newline, bidi embeddings, overrides and isolates, and the
-# zero-width characters that hide text or split words invisibly.
+# C0 and C1 controls but tab and newline (ESC and CSI start terminal escapes), bidi marks,
+# embeddings, overrides and isolates, the zero-width characters that hide text or split words
+# invisibly, and the tag characters that carry hidden text. Zero-width (non-)joiners are kept
+# only between two non-ASCII characters, where emoji sequences and Indic and Arabic scripts
+# need them; next to ASCII they only disguise a word ("pay\u200dpal").
 _INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+    "|(?<![^\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?![^\x00-\x7f])"
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -56,7 +61,8 @@ def decode(data: bytes, label: str | None = None) -> str:
 
 
 def visible(text: str) -> str:
-    """Without control, bidi-override and zero-width characters."""
+    """Without control, bidi, zero-width and tag characters (see _INVISIBLE): what every
+    string a tool prints is reduced to."""
     return _INVISIBLE.sub("", text)
 
 

@@ -382,7 +382,9 @@ def test_page_url_user_info_does_not_leak_into_resolved_links():
 @pytest.mark.parametrize(
     ("before", "after"),
     [
-        ("[a](javascript:alert(1))", "[a](javascript:alert(1))"),  # parentheses: not a target
+        ("[a](javascript:alert(1))", "a"),  # a target with parentheses is a target too
+        ("[a (b)](javascript:alert(1))", "a (b)"),
+        ("[x](/docs/a_(b))", "[x](/docs/a_(b))"),
         ("[a](javascript:void)", "a"),
         ("![pic](data:image/png;base64,AAAA)", "pic"),
         ('[a](http://u:p@h.example/x "t")', '[a](http://h.example/x "t")'),

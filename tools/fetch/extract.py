@@ -162,7 +162,7 @@ def html_to_markdown(
     if parsed.shell and not full_page and not _words(body):
         from tools.fetch.embedded import embedded_markdown
 
-        body = tidy(embedded_markdown(signals, include_links=include_links))
+        body = tidy(embedded_markdown(signals, include_links=include_links), url)
     if parsed.shell and not _words(body):
         warnings.append(_NEEDS_JAVASCRIPT)
     if page.note:

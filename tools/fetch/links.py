@@ -20,10 +20,12 @@ _SCRIPT_SCHEMES = ("javascript", "vbscript", "data")
 _IGNORED = re.compile(r"[\x00-\x20\x7f]+")
 _ATTRIBUTES = ("href", "src")
 _ABSOLUTE = ("http://", "https://")
-# A markdown link or image: [text](target) or ![alt](target), a target without spaces or
-# parentheses (the converters percent-encode those), optionally in angle brackets, and an
-# optional "title".
-_LINK = re.compile(r"(!?)\[((?:[^\[\]\\]|\\.)*)\]\(<?([^()\s<>]*)>?(\s+\"[^\"]*\")?\)")
+# A markdown link or image: [text](target) or ![alt](target), a target without spaces and
+# with at most one level of balanced parentheses (`javascript:alert(1)`, which a page's text
+# can carry), optionally in angle brackets, and an optional "title".
+_LINK = re.compile(
+    r"(!?)\[((?:[^\[\]\\]|\\.)*)\]\(<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(\s+\"[^\"]*\")?\)"
+)
 _AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]*:[^<>\s]*)>")
 
 
@@ -89,15 +91,16 @@ def _absolute(base: str, target: str) -> str:
         return target
 
 
-def clean_markdown(markdown: str) -> str:
+def clean_markdown(markdown: str, base: str = "") -> str:
     """Every link and image of the markdown made safe: a script target leaves the link text
-    (or the image's alt text) alone; user-info is removed from the others."""
+    (or the image's alt text) alone; the others lose their user-info and, given the page's
+    `base`, become absolute (links written in a page's text or data are often relative)."""
 
     def link(match: re.Match[str]) -> str:
         bang, text, target, title = match.groups()
         if is_script(target):
             return text
-        cleaned = without_userinfo(target)
+        cleaned = without_userinfo(_absolute(base, target) if target else target)
         return match.group(0) if cleaned == target else f"{bang}[{text}]({cleaned}{title or ''})"
 
     def autolink(match: re.Match[str]) -> str:

@@ -57,9 +57,10 @@ def html_markdown(html: str, *, include_links: bool, folded: bool = False) -> st
     return tidy(result.content or "")
 
 
-def tidy(markdown: str) -> str:
-    """One table style, safe links, at most one blank line in a row, no outer blank lines."""
-    return _BLANKS.sub("\n\n", _tables(clean_markdown(markdown))).strip()
+def tidy(markdown: str, base: str = "") -> str:
+    """One table style, safe links (absolute, given the page's `base`), at most one blank line
+    in a row, no outer blank lines."""
+    return _BLANKS.sub("\n\n", _tables(clean_markdown(markdown, base))).strip()
 
 
 def _tables(markdown: str) -> str:
