@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from common import __version__
@@ -18,6 +19,7 @@ DESCRIPTION = """\
 The host side of ikigai-web-tools. It finds ikigai tools (executables named *-tool) the way an
 ikigai host does: this installation's tools, then $IKIGAI_LIBEXEC_DIR, ~/.ikigai/tools/ and
 ./.ikigai/tools/, a later directory overriding an earlier one. Third-party tools count too.
+A project's own tools (./.ikigai/tools/) run only once you trust the project (web-tools trust).
 """
 EXAMPLES = """\
 examples:
@@ -25,6 +27,7 @@ examples:
   web-tools mcp --only web_search_brave,web_fetch
   web-tools list                               which tools, from where, and what was skipped
   web-tools doctor --online                    check credentials and settings, one real call each
+  web-tools trust                              let this project's .ikigai/tools/ run here
   web-tools clear-cache                        forget every cached answer and page
 """
 
@@ -54,6 +57,7 @@ def parser() -> argparse.ArgumentParser:
     _mcp_parser(commands)
     _list_parser(commands)
     _doctor_parser(commands)
+    _trust_parsers(commands)
     clearing = commands.add_parser(
         "clear-cache",
         help="remove every cached search answer and fetched page",
@@ -132,6 +136,38 @@ def _seconds(text: str) -> float:
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
     return value
+
+
+def _trust_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for name, run, what in (
+        ("trust", run_trust, "let this project's own tools (.ikigai/tools/) run"),
+        ("untrust", run_untrust, "stop running this project's own tools"),
+    ):
+        command = commands.add_parser(
+            name,
+            help=f"{what} in list, doctor and mcp",
+            description=f"{what[0].upper()}{what[1:]} when web-tools lists, checks or serves "
+            "tools. A cloned repository's tools never run before its directory is trusted.",
+        )
+        command.add_argument("directory", nargs="?", default=".", type=Path,
+                             help="the project's directory (default: this one)")  # fmt: skip
+        command.set_defaults(command=run)
+
+
+def run_trust(args: argparse.Namespace) -> int:
+    from host import trust
+
+    path = trust.trust(args.directory)
+    sys.stdout.write(f"trusted {args.directory.resolve()} (in {path})\n")
+    return 0
+
+
+def run_untrust(args: argparse.Namespace) -> int:
+    from host import trust
+
+    path = trust.untrust(args.directory)
+    sys.stdout.write(f"no longer trusted: {args.directory.resolve()} (in {path})\n")
+    return 0
 
 
 def run_mcp(args: argparse.Namespace) -> int:

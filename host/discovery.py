@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from host import process
+from host import process, trust
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -29,6 +29,7 @@ SCHEMA_TIMEOUT = 1.0
 SCHEMA_LIMIT = 8191
 INSTALLATION, SYSTEM, USER, PROJECT = "installation", "system", "user", "project"
 _PROBES = 8
+UNTRUSTED = "not run: untrusted project"
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,29 @@ def discover(sources: list[Source] | None = None) -> Found:
     sources = default_sources() if sources is None else sources
     candidates = [(s, path) for s in sources for path in _executables(s)]
     with ThreadPoolExecutor(_PROBES) as pool:
-        probed = list(pool.map(lambda c: probe(c[1], c[0].origin), candidates))
+        probed = list(pool.map(lambda c: _probe_trusted(c[1], c[0]), candidates))
     return _fold(probed, sources)
+
+
+def _probe_trusted(path: Path, source: Source) -> Tool:
+    """`probe`, but a project's own tool is not run, nor served, until the user trusts the
+    project (host/trust.py): a cloned repository must not run code by being looked at."""
+    root = project_root(source)
+    if root is not None and not trust.is_trusted(root):
+        return Tool(model_name(path.name), path, source.origin, problem=untrusted(root))
+    return probe(path, source.origin)
+
+
+def project_root(source: Source) -> Path | None:
+    """The project whose `.ikigai/tools/` `source` is; None for the other directories."""
+    if source.origin != PROJECT or source.directory is None:
+        return None
+    directory = source.directory
+    return directory.parent.parent if directory.parts[-2:] == (".ikigai", "tools") else directory
+
+
+def untrusted(root: Path) -> str:
+    return f"{UNTRUSTED}: run `web-tools trust {root}` to let its tools run"
 
 
 def _fold(probed: Iterable[Tool], sources: list[Source]) -> Found:

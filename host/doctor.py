@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from host.discovery import Found, Source, Tool
 
 OK, PROBLEM, UNKNOWN = "ok", "problem", "unknown"
+UNTRUSTED = "not run: untrusted project"  # as host.discovery words it
 # The cheapest search: one result, through the tool like any call (`--online`).
 ONLINE_QUERY = "ikigai"
 _COUNT_PARAMETERS = ("count", "num", "max_results")
@@ -59,6 +60,7 @@ def examine(found: Found, *, online: bool = False, timeout: float = 30.0) -> Rep
     report = Report(cache=str(cache_dir()), directories=[_directory(s) for s in found.sources])
     report.tools = [_check(tool, report) for tool in found.tools.values()]
     report.tools += [_broken(tool, report) for tool in found.skipped if tool.problem]
+    _trust_warnings(found, report)
     report.credentials_file = _credentials_file(report)
     report.settings = _settings(report)
     report.rendering = rendering()
@@ -80,8 +82,28 @@ def _check(tool: Tool, report: Report) -> ToolCheck:
     return check
 
 
+def _trust_warnings(found: Found, report: Report) -> None:
+    from host import trust
+    from host.discovery import project_root
+
+    _, unread = trust.trusted()
+    if unread:
+        report.warnings.append(unread)
+    for source in found.sources:
+        root = project_root(source)
+        if root is not None and any(t.problem.startswith(UNTRUSTED) for t in found.skipped):
+            report.warnings.append(
+                f"{source.directory} holds this project's own tools. web-tools does not run "
+                f"them until you trust the project (`web-tools trust {root}`; `web-tools "
+                "untrust` takes it back); an ikigai host started here runs them regardless."
+            )
+
+
 def _broken(tool: Tool, report: Report) -> ToolCheck:
     check = ToolCheck(tool.name, tool.origin, str(tool.path), OK, "")
+    if tool.problem.startswith(UNTRUSTED):
+        check.status, check.detail = UNKNOWN, UNTRUSTED
+        return check
     # A launcher whose target is gone fails --schema on purpose: say what to re-run.
     why = _launcher_gone(tool.path) or f"{tool.path} is skipped by hosts: {tool.problem}"
     return _fail(check, why, report)

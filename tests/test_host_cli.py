@@ -11,7 +11,7 @@ import pytest
 from conftest import BIN, Reply
 
 from common import __version__, credentials, launchers
-from host import cli, discovery, doctor, mcp_server
+from host import cli, discovery, doctor, mcp_server, trust
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "BSA-secret-value-0123456789"
@@ -31,6 +31,7 @@ def host_dirs(tmp_path, monkeypatch):
     """A HOME and a working directory of the test's own: no real ~/.ikigai/tools."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
+    trust.trust(tmp_path)  # the tests' own project tools may run; see the untrusted tests
     return tmp_path
 
 

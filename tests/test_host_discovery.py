@@ -10,7 +10,7 @@ import pytest
 from conftest import BIN
 
 from host import discovery as d
-from host import process
+from host import process, trust
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,6 +26,12 @@ def sources(tmp_path: Path) -> list[d.Source]:
 def test_model_name_comes_from_the_file_name():
     assert d.model_name("web-search-brave-tool") == "web_search_brave"
     assert d.model_name("web_search_brave") == "web_search_brave"
+
+
+@pytest.fixture(autouse=True)
+def trusted_project(tmp_path):
+    """The tests' `project` directory is trusted: its tools may run (tests/test_trust.py)."""
+    trust.trust(tmp_path / "project")
 
 
 def test_later_directories_override_earlier_ones(tmp_path, fake_tool):

@@ -18,7 +18,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from common import launchers
-from host import discovery, mcp_server
+from host import discovery, mcp_server, trust
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -41,6 +41,7 @@ def server_env(tmp_path: Path, extra: dict[str, str] | None = None) -> dict[str,
 async def connect(
     tmp_path: Path, *args: str, env: dict[str, str] | None = None
 ) -> AsyncIterator[ClientSession]:
+    trust.trust(tmp_path)  # the tests' own project tools may run (tests/test_trust.py)
     params = StdioServerParameters(
         command=str(BIN / "web-tools"),
         args=["mcp", *args],
