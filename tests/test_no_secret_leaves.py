@@ -160,7 +160,10 @@ SUBJECTS = [
     # Gemini with its redirect links resolved: the echo server's links redirect with the keys.
     Subject("gemini", GEMINI.script, GEMINI.answer, lambda _: dict(GEMINI.keys),
             lambda base: GEMINI.env(base) | {"IKIGAI_WEB_GEMINI_RESOLVE": "1",
-                                             "IKIGAI_WEB_TIMEOUT": "4"}),
+                                             "IKIGAI_WEB_TIMEOUT": "4",
+                                             "GEMINI_REDIRECT_URL":
+                                                 f"{base}/grounding-api-redirect/",
+                                             "IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1"}),
     Subject("searxng-userinfo", "web-search-searxng-tool", PROFILES[
             "web-search-searxng-tool"].answer,
             lambda base: {"SEARXNG_URL": _userinfo(base, SEARX_USER, SEARX_URL_PASSWORD) +
