@@ -24,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from verdict import LAUNCHERS, check, exit_code
 
+from common.procs import descendants
 from common.settings import Settings
 from tools.fetch import browser
 
@@ -56,7 +57,7 @@ class Handler(BaseHTTPRequestHandler):
 
 def tree_memory(pid: int, stop: threading.Event, peak: list[int]) -> None:
     while not stop.wait(0.01):
-        pids = [pid, *browser.descendants(pid)]
+        pids = [pid, *descendants(pid)]
         peak[0] = max(peak[0], sum(browser._resident(p) for p in pids))  # noqa: SLF001
 
 

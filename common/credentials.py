@@ -7,6 +7,7 @@ the ikigai config directory, flat (keyed by the variable name) or nested
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -325,3 +326,15 @@ def _file_location(values: dict[str, Any], provider: Provider, field: Field) -> 
 
 def _filled(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip())
+
+
+def register_all(extra: tuple[Field, ...] = ()) -> None:
+    """Register every secret credential this machine has (environment and file) for masking:
+    for a process that shows other programs' output, such as the MCP server. `extra` are
+    optional fields (SearXNG's login) looked up for every provider that knows them."""
+    for provider in PROVIDERS.values():
+        with contextlib.suppress(ToolError):
+            resolve(provider)  # registers what it finds, also when something else is missing
+        for field in extra:
+            with contextlib.suppress(ToolError):
+                optional(provider, field)

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from common.redact import mask
 from host import process
 from host.discovery import exit_text
 
@@ -34,14 +35,22 @@ class Answer:
     result: dict[str, Any] | None = None
 
 
-def call(tool: Tool, arguments: Mapping[str, Any], timeout: float = CALL_TIMEOUT) -> Answer:
-    """Run `tool` with `arguments`, as the ikigai host would."""
+def call(
+    tool: Tool, arguments: Mapping[str, Any], timeout: float = CALL_TIMEOUT, *, tied: bool = False
+) -> Answer:
+    """Run `tool` with `arguments`, as the ikigai host would; `tied` as in `process.run`.
+
+    The answer's text is masked: a third-party tool may print the user's keys (which every
+    tool may read from the environment) in its error output or its answer."""
     data = json.dumps(arguments).encode()
     try:
-        outcome = process.run([str(tool.path)], data, timeout=timeout, limit=ANSWER_LIMIT)
+        outcome = process.run(
+            [str(tool.path)], data, timeout=timeout, limit=ANSWER_LIMIT, tied=tied
+        )
     except OSError as exc:
         return Answer(ok=False, text=f"{tool.name} could not be started ({exc.strerror}).")
-    return interpret(tool.name, outcome, timeout)
+    answer = interpret(tool.name, outcome, timeout)
+    return Answer(answer.ok, mask(answer.text), answer.result)
 
 
 def interpret(name: str, outcome: process.Outcome, timeout: float) -> Answer:

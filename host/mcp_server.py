@@ -8,11 +8,15 @@ this module, so `list` and `doctor` never load the SDK.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import signal
 import sys
+import threading
 import traceback
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
 import anyio.to_thread
@@ -20,12 +24,14 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp.types import jsonrpc_message_adapter
 
 from common import __version__
+from host import process
 from host.calls import Answer, call
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import AsyncIterator, Mapping
 
     from mcp.server.context import ServerRequestContext
 
@@ -33,21 +39,139 @@ if TYPE_CHECKING:
 
 # The tool names MCP allows (SEP-986); an ikigai file name may give others.
 MCP_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+# Tool calls run in threads of their own, at most this many at once (more wait their turn):
+# anyio's shared threads (40) also read stdin, and calls must never starve the reading of a
+# ping or a tools/list. The wire has its own few.
+CALLS = anyio.CapacityLimiter(512)
+IO = anyio.CapacityLimiter(4)
+MAX_LINE = 4 * 1024 * 1024  # bytes of one message; tool arguments are small
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+_TOO_LONG = "\x00too long"
 
 
 def serve(tools: Mapping[str, Tool], timeout: float) -> None:  # pragma: no cover
     """Serve `tools` on this process's stdin and stdout until the client hangs up.
 
+    Nothing it started outlives it: on SIGTERM, SIGINT or SIGHUP every process below it is
+    killed at once, and so when stdin closes; if it is killed outright (SIGKILL), the kernel
+    kills each running tool (parent-death signal) and the guardian (host/guardian.py) the rest.
+
     Only a real process can own stdin and stdout: tests/test_host_mcp.py runs this one as a
     subprocess, where coverage does not follow.
     """
+    from common.credentials import register_all
+    from tools.web_search_searxng import AUTH
+
+    register_all((AUTH,))
+    process.adopt_orphans()
+    guardian = process.start_guardian()
+    keep = frozenset({guardian.pid})
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, partial(_stopped, keep))
+    wire = Wire(keep)
     server = build(tools, timeout)
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        async with stdio_server(stdin=wire.lines(), stdout=wire) as (read, write):  # type: ignore[arg-type]
             await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        process.stop_all(keep)
+
+
+def _stopped(keep: frozenset[int], signum: int, _frame: object) -> None:  # pragma: no cover
+    process.stop_all(keep)
+    os._exit(128 + signum)
+
+
+class Wire:
+    """The server's stdin and stdout, taken off fds 0 and 1 (stray writes to stdout go to
+    stderr, reads of stdin find nothing), read and written in threads of their own so busy
+    tool calls never hold them up. A line that is no JSON-RPC message is answered with the
+    JSON-RPC error it deserves, here, instead of being dropped unanswered."""
+
+    def __init__(self, keep: frozenset[int] = frozenset()) -> None:
+        self.keep = keep  # processes of the server's own that survive its end (the guardian)
+        self.input = os.fdopen(os.dup(0), "rb")
+        self.output = os.fdopen(os.dup(1), "wb")
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(2, 1)
+        os.close(null)
+        self.lock = threading.Lock()
+
+    async def lines(self) -> AsyncIterator[str]:
+        reader = _LineReader(self.input)
+        while True:
+            line = await anyio.to_thread.run_sync(reader.next, abandon_on_cancel=True, limiter=IO)
+            if line is None:  # the client hung up: calls still running have no one to answer
+                process.stop_all(self.keep)
+                return
+            answer = malformed(line)
+            if answer is None:
+                yield line
+            elif answer:
+                await self.write(answer + "\n")
+
+    async def write(self, text: str) -> None:
+        await anyio.to_thread.run_sync(self._write, text, limiter=IO)
+
+    async def flush(self) -> None:
+        pass  # every write is flushed
+
+    def _write(self, text: str) -> None:
+        with self.lock:
+            self.output.write(text.encode("utf-8", "replace"))
+            self.output.flush()
+
+
+class _LineReader:
+    """Lines of at most MAX_LINE bytes; a longer one is read to its end and reported."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.buffered = stream
+
+    def next(self) -> str | None:
+        line = self.buffered.readline(MAX_LINE + 1)
+        if not line:
+            return None
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while (rest := self.buffered.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+                pass
+            return _TOO_LONG
+        return line.decode("utf-8", "replace")
+
+
+def malformed(line: str) -> str | None:
+    """None when `line` is a message the SDK reads; else the JSON-RPC error line to answer
+    with ("" when none is due: a blank line, or a notification, which is never answered)."""
+    if not line.strip():
+        return ""
+    if line is _TOO_LONG:
+        return _error(None, PARSE_ERROR, f"Parse error: a message longer than {MAX_LINE} bytes")
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        pass
+    else:
+        return None
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return _error(None, PARSE_ERROR, "Parse error: the line is not JSON")
+    request = data if isinstance(data, dict) else {}
+    if "method" in request and "id" not in request:
+        return ""  # a notification: JSON-RPC answers none, even a bad one
+    ident = request.get("id")
+    ident = ident if isinstance(ident, str | int) and not isinstance(ident, bool) else None
+    return _error(ident, INVALID_REQUEST, "Invalid Request: not a JSON-RPC message MCP reads")
+
+
+def _error(ident: str | int | None, code: int, message: str) -> str:
+    error = {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+    return json.dumps(error)
 
 
 def build(tools: Mapping[str, Tool], timeout: float) -> Server[Any]:
@@ -94,7 +218,8 @@ def describe(tool: Tool) -> types.Tool:
 
 async def _run(tool: Tool, arguments: dict[str, Any], seconds: float) -> Answer:
     try:
-        return await anyio.to_thread.run_sync(partial(call, tool, arguments, seconds))
+        run = partial(call, tool, arguments, seconds, tied=True)
+        return await anyio.to_thread.run_sync(run, limiter=CALLS)
     except Exception:  # noqa: BLE001 - the server outlives any tool, and any bug of ours
         sys.stderr.write(traceback.format_exc())
         return Answer(ok=False, text=f"web-tools could not run {tool.name}; see the server's log.")

@@ -8,13 +8,17 @@ past its deadline both end in a killed process group (grandchildren included) an
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from common.procs import descendants, kill
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,20 +41,93 @@ class Outcome:
     overflowed: bool = False
 
 
-def run(argv: Sequence[str], data: bytes | None, *, timeout: float, limit: int) -> Outcome:
-    """Run `argv` with `data` on stdin (None: no stdin). OSError when it cannot be started."""
-    proc = subprocess.Popen(  # noqa: S603 - running the discovered tool is the point
-        argv,
-        stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group, so a kill reaches what it started
-    )
+# The programs running now, by pid: what `stop_all` ends when the caller itself is stopped.
+RUNNING: dict[int, subprocess.Popen[bytes]] = {}
+_RUNNING_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+_STOP_ROUNDS = 20
+
+
+def run(
+    argv: Sequence[str],
+    data: bytes | None,
+    *,
+    timeout: float,
+    limit: int,
+    tied: bool = False,
+) -> Outcome:
+    """Run `argv` with `data` on stdin (None: no stdin). OSError when it cannot be started.
+
+    `tied`: the program is killed by the kernel if this process dies, even by SIGKILL (Linux's
+    parent-death signal), for a long-lived caller such as the MCP server.
+    """
+    with _RUNNING_LOCK:  # started and registered at once: `stop_all` misses none
+        if _STOPPING.is_set():
+            raise OSError(errno.ESHUTDOWN, "the caller is shutting down")
+        proc = subprocess.Popen(  # noqa: S603 - running the discovered tool is the point
+            argv,
+            stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group, so a kill reaches what it started
+            preexec_fn=_tie_to_parent if tied and _PRCTL is not None else None,  # noqa: PLW1509 - one async-signal-safe prctl call
+        )
+        RUNNING[proc.pid] = proc
     exchange = _Exchange(proc, data or b"", time.monotonic() + timeout, limit)
     try:
         return exchange.run()
     finally:
         exchange.close()
+        with _RUNNING_LOCK:
+            RUNNING.pop(proc.pid, None)
+
+
+def _load_prctl() -> Any:
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _tie_to_parent() -> None:
+    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def adopt_orphans() -> bool:
+    """Make this process the reaper of its descendants' orphans (Linux): a program that
+    escapes its process group (setsid) and outlives its parent comes back to this process,
+    where `stop_all` finds it. False where the system cannot."""
+    return _PRCTL is not None and _PRCTL(_PR_SET_CHILD_SUBREAPER, 1) == 0
+
+
+def stop_all(keep: frozenset[int] = frozenset()) -> None:
+    """Kill every process below this one but `keep`: the programs `run` started, whatever
+    they started, in their group or in a session of its own (setsid), and the orphans
+    `adopt_orphans` brought back. Descendants are found before any is killed, while the
+    parents that lead to them are alive."""
+    _STOPPING.set()  # from now on nothing new starts
+    with _RUNNING_LOCK:
+        running = list(RUNNING)
+    for pid in running:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    for _ in range(_STOP_ROUNDS):  # orphans come back to an adopting parent a moment later
+        below = [pid for pid in descendants(os.getpid()) if pid not in keep]
+        if not below:
+            return
+        kill(below)
+        time.sleep(_EXIT_POLL)
 
 
 class _Exchange:
@@ -135,3 +212,17 @@ class _Exchange:
                 stream.close()
         if self.proc.returncode is None:  # only reachable through an exception above
             self._kill()
+
+
+def start_guardian() -> subprocess.Popen[bytes]:
+    """The process that ends this one's descendants if this one is killed (host/guardian.py).
+    Keep the returned object: its stdin is the pipe whose closing tells the guardian."""
+    import sys
+
+    return subprocess.Popen(  # noqa: S603 - our own module, by this interpreter
+        [sys.executable, "-m", "host.guardian", str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from common.errors import ErrorCode, ToolError
+from common.procs import descendants
 from common.settings import Settings
 from tools import web_fetch
 from tools.fetch import browser
@@ -406,14 +407,14 @@ def test_descendants_finds_a_grandchild_and_not_others():
     child = subprocess.Popen(["sh", "-c", "sleep 30 & wait"])
     try:
         end = time.monotonic() + 5
-        while len(browser.descendants(child.pid)) < 1 and time.monotonic() < end:
+        while len(descendants(child.pid)) < 1 and time.monotonic() < end:
             time.sleep(0.02)
-        below = browser.descendants(child.pid)
+        below = descendants(child.pid)
         assert len(below) == 1
-        assert child.pid in browser.descendants(os.getpid())
-        assert os.getpid() not in browser.descendants(child.pid)
+        assert child.pid in descendants(os.getpid())
+        assert os.getpid() not in descendants(child.pid)
     finally:
-        for pid in browser.descendants(child.pid):
+        for pid in descendants(child.pid):
             os.kill(pid, signal.SIGKILL)
         child.kill()
         child.wait()

@@ -16,7 +16,6 @@ import contextlib
 import glob
 import os
 import shutil
-import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from common.errors import ToolError
+from common.procs import descendants, kill
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -346,7 +346,7 @@ def _watch_memory(watch: _Watch, spawned: Spawned) -> None:
         children = spawned()
         if sum(map(_resident, children)) > MEMORY_CAP:
             watch.reason = f"the browser used more than {MEMORY_CAP >> 20} MiB of memory"
-            _kill(children)
+            kill(children)
             return
 
 
@@ -370,26 +370,7 @@ def _reaped() -> Iterator[Spawned]:
         deadline = time.monotonic() + 2  # Playwright closes its own first, gracefully
         while spawned() and time.monotonic() < deadline:
             time.sleep(0.05)
-        _kill(spawned())
-
-
-def descendants(pid: int) -> list[int]:
-    """Every living process below `pid`, from /proc (empty where there is none)."""
-    parents: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text(encoding="ascii", errors="replace")
-        except OSError:
-            continue
-        fields = text.rpartition(")")[2].split()
-        if len(fields) > 1 and fields[0] != "Z":
-            parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        children = parents.get(todo.pop(), [])
-        found += children
-        todo += children
-    return found
+        kill(spawned())
 
 
 def _resident(pid: int) -> int:
@@ -403,9 +384,3 @@ def _resident(pid: int) -> int:
         if line.startswith("Pss:"):
             return int(line.split()[1]) * 1024
     return 0
-
-
-def _kill(pids: list[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)

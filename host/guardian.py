@@ -1,0 +1,54 @@
+"""Ends what the MCP server started, should the server itself be killed (even by SIGKILL).
+
+The server starts this program with a pipe on its stdin whose other end only the server holds.
+Every WATCH_EVERY seconds it notes the server's descendants; when the pipe closes, the server
+is gone, and every process of the last note that is still the same process (same start time)
+is killed: tool processes, and what they started in a session of their own, which no process
+group or parent-death signal reaches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+from pathlib import Path
+
+from common.procs import descendants
+
+WATCH_EVERY = 0.2
+
+
+def started(pid: int) -> str | None:
+    """The process's start time (in clock ticks since boot), which a reused pid does not share."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = text.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else None  # field 22 of proc(5)
+
+
+def watch(server: int) -> None:
+    mine = os.getpid()
+    noted: dict[int, str | None] = {}
+    while True:
+        ready, _, _ = select.select([sys.stdin.buffer], [], [], WATCH_EVERY)
+        if ready and not os.read(sys.stdin.fileno(), 4096):
+            break  # the server is gone: its end of the pipe closed
+        noted = {pid: started(pid) for pid in descendants(server) if pid != mine}
+    for pid, when in noted.items():
+        if when is not None and started(pid) == when:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def main() -> None:  # pragma: no cover - runs as its own process
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C is the server's to handle
+    watch(int(sys.argv[1]))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,204 @@
+"""`web-tools mcp` under load, fed malformed lines, and stopped by signals (issue 20, section 7).
+
+The server runs as a process, as an MCP client starts it; the tests speak JSON-RPC to it line by
+line. Its tools are shell scripts in a trusted project directory: one that hangs, one that
+starts a grandchild in a session of its own (setsid) and hangs, one that prints the user's key
+on stderr and fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host import guardian, trust
+
+BIN = Path(__file__).resolve().parent.parent / ".venv" / "bin"
+KEY = "BSA-mcp-stderr-LEAKCANARY-77"
+HANG = "sleep 60"
+
+
+class Server:
+    """`web-tools mcp` in `root`, its answers collected by id as they arrive."""
+
+    def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [str(BIN / "web-tools"), "mcp", "--timeout", "120"],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=(root / "server.log").open("wb"),
+            env=os.environ | {"HOME": str(root / "home")} | (env or {}),
+        )
+        self.answers: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}})  # fmt: skip
+        assert "result" in self.answer(0)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.answers.put(json.loads(line))
+
+    def send(self, message: Any) -> None:
+        self.raw(json.dumps(message).encode() + b"\n")
+
+    def raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def answer(self, ident: Any, wait: float = 10.0) -> dict[str, Any]:
+        end = time.monotonic() + wait
+        while (left := end - time.monotonic()) > 0:
+            try:
+                got = self.answers.get(timeout=left)
+            except queue.Empty:
+                break
+            if got.get("id") == ident:
+                return got
+        pytest.fail(f"no answer with id {ident!r} within {wait} s")
+
+    def call(self, ident: int, name: str) -> None:
+        self.send({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+                   "params": {"name": name, "arguments": {}}})  # fmt: skip
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def project(tmp_path, fake_tool):
+    tools = tmp_path / ".ikigai" / "tools"
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    fake_tool(tools, "hang-tool", call=f"echo $$ > {pids}/hang.$$; {HANG}")
+    spawn = (f"echo $$ > {pids}/tool; setsid sh -c 'echo $$ > {pids}/grandchild; exec {HANG}' "
+             f"& {HANG}")  # fmt: skip
+    fake_tool(tools, "spawn-tool", call=spawn)
+    fake_tool(tools, "leak-tool", call='echo "key is $BRAVE_API_KEY" >&2; exit 3')
+    trust.trust(tmp_path)
+    return tmp_path, pids
+
+
+@pytest.fixture
+def server(project):
+    root, _ = project
+    made = Server(root, {"BRAVE_API_KEY": KEY})
+    yield made
+    made.close()
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def pids_in(directory: Path, count: int, wait: float = 10.0) -> list[int]:
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        files = list(directory.iterdir())
+        if len(files) >= count and all(f.read_text().strip() for f in files):
+            return [int(f.read_text()) for f in files]
+        time.sleep(0.05)
+    pytest.fail(f"{count} processes did not start in {wait} s")
+
+
+def gone(pids: list[int], wait: float = 5.0) -> bool:
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        if not any(alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_pings_and_lists_are_answered_with_hundreds_of_calls_in_flight(server, project):
+    _, pids = project
+    for n in range(200):
+        server.call(1000 + n, "hang")
+    running = pids_in(pids, 60)  # well past anyio's 40 shared threads
+    started = time.monotonic()
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert server.answer(1, wait=5)["result"] == {}
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    names = {t["name"] for t in server.answer(2, wait=5)["result"]["tools"]}
+    assert {"hang", "spawn", "leak"} <= names
+    assert time.monotonic() - started < 5
+    server.proc.send_signal(signal.SIGTERM)
+    server.proc.wait(10)
+    assert gone(running)
+
+
+@pytest.mark.parametrize(
+    ("line", "ident", "code"),
+    [
+        (b"this is not json", None, -32700),
+        (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"cursor": "\\ud800"}}',
+         7, None),
+        (b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": ' + b'{"a": ' * 300 + b"1"
+         + b"}" * 300 + b"}", 8, None),
+        (b'{"jsonrpc": "2.0", "id": 9}', 9, -32600),
+        (b"[1, 2", None, -32700),
+        (b'{"a": ' * 100_000 + b"}" * 100_000, None, -32700),
+    ],
+    ids=["not-json", "lone-surrogate", "nested-300", "no-method", "cut-short", "nested-100k"],
+)  # fmt: skip
+def test_every_malformed_message_is_answered_and_the_server_goes_on(server, line, ident, code):
+    server.raw(line + b"\n")
+    got = server.answer(ident)
+    assert got["jsonrpc"] == "2.0"
+    if code is not None:
+        assert got["error"]["code"] == code
+    else:
+        assert "error" in got or "result" in got
+    server.send({"jsonrpc": "2.0", "id": 99, "method": "ping"})
+    assert server.answer(99)["result"] == {}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_no_process_outlives_the_server(server, project, signum):
+    _, pids = project
+    server.call(5, "spawn")
+    started = pids_in(pids, 2)  # the tool and its grandchild in a session of its own
+    assert all(alive(p) for p in started)
+    # After SIGKILL the guardian kills what it last saw below the server, and it looks every
+    # 0.2 s: a process started in the last instant before a SIGKILL can escape it.
+    time.sleep(3 * guardian.WATCH_EVERY)
+    server.proc.send_signal(signum)
+    server.proc.wait(5)  # SIGINT no longer waits for stdin to close
+    assert gone(started), "a tool or what it started outlived the server"
+
+
+def test_stdin_closing_ends_the_server_and_its_tools(server, project):
+    _, pids = project
+    server.call(5, "spawn")
+    started = pids_in(pids, 2)
+    assert server.proc.stdin is not None
+    server.proc.stdin.close()
+    server.proc.wait(10)
+    assert gone(started)
+
+
+def test_a_tools_error_output_reaches_the_client_masked(server):
+    server.call(6, "leak")
+    text = server.answer(6)["result"]["content"][0]["text"]
+    assert "key is ***" in text
+    assert KEY not in text
