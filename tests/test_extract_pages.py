@@ -452,3 +452,17 @@ def test_targets_resolve_against_the_first_base_and_a_broken_one_stays_as_it_is(
         "https://example.com/docs/pic.png",
     ]
     assert not tree.xpath("//base")
+
+
+def test_a_target_lxml_refuses_to_store_is_dropped_and_the_link_text_stays():
+    from tools.fetch.links import clean_tree
+
+    tree = tree_of(
+        "<html><body><a href='next\x01page.html'>Next</a><img src='a\x0bb.png'>"
+        "<a href='ok.html'>Ok</a></body></html>"
+    )
+    clean_tree(tree, "https://example.com/start")
+    anchors = tree.xpath("//a")
+    assert [anchor.get("href") for anchor in anchors] == [None, "https://example.com/ok.html"]
+    assert anchors[0].text == "Next"
+    assert tree.xpath("//img")[0].get("src") is None

@@ -65,7 +65,12 @@ def clean_tree(tree: HtmlElement, url: str) -> None:
                 del element.attrib[name]
                 continue
             value = _absolute(base, value)
-            element.set(name, without_userinfo(value) if "@" in value else value)
+            try:
+                element.set(name, without_userinfo(value) if "@" in value else value)
+            except ValueError:
+                # lxml refuses values that are not XML-compatible (control characters the
+                # page's bytes or the URL resolution let through): such a target is useless.
+                del element.attrib[name]
 
 
 def _base(tree: HtmlElement, url: str) -> str:
