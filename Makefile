@@ -69,8 +69,9 @@ bench: launchers
 	  for b in bench/bench_*.py; do $(BIN)/python $$b || status=1; done; \
 	  echo '```'; exit $$status; } 2>&1 | tee BENCHMARKS.md; exit $${PIPESTATUS[0]}
 
+# BASE=REV scores web-fetch at that git revision beside today's (a temporary worktree).
 bench-extract: $(BIN)/.installed
-	$(BIN)/python bench/extract.py '$(SHARED)/bench/extraction'
+	$(BIN)/python bench/extract.py '$(SHARED)/bench/extraction' $(if $(BASE),--base '$(BASE)')
 
 install:
 	$(PYTHON) -m venv '$(LIBDIR)/venv'

@@ -1,10 +1,16 @@
-"""Main-content extraction benchmark: web-fetch's html_to_markdown against plain trafilatura.
+"""Main-content extraction benchmark: web-fetch against trafilatura alone, every set side by side.
 
-Usage: bench/extract.py DATASET_ROOT (the folder holding dev/, wcxb-dev/ and score.py;
-`make bench-extract SHARED=/path/to/shared` points the Makefile at it).
-Each page of every dev set found there is extracted by both methods, side by side in one run,
-and scored by the benchmark's own score.py: F1 (precision / recall) per page type and overall,
-and pages per second for both methods with their ratio.
+Usage: bench/extract.py DATASET_ROOT [--base REV]
+
+DATASET_ROOT holds the dev sets (dev/, broad-dev/, wcxb-dev/, wcxb-dev-full/) and score.py;
+`make bench-extract SHARED=/path/to/shared` points the Makefile at it. Every page of every set
+found is extracted by web-fetch (html_to_markdown, in this process) and by trafilatura with its
+defaults, page by page in turn, and scored by the benchmark's own score.py: F1 (precision /
+recall) per page type (WCXB) or source set (broad-dev) and overall, page-type accuracy where the
+set has labels, and pages per second. wcxb-dev/ is a part of wcxb-dev-full/: it is reported on
+its own and so is the rest, the pages no rule was tuned on. With `--base REV` (`make
+bench-extract BASE=REV`) web-fetch at that git revision, checked out in a temporary worktree, is
+scored beside them, so a regression on any set shows before it lands.
 """
 
 from __future__ import annotations
@@ -12,62 +18,117 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
-from tools.fetch.extract import html_to_markdown  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
-Pages = dict[str, tuple[str, str]]
-DATASETS = ("dev", "wcxb-dev")
-METHODS = ("web-fetch", "trafilatura")
+SETS = ("dev", "broad-dev", "wcxb-dev-full", "wcxb-dev")
+LABELLED = ("wcxb-dev-full", "wcxb-dev")  # ids are <page type>.<n>
+# Run in the baseline's worktree by this interpreter: its extractor, its page types.
+BASE_SCRIPT = """
+import gzip, json, sys, time
+sys.path.insert(0, sys.argv[1])
+from tools.fetch.extract import html_to_markdown
+out = {}
+for line in sys.stdin:
+    page_id, path, url = json.loads(line)
+    html = gzip.decompress(open(path, "rb").read()).decode("utf-8", errors="replace")
+    start = time.perf_counter()
+    doc = html_to_markdown(html, url)
+    out[page_id] = [doc.markdown, getattr(doc, "page_type", None), time.perf_counter() - start]
+json.dump(out, sys.stdout)
+"""
 
 
-def load_pages(dev: Path) -> Pages:
-    """{id: (url, html)} for every page of the dev set."""
+class Page(NamedTuple):
+    url: str
+    path: Path  # the gzip-compressed HTML
+
+
+class Run(NamedTuple):
+    """One method's output on a set: text and page type by id, and seconds spent."""
+
+    text: dict[str, str]
+    types: dict[str, str | None]
+    seconds: float
+
+
+def load(dev: Path) -> tuple[dict[str, Page], dict[str, Any]]:
     truth = json.loads((dev / "ground-truth.json").read_text(encoding="utf-8"))
-    pages: Pages = {}
-    for page_id, entry in sorted(truth.items()):
-        raw = gzip.decompress((dev / "html" / f"{page_id}.html.gz").read_bytes())
-        pages[page_id] = (entry["url"], raw.decode("utf-8", errors="replace"))
-    return pages
+    pages = {
+        pid: Page(e["url"], dev / "html" / f"{pid}.html.gz") for pid, e in sorted(truth.items())
+    }
+    return pages, truth
 
 
-def ours(html: str, url: str) -> str:
-    return html_to_markdown(html, url).markdown
+def html_of(page: Page) -> str:
+    return gzip.decompress(page.path.read_bytes()).decode("utf-8", errors="replace")
 
 
-def baseline(html: str, url: str) -> str:
+def ours(html: str, url: str) -> tuple[str, str | None]:
+    from tools.fetch.extract import html_to_markdown
+
+    document = html_to_markdown(html, url)
+    return document.markdown, document.page_type
+
+
+def trafilatura_alone(html: str, url: str) -> tuple[str, str | None]:
     import trafilatura
 
-    del url  # the baseline is trafilatura with its defaults alone
-    return trafilatura.extract(html) or ""
+    del url  # trafilatura with its defaults, as a user would call it
+    return trafilatura.extract(html) or "", None
 
 
-def timed(method: Callable[[str, str], str], url: str, html: str) -> tuple[str, float]:
-    start = time.perf_counter()
-    text = method(html, url)
-    return text, time.perf_counter() - start
+def run_both(pages: dict[str, Page]) -> dict[str, Run]:
+    """web-fetch and trafilatura, page by page in turn, so both see the same machine load."""
+    methods: dict[str, Callable[[str, str], tuple[str, str | None]]] = {
+        "web-fetch": ours,
+        "trafilatura": trafilatura_alone,
+    }
+    text: dict[str, dict[str, str]] = {m: {} for m in methods}
+    types: dict[str, dict[str, str | None]] = {m: {} for m in methods}
+    seconds = dict.fromkeys(methods, 0.0)
+    for page_id, page in pages.items():
+        html = html_of(page)
+        for name, method in methods.items():
+            start = time.perf_counter()
+            text[name][page_id], types[name][page_id] = method(html, page.url)
+            seconds[name] += time.perf_counter() - start
+    return {m: Run(text[m], types[m], seconds[m]) for m in methods}
 
 
-def run(pages: Pages) -> tuple[dict[str, dict[str, str]], dict[str, float]]:
-    """Predictions and total seconds of each method, the two run page by page in turn so
-    that both see the same machine load."""
-    predictions: dict[str, dict[str, str]] = {name: {} for name in METHODS}
-    seconds = dict.fromkeys(METHODS, 0.0)
-    for page_id, (url, html) in pages.items():
-        for name, method in zip(METHODS, (ours, baseline), strict=True):
-            predictions[name][page_id], spent = timed(method, url, html)
-            seconds[name] += spent
-    return predictions, seconds
+def run_base(rev: str, pages: dict[str, Page]) -> Run:
+    """web-fetch at `rev`, from a temporary git worktree, run by this interpreter."""
+    with tempfile.TemporaryDirectory(prefix="bench-extract-base-") as tmp:
+        tree = Path(tmp) / "tree"
+        git = ["git", "-C", str(ROOT)]
+        subprocess.run([*git, "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
+        try:
+            lines = "".join(
+                json.dumps([pid, str(p.path), p.url]) + "\n" for pid, p in pages.items()
+            )
+            done = subprocess.run(
+                [sys.executable, "-c", BASE_SCRIPT, str(tree)],
+                input=lines, capture_output=True, text=True, check=True, cwd=tmp,
+            )  # fmt: skip
+        finally:
+            subprocess.run([*git, "worktree", "remove", "--force", str(tree)], check=False)
+    found = json.loads(done.stdout)
+    return Run(
+        {pid: v[0] for pid, v in found.items()},
+        {pid: v[1] for pid, v in found.items()},
+        sum(v[2] for v in found.values()),
+    )
 
 
 def scorer(root: Path) -> ModuleType:
@@ -79,76 +140,121 @@ def scorer(root: Path) -> ModuleType:
     return module
 
 
-def groups(
-    score: ModuleType, dev: Path, predictions: dict[str, str]
-) -> dict[str, tuple[float, float, float]]:
-    """{group: (precision, recall, F1)} as score.py computes them, "all" included."""
-    truth = json.loads((dev / "ground-truth.json").read_text(encoding="utf-8"))
+Triple = tuple[float, float, float]
+
+
+def groups(score: ModuleType, truth: dict[str, Any], text: dict[str, str]) -> dict[str, Triple]:
+    """{group: (precision, recall, F1)} as score.py computes them, "all" included; a group is
+    the id's prefix (a page type, a source set)."""
     ids = sorted(truth)
     result = score.score(
         [truth[i]["articleBody"] for i in ids],
-        [score.strip_markdown(predictions.get(i) or "") for i in ids],
+        [score.strip_markdown(text.get(i) or "") for i in ids],
         n_bootstrap=0,
     )
     members: dict[str, list[int]] = {}
     for n, page_id in enumerate(ids):
         if "." in page_id:
             members.setdefault(page_id.split(".", 1)[0], []).append(n)
-    found = {"all": (result["precision"], result["recall"], result["f1"])}
-    for name, indexes in sorted(members.items()):
-        found[name] = score.aggregate([result["counts"][n] for n in indexes])
-    return found
+    found = {
+        name: score.aggregate([result["counts"][n] for n in idx])
+        for name, idx in sorted(members.items())
+    }
+    return found | {"all": (result["precision"], result["recall"], result["f1"])}
 
 
-Scores = dict[str, dict[str, tuple[float, float, float]]]
+def accuracy(types: dict[str, str | None], ids: list[str]) -> dict[str, float]:
+    """Page type right, per labelled type and overall."""
+    right: dict[str, list[bool]] = {}
+    for page_id in ids:
+        label = page_id.split(".", 1)[0]
+        hit = types.get(page_id) == label
+        right.setdefault(label, []).append(hit)
+        right.setdefault("all", []).append(hit)
+    return {name: sum(hits) / len(hits) for name, hits in right.items()}
 
 
-def report(name: str, pages: int, scores: Scores, speed: dict[str, float]) -> None:
-    print(f"\n{name}: {pages} pages")
-    print(f"  {'page type':14} {'web-fetch F1 (P / R)':>26} {'trafilatura F1 (P / R)':>26}")
-    for group in [g for g in scores["web-fetch"] if g != "all"] + ["all"]:
-        cells = [
-            f"{f1:.3f} ({p:.3f} / {r:.3f})"
-            for p, r, f1 in (scores[method][group] for method in METHODS)
-        ]
-        print(f"  {group:14} {cells[0]:>26} {cells[1]:>26}")
+def report(
+    title: str,
+    ids: list[str],
+    truth: dict[str, Any],
+    runs: dict[str, Run],
+    score: ModuleType,
+    *,
+    labelled: bool,
+) -> None:
+    part = {i: truth[i] for i in ids}
+    methods = list(runs)
+    scores = {m: groups(score, part, runs[m].text) for m in methods}
+    typed = {m: accuracy(runs[m].types, ids) for m in methods if labelled and m != "trafilatura"}
+    print(f"\n{title}: {len(ids)} pages")
+    head = "".join(f"{m + ' F1 (P / R)':>27}" for m in methods)
+    head += "".join(f"{'type ok ' + m:>18}" for m in typed)
+    print(f"  {'group':14}{head}")
+    for group in scores["web-fetch"]:
+        cells = "".join(f"{_cell(scores[m][group]):>27}" for m in methods)
+        cells += "".join(f"{typed[m].get(group, 0.0):>18.0%}" for m in typed)
+        print(f"  {group:14}{cells}")
+    speed = {m: len(ids) / max(_seconds(runs[m], ids), 1e-9) for m in methods}
+    rates = ", ".join(f"{m} {speed[m]:.1f}" for m in methods)
     ratio = speed["web-fetch"] / speed["trafilatura"]
-    print(
-        f"  pages/s: web-fetch {speed['web-fetch']:.1f}, trafilatura {speed['trafilatura']:.1f}"
-        f", ratio {ratio:.2f}"
-    )
+    print(f"  pages/s: {rates}; web-fetch / trafilatura {ratio:.2f}x")
+
+
+def _cell(triple: Triple) -> str:
+    precision, recall, f1 = triple
+    return f"{f1:.3f} ({precision:.3f} / {recall:.3f})"
+
+
+def _seconds(run: Run, ids: list[str]) -> float:
+    # Runs keep one total per set; a part of a set is charged its share of the pages.
+    share = len(ids) / max(len(run.text), 1)
+    return run.seconds * share
 
 
 def missing(root: Path) -> str:
     return (
-        f"bench-extract: no extraction benchmark data at {root}: it expects "
-        f"{root / 'dev'}, {root / 'wcxb-dev'} and {root / 'score.py'}. The data lives in the "
-        "shared folder beside the project (../shared/bench/extraction); point to it with "
+        f"bench-extract: no extraction benchmark data at {root}: it expects one or more of "
+        f"{', '.join(str(root / s) for s in SETS)} and {root / 'score.py'}. The data lives in "
+        "the shared folder beside the project (../shared/bench/extraction); point to it with "
         "`make bench-extract SHARED=/path/to/shared` or run "
         "`python bench/extract.py /path/to/shared/bench/extraction`."
     )
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
+    base = None
+    if len(argv) == 3 and argv[1] == "--base":
+        base = argv[2]
+    elif len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
     root = Path(argv[0])
-    sets = [name for name in DATASETS if (root / name / "ground-truth.json").is_file()]
-    if not sets or not (root / "score.py").is_file():
+    found = [s for s in SETS if (root / s / "ground-truth.json").is_file()]
+    if not found or not (root / "score.py").is_file():
         print(missing(root), file=sys.stderr)
         return 1
     score = scorer(root)
-    print(f"extraction benchmark, scored by {root / 'score.py'}")
-    for name in sets:
-        pages = load_pages(root / name)
-        url, html = next(iter(pages.values()))
-        ours(html, url)  # warm both up so that neither pays the imports
-        baseline(html, url)
-        predictions, seconds = run(pages)
-        scores = {method: groups(score, root / name, predictions[method]) for method in METHODS}
-        speed = {method: len(pages) / seconds[method] for method in METHODS}
-        report(name, len(pages), scores, speed)
+    against = f"; baseline {base}" if base else ""
+    print(f"extraction benchmark, scored by {root / 'score.py'}{against}")
+    ours("<html><body><p>warm up</p></body></html>", "https://example.org/")
+    trafilatura_alone("<html><body><p>warm up</p></body></html>", "")
+    done: dict[str, tuple[dict[str, Any], dict[str, Run]]] = {}
+    for name in found:
+        pages, truth = load(root / name)
+        if name == "wcxb-dev" and "wcxb-dev-full" in done:
+            full_truth, full_runs = done["wcxb-dev-full"]
+            report(name, sorted(truth), full_truth, full_runs, score, labelled=True)
+            rest = sorted(set(full_truth) - set(truth))
+            title = "wcxb-dev-full outside wcxb-dev"
+            report(title, rest, full_truth, full_runs, score, labelled=True)
+            continue
+        runs = run_both(pages)
+        if base:
+            baseline = {f"base {base[:10]}": run_base(base, pages)}
+            runs = {"web-fetch": runs["web-fetch"], **baseline, "trafilatura": runs["trafilatura"]}
+        done[name] = (truth, runs)
+        report(name, sorted(truth), truth, runs, score, labelled=name in LABELLED)
     return 0
 
 

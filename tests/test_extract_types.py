@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 import pytest
 
-from tools.fetch import embedded, links, markdown, pagetype
+from tools.fetch import embedded, extract, links, markdown, pages, pagetype
 from tools.fetch.extract import Document, html_to_markdown
 
 LOREM = (
@@ -215,7 +215,7 @@ def test_article_stays_an_article():
         ("https://example.org/products/blue-mug", "product"),
         ("https://example.org/collections/mugs", "collection"),
         ("https://example.org/services/tax-returns", "service"),
-        ("https://example.org/", "service"),
+        ("https://example.org/", "article"),  # a home page alone is weak evidence
         ("https://example.org/some/page", "article"),
     ],
 )
@@ -433,3 +433,44 @@ def test_document_with_type_and_warnings_round_trips_through_json():
     doc = html_to_markdown(html, "https://example.com/")
     assert doc.warnings
     assert Document(**json.loads(json.dumps(asdict(doc)))) == doc
+
+
+# --- issue 19: the page's own word over its address; boilerplate gives way ------------------
+
+ARTICLE_LD = (
+    '<script type="application/ld+json">{"@context": "https://schema.org", '
+    '"@type": "NewsArticle", "headline": "Budget passes"}</script>'
+)
+
+
+@pytest.mark.parametrize("path", ["/c/politics/budget-passes", "/p/budget-passes",
+                                  "/collections/2024/budget-passes"])  # fmt: skip
+def test_article_markup_outweighs_words_in_the_address(path):
+    teasers = "".join(f"<li><a href='/c/{n}'>Other story {n}</a></li>" for n in range(8))
+    html = page(
+        f"<article><h1>Budget passes</h1><p>{LOREM}</p><p>{LOREM}</p></article>"
+        f"<aside><ul>{teasers}</ul></aside>",
+        head=ARTICLE_LD,
+    )
+    doc = html_to_markdown(html, f"https://news.example.org{path}")
+    assert doc.page_type == "article"
+    assert "Other story 3" not in doc.markdown
+    assert LOREM[:40] in doc.markdown
+
+
+def test_a_link_farm_region_gives_way_to_the_article_candidate():
+    cards = "".join(
+        f"<div class='card'><a href='/section/{n}'>Section link number {n} of the site</a></div>"
+        for n in range(60)
+    )
+    prose = "".join(f"<p>{LOREM} Paragraph {n}.</p>" for n in range(3))
+    body = f"<main><div class='story'><h1>Story</h1>{prose}</div><div class='grid'>{cards}</div>"
+    html = page(body + "</main>")
+    url = "https://example.org/category/story"
+    parsed = extract._parse(html, url)
+    region = pages.extract(parsed.tree, "listing", parsed.signals, include_links=True)
+    assert "Section link number 7" in region  # what the listing's region alone gives
+    doc = html_to_markdown(html, url)
+    assert doc.page_type == "article"  # read as one in the end
+    assert "Paragraph 2." in doc.markdown
+    assert "Section link number 7" not in doc.markdown

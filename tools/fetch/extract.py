@@ -100,6 +100,12 @@ _VOID = frozenset(
 )
 _ISO_DATE = re.compile(r"^\d{4}-\d\d-\d\d")
 _SHELL_WORDS = 50  # fewer words outside <noscript> than this: the page needs JavaScript
+# A type's region gives way to the article candidate when over this share of its text is link
+# text, it is _LONGER times the article's length, and it holds no more prose (_boilerplate).
+_LINK_DENSE = 0.3
+_LONGER = 1.5
+_PROSE_LINE = 12  # words: a line of running text
+_LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _DEEP_MARKUP = {
     "code": "DEEP_MARKUP",
     "message": "The page nests its HTML deeper than the parser keeps (256 levels): the "
@@ -152,7 +158,7 @@ def html_to_markdown(
     if full_page:
         body = _page_markdown(tree, include_links=include_links)
     else:
-        body = _extract(
+        body, page_type = _extract(
             tree, url, page_type, signals, include_links=include_links, large=page.large
         )
         body = tidy(body)
@@ -436,22 +442,66 @@ def _extract(
     *,
     include_links: bool,
     large: bool,
-) -> str:
-    """The main content as markdown, the way this page type carries it.
+) -> tuple[str, str]:
+    """The main content as markdown, the way this page type carries it, and the type it was
+    read as in the end (article, when a type's region gave way to the article candidate).
 
-    An article goes to trafilatura when it says it is one (schema.org or og:type): that is
-    what trafilatura is made for. A page taken for an article only by its URL or its prose,
-    or for want of other evidence, keeps its main region whole, as the other types do.
+    An article goes to trafilatura (with readability as its second opinion): that is what
+    trafilatura is made for, and what a page is taken for when the evidence is weak. Every
+    other type keeps its main region whole (tools/fetch/pages.py), unless what that gives
+    looks like boilerplate next to the article candidate (see `_boilerplate`).
     """
     from tools.fetch import pages
-    from tools.fetch.pagetype import declares_article
 
-    if page_type == "article" and declares_article(signals):
-        return _main_markdown(tree, url, include_links=include_links, large=large)
+    if page_type == "article":
+        return _main_markdown(tree, url, include_links=include_links, large=large), page_type
+    article_tree = deepcopy(tree) if _link_dense_page(tree) else None
     markdown = pages.extract(tree, page_type, signals, include_links=include_links)
-    if _words(markdown):
-        return markdown
-    return _main_markdown(tree, url, include_links=include_links, large=large)
+    if not _words(markdown):
+        return _main_markdown(tree, url, include_links=include_links, large=large), page_type
+    if article_tree is not None and _link_share(markdown) > _LINK_DENSE:
+        article = _main_markdown(article_tree, url, include_links=include_links, large=large)
+        if _boilerplate(markdown, article):
+            return article, "article"
+    return markdown, page_type
+
+
+def _link_dense_page(tree: HtmlElement) -> bool:
+    """Whether much of the page's text is link text: only then can a type's region turn out
+    to be a link farm, and the article candidate is worth keeping a copy of the tree for."""
+    body = tree.find("body")
+    if body is None:
+        return False
+    total = len(" ".join(body.text_content().split()))
+    linked = sum(len(" ".join(a.text_content().split())) for a in body.iter("a"))
+    return total > 0 and linked > _LINK_DENSE * total
+
+
+def _link_share(markdown: str) -> float:
+    """The share of the markdown's visible text that is link text."""
+    text = _LINK_TEXT.sub(r"\1", markdown)
+    linked = sum(len(m.group(1)) for m in _LINK_TEXT.finditer(markdown))
+    return linked / len(text) if text else 0.0
+
+
+def _boilerplate(markdown: str, article: str) -> bool:
+    """A type's markdown that is mostly links, far longer than the article candidate and with
+    no more prose than it: navigation kept whole rather than content."""
+    if not _words(article):
+        return False
+    longer = len(_LINK_TEXT.sub(r"\1", markdown)) > _LONGER * len(article)
+    prose = _prose_words(article)
+    return longer and prose > 0 and prose >= _prose_words(markdown)
+
+
+def _prose_words(markdown: str) -> int:
+    """Words in lines of running text (not list items, tables or headings)."""
+    lines = (line.strip() for line in markdown.splitlines())
+    return sum(
+        len(line.split())
+        for line in lines
+        if len(line.split()) >= _PROSE_LINE and not line.startswith(("-", "*", "|", "#", "1."))
+    )
 
 
 def _main_markdown(tree: HtmlElement, url: str, *, include_links: bool, large: bool) -> str:
