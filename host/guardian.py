@@ -31,12 +31,14 @@ def started(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None  # field 22 of proc(5)
 
 
-def watch(server: int) -> None:
+def watch(server: int, pipe: int) -> None:
+    """Note `server`'s descendants until `pipe` (a file descriptor) reaches its end, then
+    kill those of the last note that are still the same processes."""
     mine = os.getpid()
     noted: dict[int, str | None] = {}
     while True:
-        ready, _, _ = select.select([sys.stdin.buffer], [], [], WATCH_EVERY)
-        if ready and not os.read(sys.stdin.fileno(), 4096):
+        ready, _, _ = select.select([pipe], [], [], WATCH_EVERY)
+        if ready and not os.read(pipe, 4096):
             break  # the server is gone: its end of the pipe closed
         noted = {pid: started(pid) for pid in descendants(server) if pid != mine}
     for pid, when in noted.items():
@@ -47,7 +49,7 @@ def watch(server: int) -> None:
 
 def main() -> None:  # pragma: no cover - runs as its own process
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C is the server's to handle
-    watch(int(sys.argv[1]))
+    watch(int(sys.argv[1]), sys.stdin.fileno())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -86,7 +86,7 @@ def _stopped(keep: frozenset[int], signum: int, _frame: object) -> None:  # prag
     os._exit(128 + signum)
 
 
-class Wire:
+class Wire:  # pragma: no cover - fds 0 and 1 of a real server: tests/test_mcp_hostile.py
     """The server's stdin and stdout, taken off fds 0 and 1 (stray writes to stdout go to
     stderr, reads of stdin find nothing), read and written in threads of their own so busy
     tool calls never hold them up. A line that is no JSON-RPC message is answered with the

@@ -119,9 +119,11 @@ def stop_all(keep: frozenset[int] = frozenset()) -> None:
     _STOPPING.set()  # from now on nothing new starts
     with _RUNNING_LOCK:
         running = list(RUNNING)
+    below = [pid for pid in descendants(os.getpid()) if pid not in keep]  # before any dies
     for pid in running:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
+    kill(below)
     for _ in range(_STOP_ROUNDS):  # orphans come back to an adopting parent a moment later
         below = [pid for pid in descendants(os.getpid()) if pid not in keep]
         if not below:

@@ -1,0 +1,116 @@
+"""The MCP server's parts that a process test cannot measure: its reading of malformed lines,
+its guardian, and `stop_all`, in this process (issue 20, section 7)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from common.procs import descendants
+from host import guardian, process
+from host.mcp_server import MAX_LINE, _LineReader, malformed
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("", ""),
+        ("   \n", ""),
+        ('{"jsonrpc": "2.0", "id": 1, "method": "ping"}', None),
+        ("nope", {"id": None, "code": -32700}),
+        ('{"jsonrpc": "2.0", "id": "a", "method": 5}', {"id": "a", "code": -32600}),
+        ('{"jsonrpc": "2.0", "id": true}', {"id": None, "code": -32600}),
+        ('{"jsonrpc": "2.0", "method": 5}', ""),  # a notification, bad or not: no answer
+        ("[1, 2, 3]", {"id": None, "code": -32600}),
+        ("[" * 5000 + "]" * 5000, {"id": None, "code": -32700}),
+    ],
+)
+def test_malformed_says_what_to_answer(line, expected):
+    got = malformed(line)
+    if expected is None or expected == "":
+        assert got == expected
+        return
+    assert got is not None
+    answer = json.loads(got)
+    assert answer["jsonrpc"] == "2.0"
+    assert answer["id"] == expected["id"]
+    assert answer["error"]["code"] == expected["code"]
+
+
+def test_the_line_reader_cuts_an_endless_line_and_goes_on():
+    data = b'{"a": 1}\n' + b"x" * (MAX_LINE + 10) + b"\n" + b"\xff\xfe\n"
+    reader = _LineReader(io.BufferedReader(io.BytesIO(data)))
+    assert reader.next() == '{"a": 1}\n'
+    too_long = reader.next()
+    assert too_long is not None
+    assert json.loads(malformed(too_long) or "{}")["error"]["code"] == -32700
+    assert reader.next() == "\ufffd\ufffd\n"
+    assert reader.next() is None
+
+
+def test_the_guardian_kills_what_it_last_saw_when_the_pipe_closes():
+    tree = subprocess.Popen(["sh", "-c", "setsid sleep 30 & sleep 30"])
+    read, write = os.pipe()
+    watcher = threading.Thread(target=guardian.watch, args=(tree.pid, read))
+    watcher.start()
+    try:
+        end = time.monotonic() + 5
+        while len(descendants(tree.pid)) < 2 and time.monotonic() < end:
+            time.sleep(0.05)
+        below = descendants(tree.pid)
+        assert len(below) == 2
+        time.sleep(3 * guardian.WATCH_EVERY)  # noted
+        os.close(write)  # the "server" is gone
+        watcher.join(5)
+        assert not any(alive(pid) for pid in below)
+    finally:
+        tree.kill()
+        tree.wait()
+        os.close(read)
+
+
+def test_stop_all_ends_running_programs_and_what_they_started(monkeypatch):
+    monkeypatch.setattr(process, "_STOPPING", threading.Event())
+    outcomes: list[process.Outcome] = []
+    script = "setsid sleep 30 & echo started; sleep 30"
+    runner = threading.Thread(
+        target=lambda: outcomes.append(
+            process.run(["sh", "-c", script], None, timeout=20, limit=1000, tied=True)
+        )
+    )
+    runner.start()
+    end = time.monotonic() + 5
+    while len(descendants(os.getpid())) < 3 and time.monotonic() < end:  # sh and two sleeps
+        time.sleep(0.05)
+    below = descendants(os.getpid())
+    process.stop_all()
+    runner.join(10)
+    assert outcomes
+    assert outcomes[0].status is not None
+    left = [(pid, Path(f"/proc/{pid}/cmdline").read_bytes()) for pid in below if alive(pid)]
+    assert left == []
+    with pytest.raises(OSError, match="shutting down"):
+        process.run(["true"], None, timeout=1, limit=10)
+
+
+def test_adopting_orphans_is_possible_here():
+    """In a process of its own: this one must not become every orphan's parent."""
+    code = "from host.process import adopt_orphans; print(adopt_orphans())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() in ("True", "False")
