@@ -50,12 +50,17 @@ DATA = json.dumps({"title": "Rendered headline", "text": PROSE}).encode()
 # An app shell: an empty root that a script fills from /data.json; `mark` leaves a trace of
 # what each probe met, so the test sees that the probe ran and how it ended.
 SHELL = """<!doctype html><html><head><title>App</title></head><body><div id="root"></div>
-<ul id="marks"></ul><script>
-function mark(text) { var li = document.createElement('li'); li.textContent = text;
-  document.getElementById('marks').appendChild(li); }
+<script>
+var marks = [], data = null;
+function draw() {
+  if (!data) { return; }
+  document.getElementById('root').innerHTML = '<article><h1>' + data.title + '</h1><p>' +
+    data.text + '</p><p>' + data.text + '</p><p>The probes this page ran ended as follows: ' +
+    marks.join(', ') + '.</p></article>';
+}
+function mark(text) { marks.push(text); draw(); }
 fetch('/data.json').then(function (r) { return r.json(); }).then(function (d) {
-  document.getElementById('root').innerHTML =
-    '<article><h1>' + d.title + '</h1><p>' + d.text + '</p><p>' + d.text + '</p></article>';
+  data = d;
   mark('data loaded');
 });
 PROBES
