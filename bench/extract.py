@@ -44,8 +44,12 @@ for line in sys.stdin:
     page_id, path, url = json.loads(line)
     html = gzip.decompress(open(path, "rb").read()).decode("utf-8", errors="replace")
     start = time.perf_counter()
-    doc = html_to_markdown(html, url)
-    out[page_id] = [doc.markdown, getattr(doc, "page_type", None), time.perf_counter() - start]
+    try:
+        doc = html_to_markdown(html, url)
+        found = [doc.markdown, getattr(doc, "page_type", None)]
+    except Exception as exc:  # an old revision's crash is scored as an empty answer
+        found = ["", None, f"{type(exc).__name__}: {exc}"[:200]]
+    out[page_id] = [*found[:2], time.perf_counter() - start, *found[2:]]
 json.dump(out, sys.stdout)
 """
 
@@ -61,6 +65,7 @@ class Run(NamedTuple):
     text: dict[str, str]
     types: dict[str, str | None]
     seconds: float
+    crashed: tuple[str, ...] = ()  # ids of pages where the method raised
 
 
 def load(dev: Path) -> tuple[dict[str, Page], dict[str, Any]]:
@@ -119,15 +124,19 @@ def run_base(rev: str, pages: dict[str, Page]) -> Run:
             )
             done = subprocess.run(
                 [sys.executable, "-c", BASE_SCRIPT, str(tree)],
-                input=lines, capture_output=True, text=True, check=True, cwd=tmp,
+                input=lines, capture_output=True, text=True, check=False, cwd=tmp,
             )  # fmt: skip
         finally:
             subprocess.run([*git, "worktree", "remove", "--force", str(tree)], check=False)
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-3:]
+        sys.exit(f"bench-extract: the baseline {rev} could not run: " + " | ".join(tail))
     found = json.loads(done.stdout)
     return Run(
         {pid: v[0] for pid, v in found.items()},
         {pid: v[1] for pid, v in found.items()},
         sum(v[2] for v in found.values()),
+        tuple(pid for pid, v in found.items() if len(v) > 3),
     )
 
 
@@ -199,6 +208,10 @@ def report(
     rates = ", ".join(f"{m} {speed[m]:.1f}" for m in methods)
     ratio = speed["web-fetch"] / speed["trafilatura"]
     print(f"  pages/s: {rates}; web-fetch / trafilatura {ratio:.2f}x")
+    for m in methods:
+        crashed = sorted(set(runs[m].crashed) & set(ids))
+        if crashed:
+            print(f"  {m} raised on {len(crashed)} page(s), scored as empty: {', '.join(crashed)}")
 
 
 def _cell(triple: Triple) -> str:
