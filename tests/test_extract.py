@@ -496,3 +496,22 @@ def test_the_fetch_path_cuts_too_and_empties_the_body(monkeypatch):
     assert doc.markdown.rsplit("\n\n", 1)[1].startswith(NOTE)
     assert "Tomatoes grow well on a sunny windowsill." in doc.markdown
     assert "Harvest when the fruit is fully red." not in doc.markdown
+
+
+def test_readability_drops_hidden_text_of_the_cleaned_tree():
+    hidden = (
+        f"<div hidden><p>Secret hidden paragraph. {FILLER}</p></div>"
+        f"<div style='display: none'><p>Invisible styled paragraph. {FILLER}</p></div>"
+    )
+    tree = extract._parse(ARTICLE.replace("<h2>What you need</h2>", hidden), URL).tree
+    markdown = extract._readability(tree, include_links=True)
+    assert "Tomatoes grow well" in markdown
+    assert "Secret hidden" not in markdown
+    assert "Invisible styled" not in markdown
+
+
+def test_protocol_relative_images_come_out_absolute():
+    image = '<p><img src="//cdn.example.com/tomato.jpg" alt="A ripe tomato"></p>'
+    doc = html_to_markdown(ARTICLE.replace("<h2>What you need</h2>", image), URL)
+    assert "](https://cdn.example.com/tomato.jpg)" in doc.markdown
+    assert "](//" not in doc.markdown

@@ -385,7 +385,7 @@ def test_the_quick_extraction_is_doubted_when_empty_short_or_elsewhere(primary, 
 def test_a_doubtful_quick_extraction_runs_trafilatura_with_its_fallbacks(monkeypatch):
     calls = []
 
-    def fake(tree, url, *, include_links, fast):
+    def fake(tree, *, include_links, fast):
         calls.append(fast)
         return "" if fast else f"Full text. {LOREM}"
 
