@@ -215,6 +215,11 @@ def test_choose_takes_readability_when_trafilatura_adds_much_around_it():
     assert extract._choose(teasers, words(100)) == words(100)
 
 
+def test_choose_keeps_trafilatura_when_readability_found_a_mere_scrap_of_it():
+    page = words(20) + "\n\n" + words(300, start=500)
+    assert extract._choose(page, words(20)) == page
+
+
 def test_choose_keeps_trafilatura_when_readability_found_another_part():
     assert extract._choose(words(100), words(100, start=1000)) == words(100)
 
