@@ -15,7 +15,7 @@ SHARED ?= ../shared
 # `make install EXTRAS=browser` adds the optional extras (comma-separated) to the install.
 EXTRAS ?=
 
-.PHONY: all launchers demo test test-install lint bench bench-extract install install-user \
+.PHONY: all launchers demo test test-install lint bench bench-extract fit-pagetype install install-user \
 	uninstall clean tools
 
 all: launchers demo
@@ -72,6 +72,11 @@ bench: launchers
 # BASE=REV scores web-fetch at that git revision beside today's (a temporary worktree).
 bench-extract: $(BIN)/.installed
 	$(BIN)/python bench/extract.py '$(SHARED)/bench/extraction' $(if $(BASE),--base '$(BASE)')
+
+# Refits the page-type model (tools/fetch/pagetype_model.py) on half the dev pages and prints
+# its accuracy on the other half.
+fit-pagetype: $(BIN)/.installed
+	$(BIN)/python bench/fit_pagetype.py '$(SHARED)/bench/extraction'
 
 install:
 	$(PYTHON) -m venv '$(LIBDIR)/venv'

@@ -1,14 +1,19 @@
 """What kind of page this is, decided cheaply before extraction: one of PAGE_TYPES.
 
-Three kinds of evidence vote, each with a weight: what the page declares (schema.org types,
-og:type), the shape of its URL (path words such as /forum/, /docs/, /products/), and the shape
-of its DOM (code blocks, repeated posts, prices, add-to-cart buttons, cards). The type with the
-most weight wins if it wins clearly (see `_clear`); weak or conflicting evidence, or none, makes
-an article, the commonest kind and the one whose extraction degrades most gracefully.
+The page is described by some fifty numbers (`features`): what it declares (schema.org types,
+og:type), words in its host and path that name a kind of page (/forum/, docs., /products/),
+and the shape of its DOM (code blocks, repeated posts, prices, add-to-cart buttons, cards and
+runs of like linked items, prose paragraphs, headings, forms, calls to action). A linear
+model per type scores them (`_score`) and the best score wins. Its weights are data
+(pagetype_model.py), fitted by `make fit-pagetype` (bench/fit_pagetype.py) on one declared
+half of the labelled dev pages and reported on the other half. The URL's structure (depth,
+slug, dates) is left out on purpose: a page is served under any address, and the page's own
+markup says more.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -29,7 +34,7 @@ PAGE_TYPES = (
     "service",
 )
 
-# schema.org types (lower-case) and their weight for a page type.
+# schema.org types (lower-case) and how strongly each says a page type, out of 4.
 _DECLARED = {
     "forum": {"qapage": 4, "discussionforumposting": 4, "question": 2, "answer": 2},
     "product": {"product": 3, "productgroup": 3, "offer": 1, "videogame": 2},
@@ -53,20 +58,19 @@ _DECLARED = {
         "faqpage": 1,
     },
 }
-_OG = {"article": ("article", 1), "product": ("product", 3), "product.item": ("product", 3)}
+_OG_PRODUCT = ("product", "product.item")
 _OG_GROUP = ("product.group", "product:group")
 
 _WORDS = r"(?:{})(?=[/._-]|$)"
-# (page type, weight, pattern over the lower-case host or path).
+# (feature, pattern over the lower-case host or path): words that name a kind of page.
 _HOSTS = (
-    ("forum", 3, re.compile(r"^(?:forums?|community|discuss|discourse|bbs|boards?)\.")),
-    ("documentation", 3, re.compile(r"^(?:docs?|devdocs|developers?|wiki|man)\.")),
-    ("product", 1, re.compile(r"^(?:shop|store)\.")),
+    ("host_forum", re.compile(r"^(?:forums?|community|discuss|discourse|bbs|boards?)\.")),
+    ("host_documentation", re.compile(r"^(?:docs?|devdocs|developers?|wiki|man)\.")),
+    ("host_shop", re.compile(r"^(?:shop|store)\.")),
 )
 _PATHS = (
     (
-        "forum",
-        3,
+        "path_forum",
         re.compile(
             r"/"
             + _WORDS.format(
@@ -76,8 +80,7 @@ _PATHS = (
         ),
     ),
     (
-        "documentation",
-        3,
+        "path_documentation",
         re.compile(
             r"/"
             + _WORDS.format(
@@ -86,11 +89,10 @@ _PATHS = (
             )
         ),
     ),
-    ("product", 2, re.compile(r"/" + _WORDS.format("products?|pdp") + r"/.")),
-    ("product", 1, re.compile(r"/" + _WORDS.format("p|item|listing") + r"/.")),
+    ("path_product", re.compile(r"/" + _WORDS.format("products?|pdp") + r"/.")),
+    ("path_item", re.compile(r"/" + _WORDS.format("p|item|listing") + r"/.")),
     (
-        "collection",
-        2,
+        "path_collection",
         re.compile(
             r"/"
             + _WORDS.format(
@@ -100,8 +102,7 @@ _PATHS = (
         ),
     ),
     (
-        "service",
-        2,
+        "path_service",
         re.compile(
             r"/"
             + _WORDS.format("services?|solutions?|pricing|features|what-we-do|capabilities")
@@ -109,13 +110,11 @@ _PATHS = (
         ),
     ),
     (
-        "listing",
-        2,
+        "path_listing",
         re.compile(r"/(?:news|blog|latest|trending|topics|tags?|list|directory|archive)/?$"),
     ),
     (
-        "article",
-        2,
+        "path_article",
         re.compile(
             r"/(?:blog|blogs|news|articles?|posts?|story|stories|insights?|magazine)/[^/]+"
             r"|/(?:19|20)\d\d/\d\d?/"
@@ -124,107 +123,133 @@ _PATHS = (
 )
 
 _PRICE = re.compile(r"(?:[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP)\b)")
-_BUY = re.compile(r"\b(?:add to (?:cart|bag|basket|trolley)|buy (?:now|it now))\b", re.IGNORECASE)
 _POST_CLASS = re.compile(
     r"(?:^|[\s_-])(?:post|message|comment|reply|answer)(?:s|body|content|text)?(?:$|[\s_-])",
     re.IGNORECASE,
 )
-_MANY_PRICES = 8
-_MANY_CODE = 3
-_MANY_CARDS = 6
-_MANY_POSTS = 3
+# Phrases counted in one pass over the lower-cased text (a case-blind pattern is several
+# times slower), each group a feature: buying, calls to action, the vocabulary of threads.
+_PHRASES = re.compile(
+    r"\b(?:(?P<buys>add to (?:cart|bag|basket|trolley)|buy (?:now|it now))"
+    r"|(?P<ctas>get started|sign up|book a (?:demo|call|consultation)|request a (?:demo|quote)|"
+    r"get a quote|contact us|free trial|try (?:it )?(?:for )?free|schedule a|learn more|"
+    r"talk to (?:sales|us)|call (?:us|now)|pricing)"
+    r"|(?P<thread_words>reply|replies|posted by|joined|views|upvote|quote|report post|members?))\b"
+)
 _POST_CHARS = 80
-_SIDEBAR_LINKS = 40
+_SIDE_LINKS = "count(//nav//a | //aside//a)"
+_TEL = "count(//a[starts-with(@href, 'tel:')])"
+_BYLINE = "count(//*[@rel='author' or contains(@class, 'author') or contains(@class, 'byline')])"
+# Elements counted by tag, each a feature of the same name.
+_COUNTED = (
+    "pre", "code", "article", "h1", "h2", "h3", "form", "input", "button", "img", "time",
+    "table", "li", "p",
+)  # fmt: skip
+_TEXT_SCALE = 12  # log(characters of text) / this: most pages fall between 0 and 1
 
 
 def detect(tree: HtmlElement, url: str, signals: Signals) -> str:
-    declared: Counter[str] = Counter()
-    _declared(signals, declared)
-    votes = declared.copy()
-    _address(url, votes)
-    _shape(tree, votes, declared_article=declared["article"] > 0)
-    if not votes:
-        return "article"
-    # Ties go to the type listed first in PAGE_TYPES order of preference below.
-    best = max(_PREFERENCE, key=lambda name: (votes[name], -_PREFERENCE.index(name)))
-    return best if best == "article" or _clear(best, votes, declared) else "article"
+    from tools.fetch.pagetype_model import WEIGHTS
+
+    return decide(features(tree, url, signals), WEIGHTS)
 
 
-# A type other than article must win clearly: an article read as a listing or a forum loses
-# most of its text, a listing read as an article little. The margin was chosen on broad-dev
-# and wcxb-dev (the 210), and holds on the other 1,127 WCXB dev pages and the Zyte ones.
-_MARGIN = 2
-_STRONG = 3  # a declaration this strong (schema.org Product, QAPage, ...) is taken at its word
+def decide(found: dict[str, float], weights: dict[str, dict[str, float]]) -> str:
+    """The one type the page declares strongly; else article for a page with too little text
+    to have a shape; else the type the model scores highest (article's own weights make it the
+    answer on weak evidence: a wrong non-article type costs far more than a wrong article).
+
+    A strong declaration (schema.org Product, QAPage, NewsArticle, ... at weight 3 or 4 in
+    _DECLARED; og:type product or product.group) names the page's type on over 90 % of the
+    WCXB dev pages that make exactly one.
+    """
+    strong = _strongly_declared(found)
+    if len(strong) == 1:
+        return strong[0]
+    if found["text"] < _FEW_CHARS:
+        return "article"  # too little text to have a shape: the model would guess
+    return max(PAGE_TYPES, key=lambda name: _score(weights[name], found))
 
 
-def _clear(best: str, votes: Counter[str], declared: Counter[str]) -> bool:
-    """Whether `best` wins clearly enough over article: declared strongly by the page, or
-    ahead of article by _MARGIN votes. URL words alone never make it so against the page's
-    own Article markup."""
-    return declared[best] >= _STRONG or votes[best] - votes["article"] >= _MARGIN
+def _strongly_declared(found: dict[str, float]) -> list[str]:
+    strong = {name for name in PAGE_TYPES if found[f"declared_{name}"] >= _STRONG / 4}
+    strong |= {"product"} if found["og_product"] else set()
+    strong |= {"collection"} if found["og_group"] else set()
+    return sorted(strong)
 
 
-_PREFERENCE = ("forum", "product", "documentation", "collection", "listing", "service", "article")
+def _score(weights: dict[str, float], found: dict[str, float]) -> float:
+    return weights["bias"] + sum(
+        weight * found[name] for name, weight in weights.items() if name != "bias"
+    )
 
 
-def declares_article(signals: Signals) -> bool:
-    """Whether the page says it is an article: a schema.org Article type, or og:type."""
-    return signals.og_type == "article" or not signals.types.isdisjoint(_DECLARED["article"])
-
-
-def _declared(signals: Signals, votes: Counter[str]) -> None:
-    for name, weights in _DECLARED.items():
-        found = [weight for kind, weight in weights.items() if kind in signals.types]
-        if found:
-            votes[name] += max(found)
-    if signals.og_type in _OG_GROUP:
-        votes["collection"] += 3
-    elif signals.og_type in _OG:
-        name, weight = _OG[signals.og_type]
-        votes[name] += weight
-
-
-def _address(url: str, votes: Counter[str]) -> None:
-    parts = urlsplit(url.lower())
-    for name, weight, pattern in _HOSTS:
-        if pattern.search(parts.hostname or ""):
-            votes[name] += weight
-    path = parts.path + ("?" + parts.query if parts.query else "")
-    for name, weight, pattern in _PATHS:
-        if pattern.search(path):
-            votes[name] += weight
-    if parts.path in ("", "/"):  # a home page: a service's front page or a feed of items
-        votes["service"] += 1
-
-
-def _shape(tree: HtmlElement, votes: Counter[str], *, declared_article: bool = False) -> None:
-    if tree.xpath("count(//pre)") >= _MANY_CODE:
-        votes["documentation"] += 1
-        side_links = tree.xpath("count(//nav//a | //aside//a)")
-        votes["documentation"] += 1 if side_links >= _SIDEBAR_LINKS else 0
+def features(tree: HtmlElement, url: str, signals: Signals) -> dict[str, float]:
+    """The numbers the page type is decided from, by name (see the module's docstring)."""
     body = tree.find("body")
     text = body.text_content() if body is not None else ""
-    prices, buys = len(_PRICE.findall(text)), len(_BUY.findall(text))
-    if prices >= _MANY_PRICES and (buys >= _MANY_CARDS or buys == 0):
-        votes["collection"] += 2
-    elif prices and buys:
-        votes["product"] += 2
-    if _posts(tree) >= _MANY_POSTS:
-        votes["forum"] += 1
-    items = _items(tree, len(" ".join(text.split())))
-    if items >= _ITEMS_SHARE:
-        votes["listing"] += 3
-        return
+    return _declared(signals) | _address(url) | _counts(tree) | _shape(tree, body, text)
+
+
+_STRONG = 3
+_FEW_CHARS = math.log1p(100) / _TEXT_SCALE  # some 15 words, as "text" measures them
+
+
+def _declares(signals: Signals, weights: dict[str, int]) -> int:
+    """How strongly the page's schema.org types say one page type (0: not at all)."""
+    return max((weight for kind, weight in weights.items() if kind in signals.types), default=0)
+
+
+def _declared(signals: Signals) -> dict[str, float]:
+    found: dict[str, float | bool] = {
+        f"declared_{name}": _declares(signals, weights) / 4 for name, weights in _DECLARED.items()
+    }
+    og = signals.og_type
+    found |= {
+        "og_article": og == "article",
+        "og_product": og in _OG_PRODUCT,
+        "og_group": og in _OG_GROUP,
+        "og_website": og == "website",
+        "og_other": bool(og) and og not in ("article", "website", *_OG_PRODUCT, *_OG_GROUP),
+    }
+    return {name: float(value) for name, value in found.items()}
+
+
+def _address(url: str) -> dict[str, float]:
+    parts = urlsplit(url.lower())
+    path = parts.path + ("?" + parts.query if parts.query else "")
+    hosts = {name: pattern.search(parts.hostname or "") for name, pattern in _HOSTS}
+    paths = {name: pattern.search(path) for name, pattern in _PATHS}
+    return {name: float(bool(match)) for name, match in (hosts | paths).items()}
+
+
+def _counts(tree: HtmlElement) -> dict[str, float]:
+    tags = Counter(element.tag for element in tree.iter(*_COUNTED))
+    found = {name: math.log1p(tags[name]) for name in _COUNTED}
+    for name, xpath in (("side_links", _SIDE_LINKS), ("tel", _TEL), ("byline", _BYLINE)):
+        found[name] = math.log1p(float(tree.xpath(xpath)))
+    return found
+
+
+def _shape(tree: HtmlElement, body: HtmlElement | None, text: str) -> dict[str, float]:
+    total = len(" ".join(text.split()))
+    linked = (
+        0 if body is None else sum(len(" ".join(a.text_content().split())) for a in body.iter("a"))
+    )
     prose = sum(len(p) for p in tree.xpath(_PROSE))
-    if prose >= _PROSE_SHARE * len(text) and prose:
-        votes["article"] += 2
-    elif declared_article:
-        return  # an article's teasers of other articles do not make it a listing
-    elif max(tree.xpath(_CARD_TITLES), tree.xpath("count(//article)")) >= _MANY_CARDS:
-        votes["listing"] += 2
+    phrases = Counter(match.lastgroup for match in _PHRASES.finditer(text.lower()))
+    return {
+        "text": math.log1p(total) / _TEXT_SCALE,
+        "link_share": linked / total if total else 0.0,
+        "prose": prose / len(text) if text else 0.0,
+        "items": _items(tree, total),
+        "cards": math.log1p(float(tree.xpath(_CARD_TITLES))),
+        "posts": math.log1p(_posts(tree)),
+        "prices": math.log1p(len(_PRICE.findall(text))),
+        **{name: math.log1p(phrases[name]) for name in ("buys", "ctas", "thread_words")},
+    }
 
 
-_ITEMS_SHARE = 0.4
 _MIN_ITEMS = 5
 _ITEM_CHARS = 15
 
@@ -258,7 +283,6 @@ _LINKED_ITEMS = 0.8
 
 # Paragraphs of prose, some 40 words or more: what articles are made of.
 _PROSE = "//p[string-length(normalize-space()) > 250]/text()"
-_PROSE_SHARE = 0.3
 # Headings that are links: the titles of cards in a feed or a grid.
 _CARD_TITLES = "count(//*[self::h2 or self::h3 or self::h4][.//a or parent::a])"
 _POST_CANDIDATES = (
