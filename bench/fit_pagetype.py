@@ -143,7 +143,10 @@ def write(weights: dict[str, dict[str, float]], fitted: int) -> None:
         lines.extend(f'        "{feature}": {value!r},' for feature, value in values.items())
         lines.append("    },")
     lines.append("}")
-    MODEL.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # Whole or not at all: a tool importing the model meanwhile never reads half a file.
+    partial = MODEL.with_suffix(".partial")
+    partial.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    partial.replace(MODEL)
 
 
 def report(weights: dict[str, dict[str, float]], held: list[Example]) -> None:
