@@ -3,12 +3,13 @@
 The page is described by some fifty numbers (`features`): what it declares (schema.org types,
 og:type), words in its host and path that name a kind of page (/forum/, docs., /products/),
 and the shape of its DOM (code blocks, repeated posts, prices, add-to-cart buttons, cards and
-runs of like linked items, prose paragraphs, headings, forms, calls to action). A linear
-model per type scores them (`_score`) and the best score wins. Its weights are data
-(pagetype_model.py), fitted by `make fit-pagetype` (bench/fit_pagetype.py) on one declared
-half of the labelled dev pages and reported on the other half. The URL's structure (depth,
-slug, dates) is left out on purpose: a page is served under any address, and the page's own
-markup says more.
+runs of like linked items, prose paragraphs, headings, forms, calls to action). A page that
+declares one type strongly is that type, one with next to no text is an article, and for the
+rest a linear model per type scores the features (`_score`): the best score wins (`decide`).
+Its weights are data (pagetype_model.py), fitted by `make fit-pagetype`
+(bench/fit_pagetype.py) on one declared half of the labelled dev pages and reported on the
+other half. The URL's structure (depth, slug, dates) is left out on purpose: a page is served
+under any address, and the page's own markup says more.
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ _TEXT_SCALE = 12  # log(characters of text) / this: most pages fall between 0 an
 
 
 def detect(tree: HtmlElement, url: str, signals: Signals) -> str:
+    """The page's type, one of PAGE_TYPES."""
     from tools.fetch.pagetype_model import WEIGHTS
 
     return decide(features(tree, url, signals), WEIGHTS)
