@@ -481,12 +481,9 @@ def _extract(
 def _link_dense_page(tree: HtmlElement) -> bool:
     """Whether much of the page's text is link text: only then can a type's region turn out
     to be a link farm, and the article candidate is worth keeping a copy of the tree for."""
-    body = tree.find("body")
-    if body is None:
-        return False
-    total = len(" ".join(body.text_content().split()))
-    linked = sum(len(" ".join(a.text_content().split())) for a in body.iter("a"))
-    return total > 0 and linked > _LINK_DENSE * total
+    from tools.fetch.pagetype import link_share
+
+    return link_share(tree.find("body")) > _LINK_DENSE
 
 
 def _link_share(markdown: str) -> float:

@@ -35,7 +35,7 @@ PAGE_TYPES = (
     "service",
 )
 
-# schema.org types (lower-case) and how strongly each says a page type, out of 4.
+# schema.org types (lower-case) and how strongly each says a page type, out of _FULL.
 _DECLARED = {
     "forum": {"qapage": 4, "discussionforumposting": 4, "question": 2, "answer": 2},
     "product": {"product": 3, "productgroup": 3, "offer": 1, "videogame": 2},
@@ -174,7 +174,7 @@ def decide(found: dict[str, float], weights: dict[str, dict[str, float]]) -> str
 
 
 def _strongly_declared(found: dict[str, float]) -> list[str]:
-    strong = {name for name in PAGE_TYPES if found[f"declared_{name}"] >= _STRONG / 4}
+    strong = {name for name in PAGE_TYPES if found[f"declared_{name}"] >= _STRONG / _FULL}
     strong |= {"product"} if found["og_product"] else set()
     strong |= {"collection"} if found["og_group"] else set()
     return sorted(strong)
@@ -193,6 +193,7 @@ def features(tree: HtmlElement, url: str, signals: Signals) -> dict[str, float]:
     return _declared(signals) | _address(url) | _counts(tree) | _shape(tree, body, text)
 
 
+_FULL = 4  # the strongest declaration's weight in _DECLARED; features scale it to 1
 _STRONG = 3
 _FEW_CHARS = math.log1p(100) / _TEXT_SCALE  # some 15 words, as "text" measures them
 
@@ -204,7 +205,8 @@ def _declares(signals: Signals, weights: dict[str, int]) -> int:
 
 def _declared(signals: Signals) -> dict[str, float]:
     found: dict[str, float | bool] = {
-        f"declared_{name}": _declares(signals, weights) / 4 for name, weights in _DECLARED.items()
+        f"declared_{name}": _declares(signals, weights) / _FULL
+        for name, weights in _DECLARED.items()
     }
     og = signals.og_type
     found |= {
@@ -235,14 +237,11 @@ def _counts(tree: HtmlElement) -> dict[str, float]:
 
 def _shape(tree: HtmlElement, body: HtmlElement | None, text: str) -> dict[str, float]:
     total = len(" ".join(text.split()))
-    linked = (
-        0 if body is None else sum(len(" ".join(a.text_content().split())) for a in body.iter("a"))
-    )
     prose = sum(len(p) for p in tree.xpath(_PROSE))
     phrases = Counter(match.lastgroup for match in _PHRASES.finditer(text.lower()))
     return {
         "text": math.log1p(total) / _TEXT_SCALE,
-        "link_share": linked / total if total else 0.0,
+        "link_share": link_share(body),
         "prose": prose / len(text) if text else 0.0,
         "items": _items(tree, total),
         "cards": math.log1p(float(tree.xpath(_CARD_TITLES))),
@@ -250,6 +249,17 @@ def _shape(tree: HtmlElement, body: HtmlElement | None, text: str) -> dict[str, 
         "prices": math.log1p(len(_PRICE.findall(text))),
         **{name: math.log1p(phrases[name]) for name in ("buys", "ctas", "thread_words")},
     }
+
+
+def link_share(body: HtmlElement | None) -> float:
+    """The share of the body's text that is link text (white space collapsed)."""
+    if body is None or not (total := _chars(body)):
+        return 0.0
+    return sum(_chars(link) for link in body.iter("a")) / total
+
+
+def _chars(element: HtmlElement) -> int:
+    return len(" ".join(element.text_content().split()))
 
 
 _MIN_ITEMS = 5
@@ -276,7 +286,7 @@ def _item_chars(members: list[HtmlElement]) -> int:
     linked = sum(member.tag == "a" or member.find(".//a") is not None for member in members)
     if linked < _LINKED_ITEMS * len(members):
         return 0
-    chars = sum(len(" ".join(member.text_content().split())) for member in members)
+    chars = sum(_chars(member) for member in members)
     return chars if chars >= _ITEM_CHARS * len(members) else 0
 
 
