@@ -3,11 +3,11 @@ the time limit and the output budget?
 
 A loopback server serves a 10 MiB article-like HTML page (gzip-encoded on the wire, as most
 sites send it, and once plain), and pages that are text all the way: 1 MiB and 10 MiB of dense
-article text, and 10 MiB of tiny elements (the shape that costs most per byte), the last two
-in main-content and full-page mode. The installed web-fetch-tool fetches it in a subprocess with
-IKIGAI_WEB_FETCH_ALLOW_PRIVATE=1; the peak RSS of that process comes from
-getrusage(RUSAGE_CHILDREN) after each run (a fresh interpreter per run, so the maximum of
-the children is the largest single run). Also reported: wall time and stdout size against the
+article text, 10 MiB of tiny elements (the shape that costs most per byte) and 10 MiB of shop
+cards whose bytes are mostly long attribute values (JSON records, srcsets, class lists), the
+last three in main-content and full-page mode. The installed web-fetch-tool fetches each in a
+subprocess with IKIGAI_WEB_FETCH_ALLOW_PRIVATE=1; the peak RSS of that process is its VmHWM,
+polled while it runs (see `run`). Also reported: wall time and stdout size against the
 60,000-byte output budget. A gzip bomb (1 GiB of zeros) checks the cap holds memory down too.
 """
 
@@ -57,6 +57,24 @@ def elements(size: int) -> bytes:
     parts, used, n = ["<html><body><main>"], 0, 0
     while used < size - 100:
         parts.append(f"<span>w{n}</span> <b>x</b> ")
+        used += len(parts[-1])
+        n += 1
+    return ("".join(parts) + "</main></body></html>").encode()
+
+
+def attributes(size: int) -> bytes:
+    """`size` bytes of shop-grid cards whose bytes are mostly attribute values: a JSON
+    product record, a srcset and a utility-class list on every card."""
+    record = ",".join(f'{{"sku":"A{k:03}","price":19.99,"stock":true}}' for k in range(40))
+    classes = " ".join(f"md:px-{k} lg:py-{k} hover:bg-gray-{k}00" for k in range(8))
+    srcset = ", ".join(f"/i/N-{w}.jpg {w}w" for w in range(100, 2000, 100))
+    card = (
+        f"<div class='{classes}' data-product='[{record}]'><img src='/i/N.jpg' alt='Table N' "
+        f"srcset='{srcset}'><a href='/p/N'>Walnut side table N</a> $9</div>"
+    )
+    parts, used, n = ["<html><body><main><h1>Side tables</h1>"], 0, 0
+    while used < size - 100:
+        parts.append(card.replace("N", str(n)))
         used += len(parts[-1])
         n += 1
     return ("".join(parts) + "</main></body></html>").encode()
@@ -176,14 +194,17 @@ def main() -> None:
         "/dense-1mib.html": (article(1024 * 1024).encode(), html),
         "/dense-10mib.html": (article(PAGE_BYTES - 4096).encode(), html),
         "/elements-10mib.html": (elements(PAGE_BYTES), html),
+        "/attributes-10mib.html": (attributes(PAGE_BYTES - 8192), html),
     }
     cases = [(path, False) for path in routes]
-    cases += [("/dense-10mib.html", True), ("/elements-10mib.html", True)]
+    full = ("/dense-10mib.html", "/elements-10mib.html", "/attributes-10mib.html")
+    cases += [(path, True) for path in full]
     server, base = serve(routes)
     print(
         f"web-fetch of a {len(big) / 2**20:.2f} MiB HTML page (400 KiB of article text, the rest "
         "inline CSS/JS/SVG/base64 image) from 127.0.0.1; then gzip, a gzip bomb, 1 and 10 MiB "
-        "of dense text, 10 MiB of tiny elements; [full] = full_page"
+        "of dense text, 10 MiB of tiny elements, 10 MiB of long attribute values; [full] = "
+        "full_page"
     )
     worst, slowest = 0.0, 0.0
     with tempfile.TemporaryDirectory() as tmp:

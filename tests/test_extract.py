@@ -446,6 +446,30 @@ def test_attributes_without_values_count_toward_the_cost():
     assert extract._chunk_cost(classes, 0, len(classes)) < 20  # nor in a quoted value
 
 
+def test_attribute_values_cost_less_than_text_of_the_same_length():
+    record = "<div data-product='" + "x" * 12_800 + "'>w</div>"
+    text = "<div>" + "x " * 6_400 + "</div>"
+    assert extract._chunk_cost(record, 0, len(record)) < 110  # two tags, one attribute, 100
+    assert extract._chunk_cost(text, 0, len(text)) > 400
+
+
+def test_a_shop_page_megabytes_long_in_attribute_values_converts_whole():
+    # Product records, srcsets and class lists in every card: the bytes of a modern shop's
+    # category page, which lxml keeps once and nothing copies; its text is small.
+    record = "'" + ",".join(f'{{"sku":"A{k:03}","price":19.99}}' for k in range(60)) + "'"
+    cards = "".join(
+        f"<div class='card grid-item' data-product={record}><a href='/p/{n}'>Oak stool {n}</a>"
+        "</div>"
+        for n in range(1_200)
+    )
+    html = f"<html><body><main><h1>Stools</h1>{cards}</main></body></html>"
+    assert len(html) > 2_000_000
+    assert extract._cut_at(extract.bound(html).html, extract._MAX_COST) is None
+    doc = html_to_markdown(html, URL)
+    assert "Oak stool 1199" in doc.markdown
+    assert "web-fetch" not in doc.markdown
+
+
 def test_a_page_within_the_budget_is_not_cut():
     assert extract._cut_at(huge_page(10), extract._MAX_COST) is None
 

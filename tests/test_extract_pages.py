@@ -323,6 +323,27 @@ def test_hidden_utility_classes_are_pruned_unless_shown_at_some_width():
     assert "Shown on large screens" in text
 
 
+def test_a_page_streamed_into_a_hidden_element_is_shown_and_small_hidden_parts_go():
+    # Streaming server rendering sends the whole page inside a hidden <div> that a script
+    # then reveals: it holds most of the text, so it is the content, not hidden clutter.
+    items = "".join(f"<li><a href='/p/{n}'>Walnut side table {n}</a> $9{n}</li>" for n in range(8))
+    html = page(
+        f"<div hidden><h1>Side tables</h1><p>{LOREM}</p><ul>{items}</ul>"
+        f"<div hidden>Sign in to see prices</div></div>"
+    )
+    tree = tree_of(html)
+    markdown = pages_extract(tree, "collection")
+    assert "The committee met twice" in markdown
+    assert "Walnut side table 7" in markdown
+    assert "Sign in to see prices" not in markdown
+
+
+def pages_extract(tree: lxml.html.HtmlElement, page_type: str) -> str:
+    from tools.fetch import pages
+
+    return pages.extract(tree, page_type, read(tree), include_links=True)
+
+
 def test_filters_and_facets_are_pruned():
     html = (
         "<html><body><div class='facet-list'><p>Colour</p><p>Size</p></div>"
@@ -402,8 +423,8 @@ def test_a_doubtful_quick_extraction_runs_trafilatura_with_its_fallbacks(monkeyp
 
 
 def test_an_indented_tag_has_no_more_attributes_than_a_flat_one():
-    flat = "<img class='a' src='b'>" * 1000
-    indented = "<img\n            class='a'\n            src='b'>" * 1000
+    flat = "<img alt='a' src='b'>" * 1000
+    indented = "<img\n            alt='a'\n            src='b'>" * 1000
 
     def nodes(html: str) -> float:  # the cost without its share for the characters
         return extract._chunk_cost(html, 0, len(html)) - len(html) / extract._NODE_CHARS

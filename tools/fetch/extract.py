@@ -55,20 +55,27 @@ _TITLE_WORDS = 3  # a leading heading this long found inside the title repeats i
 _LARGE = 500_000  # characters of markdown beyond which readability is not run
 # Bounds on huge pages. Time and memory follow the number of tree nodes more than the bytes:
 # measured here, each tag or attribute costs about 1 KB at peak (trafilatura copies the tree
-# several times) and each character of text about 30 B, over some 40 MB of interpreter and
-# libraries; the host kills a tool at 30 s and issue 4 allows 150 MB. So a page's cost is its
-# tags and attributes plus its length / _NODE_CHARS. Up to _LARGE_COST (the heaviest of the 61
-# benchmark pages costs 11,100 without its scripts) a page converts as it comes. Above it, what
-# is never content goes first; a page still above it skips readability's second opinion (which
-# would double the cost); beyond _MAX_COST it is cut. Every shape of 10 MiB page tried (dense
-# text, tiny elements, links, attribute lists, tables, lists, one huge <pre>) then converts in
-# under 4 s and peaks under 115 MB, and a cut still leaves up to 2 MB of markdown (0.5 MB of a
-# dense article) to page through.
+# several times), each character of text about 30 B and each character of any other attribute
+# value than a link, an image source, an alt text or a title (which are copied into Python and
+# into the markdown as text is) about 8 B: lxml keeps it once, as a C string, and the JSON,
+# srcset and class lists that make modern shop pages megabytes long are never read. All over
+# some 40 MB of interpreter and libraries; the host kills a tool at 30 s and issue 4 allows
+# 150 MB. So a page's cost is its tags and attributes plus its text / _NODE_CHARS and those
+# attribute values / _VALUE_CHARS. Up to _LARGE_COST (the heaviest of the 61 Zyte dev pages
+# costs 8,300 without its scripts) a page converts as it comes. Above it, what is never
+# content goes first; a page still above it skips readability's second opinion (which would
+# double the cost); beyond _MAX_COST it is cut. Every shape of 10 MiB page tried (dense text,
+# tiny elements, links, attribute lists, long attribute values, tables, lists, one huge <pre>)
+# then converts in under 4 s and peaks under 115 MB, and a cut still leaves up to 2 MB of
+# markdown (0.5 MB of a dense article) to page through.
 _NODE_CHARS = 32
+_VALUE_CHARS = 128
 _LARGE_COST = 20_000
 _MAX_COST = 64_000
 _TEXT = re.compile(r"(?:^|>)[^<]+")  # text: what follows a tag, or starts a piece
 _QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")  # an attribute's quoted value
+# The values that become text and links (Python strings, markdown) and cost as text does.
+_COPIED = re.compile(r"(?:^|\s)(?:href|src|alt|title)\s*=\s*(\"[^\"]*\"|'[^']*')", re.IGNORECASE)
 _CHUNK = 1 << 18
 _WORD_SEARCH = 1000  # characters back from the cut to look for a line or word end
 # What `bound` removes from a large page before parsing: never content (see _NEVER), and
@@ -243,9 +250,11 @@ def _chunk_cost(html: str, start: int, end: int) -> float:
     # or without a value: counting "=" would miss `<p a b c ...>`; a tag indented over many
     # lines has no more attributes for it). Piece by piece, so the substitutions' own lists
     # of pieces stay short.
-    tags = _QUOTED.sub("", _TEXT.sub(">", html[start:end]))
-    attributes = max(len(tags.split()) - 1, 0)
-    return html.count("<", start, end) + attributes + (end - start) / _NODE_CHARS
+    markup = _TEXT.sub(">", html[start:end])
+    values = sum(map(len, _QUOTED.findall(markup))) - sum(map(len, _COPIED.findall(markup)))
+    attributes = max(len(_QUOTED.sub("", markup).split()) - 1, 0)
+    chars = (end - start - values) / _NODE_CHARS + values / _VALUE_CHARS
+    return html.count("<", start, end) + attributes + chars
 
 
 def _strip(html: str) -> str:

@@ -110,6 +110,14 @@ def _drop(elements: list[HtmlElement], most: float = float("inf")) -> None:
             continue
         if len(element.text_content()) <= most:
             element.drop_tree()
+        else:
+            _show(element)
+
+
+def _show(element: HtmlElement) -> None:
+    """Unhide an element kept for holding most of the text (a page streamed into a `hidden`
+    <div> that its scripts reveal), so that the markdown converter does not drop it either."""
+    element.attrib.pop("hidden", None)
 
 
 def _is_boilerplate(element: HtmlElement, boilerplate: frozenset[str]) -> bool:
