@@ -344,6 +344,37 @@ def pages_extract(tree: lxml.html.HtmlElement, page_type: str) -> str:
     return pages.extract(tree, page_type, read(tree), include_links=True)
 
 
+def test_a_type_whose_region_prunes_to_nothing_gives_way_to_the_whole_pages_article():
+    # The type's extractor prunes its tree in place: the article candidate must not inherit
+    # an empty one.
+    html = (
+        "<html><head><title>Rentals</title></head><body>"
+        + "".join(
+            f"<div class='facet'><h2>Machine {n}</h2><p>{LOREM}</p><p>{LOREM}</p></div>"
+            for n in range(3)
+        )
+        + "</body></html>"
+    )
+    tree = tree_of(html)
+    markdown, page_type = extract._extract(
+        tree, "service", read(tree), include_links=True, large=False
+    )
+    assert "The committee met twice" in markdown
+    assert page_type == "service"
+
+
+def test_a_page_wrapped_in_a_nav_stays_when_its_footer_outweighs_the_rest():
+    # An unclosed <nav> swallows the page, footer included: it holds most of the text, so it
+    # is the page, not a menu; the footer still goes, whatever its size.
+    footer = "<footer>" + "".join(f"<p>Legal note {n}. {LOREM}</p>" for n in range(3)) + "</footer>"
+    html = f"<html><body><nav><h1>Fitness rentals</h1><p>{LOREM}</p><p>{LOREM}</p>{footer}"
+    tree = tree_of(html)
+    region.prune(tree)
+    text = tree.text_content()
+    assert "Fitness rentals" in text
+    assert "Legal note" not in text
+
+
 def test_filters_and_facets_are_pruned():
     html = (
         "<html><body><div class='facet-list'><p>Colour</p><p>Size</p></div>"

@@ -476,11 +476,12 @@ def _extract(
 
     if page_type == "article":
         return _main_markdown(tree, include_links=include_links, large=large), page_type
-    article_tree = deepcopy(tree) if _link_dense_page(tree) else None
+    # The type's extractor prunes the tree in place; the article candidate needs it whole.
+    article_tree = deepcopy(tree)
     markdown = pages.extract(tree, page_type, signals, include_links=include_links)
     if not _words(markdown):
-        return _main_markdown(tree, include_links=include_links, large=large), page_type
-    if article_tree is not None and _link_share(markdown) > _LINK_DENSE:
+        return _main_markdown(article_tree, include_links=include_links, large=large), page_type
+    if _link_share(markdown) > _LINK_DENSE and _link_dense_page(article_tree):
         article = _main_markdown(article_tree, include_links=include_links, large=large)
         if _boilerplate(markdown, article):
             return article, "article"
@@ -489,7 +490,7 @@ def _extract(
 
 def _link_dense_page(tree: HtmlElement) -> bool:
     """Whether much of the page's text is link text: only then can a type's region turn out
-    to be a link farm, and the article candidate is worth keeping a copy of the tree for."""
+    to be a link farm."""
     from tools.fetch.pagetype import link_share
 
     return link_share(tree.find("body")) > _LINK_DENSE

@@ -93,8 +93,9 @@ def prune(tree: HtmlElement, *, keep_forms: bool = False, reviews: bool = False)
     With `reviews` (a product page), reviews go too."""
     body = tree.find("body")
     most = _MOST * len((body if body is not None else tree).text_content())
-    _drop(tree.xpath(_FOOTERS))  # whatever their size: legal notes can outweigh a short page
+    # Sizes are taken with the footer in: a page wrapped in one unclosed <nav> holds it.
     _drop(tree.xpath(_LANDMARKS), most)
+    _drop(tree.xpath(_FOOTERS))  # whatever their size: legal notes can outweigh a short page
     if not keep_forms:
         _drop(tree.xpath(_FORMS), most)
     words = _BOILERPLATE | _REVIEWS if reviews else _BOILERPLATE
