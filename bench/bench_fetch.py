@@ -26,6 +26,10 @@ import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "libexec" / "ikigai" / "web-fetch-tool"  # what a host runs
@@ -52,14 +56,19 @@ def article(size: int) -> str:
     return "".join(parts)
 
 
-def elements(size: int) -> bytes:
-    """`size` bytes of tiny inline elements, numbered so no two are alike."""
-    parts, used, n = ["<html><body><main>"], 0, 0
+def repeated(size: int, unit: Callable[[int], str], heading: str = "") -> bytes:
+    """A page of about `size` bytes: `unit(n)` for n = 0, 1, ... in its <main>."""
+    parts, used, n = [f"<html><body><main>{heading}"], 0, 0
     while used < size - 100:
-        parts.append(f"<span>w{n}</span> <b>x</b> ")
+        parts.append(unit(n))
         used += len(parts[-1])
         n += 1
     return ("".join(parts) + "</main></body></html>").encode()
+
+
+def elements(size: int) -> bytes:
+    """`size` bytes of tiny inline elements, numbered so no two are alike."""
+    return repeated(size, lambda n: f"<span>w{n}</span> <b>x</b> ")
 
 
 def attributes(size: int) -> bytes:
@@ -72,12 +81,7 @@ def attributes(size: int) -> bytes:
         f"<div class='{classes}' data-product='[{record}]'><img src='/i/N.jpg' alt='Table N' "
         f"srcset='{srcset}'><a href='/p/N'>Walnut side table N</a> $9</div>"
     )
-    parts, used, n = ["<html><body><main><h1>Side tables</h1>"], 0, 0
-    while used < size - 100:
-        parts.append(card.replace("N", str(n)))
-        used += len(parts[-1])
-        n += 1
-    return ("".join(parts) + "</main></body></html>").encode()
+    return repeated(size, lambda n: card.replace("N", str(n)), "<h1>Side tables</h1>")
 
 
 def page(text_bytes: int, total: int) -> bytes:

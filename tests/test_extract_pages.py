@@ -11,7 +11,7 @@ import json
 import lxml.html
 import pytest
 
-from tools.fetch import extract, forum, pagetype, region
+from tools.fetch import extract, forum, pages, pagetype, region
 from tools.fetch.extract import html_to_markdown
 from tools.fetch.markdown import element_markdown
 from tools.fetch.signals import read
@@ -332,16 +332,10 @@ def test_a_page_streamed_into_a_hidden_element_is_shown_and_small_hidden_parts_g
         f"<div hidden>Sign in to see prices</div></div>"
     )
     tree = tree_of(html)
-    markdown = pages_extract(tree, "collection")
+    markdown = pages.extract(tree, "collection", read(tree), include_links=True)
     assert "The committee met twice" in markdown
     assert "Walnut side table 7" in markdown
     assert "Sign in to see prices" not in markdown
-
-
-def pages_extract(tree: lxml.html.HtmlElement, page_type: str) -> str:
-    from tools.fetch import pages
-
-    return pages.extract(tree, page_type, read(tree), include_links=True)
 
 
 def test_a_type_whose_region_prunes_to_nothing_gives_way_to_the_whole_pages_article():
