@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
+from deaths import gone
 
 from host import process
 
@@ -42,17 +42,7 @@ def test_a_program_past_its_deadline_is_killed_with_its_children(tmp_path):
     assert time.monotonic() - started < 5
     assert out.timed_out
     assert out.status is None
-    time.sleep(0.1)
-    assert not alive(int(pid_file.read_text()))
-
-
-def alive(pid: int) -> bool:
-    """Running: a killed child whose parent is gone may linger as a zombie until reaped."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "\nState:\tZ" not in status
+    assert gone([int(pid_file.read_text())])
 
 
 def test_output_past_the_limit_stops_the_program():
@@ -103,4 +93,4 @@ def test_an_error_while_serving_the_pipes_never_leaves_the_program_running(monke
     monkeypatch.setattr(process._Exchange, "run", broken)
     with pytest.raises(RuntimeError):
         sh(f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; sleep 30")
-    assert not alive(int(pid_file.read_text()))
+    assert gone([int(pid_file.read_text())])

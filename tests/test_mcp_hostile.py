@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from deaths import alive, gone
 
 from host import guardian, trust
 
@@ -103,14 +104,6 @@ def server(project):
     made.close()
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def pids_in(directory: Path, count: int, wait: float = 10.0) -> list[int]:
     end = time.monotonic() + wait
     while time.monotonic() < end:
@@ -119,15 +112,6 @@ def pids_in(directory: Path, count: int, wait: float = 10.0) -> list[int]:
             return [int(f.read_text()) for f in files]
         time.sleep(0.05)
     pytest.fail(f"{count} processes did not start in {wait} s")
-
-
-def gone(pids: list[int], wait: float = 5.0) -> bool:
-    end = time.monotonic() + wait
-    while time.monotonic() < end:
-        if not any(alive(p) for p in pids):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_pings_and_lists_are_answered_with_hundreds_of_calls_in_flight(server, project):
@@ -181,7 +165,7 @@ def test_no_process_outlives_the_server(server, project, signum):
     assert all(alive(p) for p in started)
     # After SIGKILL the guardian kills what it last saw below the server, and it looks every
     # 0.2 s: a process started in the last instant before a SIGKILL can escape it.
-    time.sleep(3 * guardian.WATCH_EVERY)
+    time.sleep(5 * guardian.WATCH_EVERY)
     server.proc.send_signal(signum)
     server.proc.wait(5)  # SIGINT no longer waits for stdin to close
     assert gone(started), "a tool or what it started outlived the server"
