@@ -5,7 +5,8 @@ A loopback server serves a 10 MiB article-like HTML page (gzip-encoded on the wi
 sites send it, and once plain), and pages that are text all the way: 1 MiB and 10 MiB of dense
 article text, 10 MiB of tiny elements (the shape that costs most per byte) and 10 MiB of shop
 cards whose bytes are mostly long attribute values (JSON records, srcsets, class lists), the
-last three in main-content and full-page mode. The installed web-fetch-tool fetches each in a
+last three in main-content and full-page mode; and 10 MiB of tiny elements after 1 MB of
+JSON-LD, which a large page keeps. The installed web-fetch-tool fetches each in a
 subprocess with IKIGAI_WEB_FETCH_ALLOW_PRIVATE=1; the peak RSS of that process is its VmHWM,
 polled while it runs (see `run`). Also reported: wall time and stdout size against the
 60,000-byte output budget. A gzip bomb (1 GiB of zeros) checks the cap holds memory down too.
@@ -82,6 +83,14 @@ def attributes(size: int) -> bytes:
         f"srcset='{srcset}'><a href='/p/N'>Walnut side table N</a> $9</div>"
     )
     return repeated(size, lambda n: card.replace("N", str(n)), "<h1>Side tables</h1>")
+
+
+def declared(size: int) -> bytes:
+    """`size` bytes of tiny elements after 1 MB of JSON-LD made of empty objects (the most
+    memory per byte parsed), which the tool reads even from a large page."""
+    script = '<script type="application/ld+json">[' + ",".join(["{}"] * 33_000) + "]</script>"
+    head = f"<html><head>{script * 10}</head><body>"
+    return elements(size).replace(b"<html><body>", head.encode())
 
 
 def page(text_bytes: int, total: int) -> bytes:
@@ -199,6 +208,7 @@ def main() -> None:
         "/dense-10mib.html": (article(PAGE_BYTES - 4096).encode(), html),
         "/elements-10mib.html": (elements(PAGE_BYTES), html),
         "/attributes-10mib.html": (attributes(PAGE_BYTES - 8192), html),
+        "/declared-10mib.html": (declared(PAGE_BYTES - (1 << 20)), html),
     }
     cases = [(path, False) for path in routes]
     full = ("/dense-10mib.html", "/elements-10mib.html", "/attributes-10mib.html")
@@ -207,8 +217,8 @@ def main() -> None:
     print(
         f"web-fetch of a {len(big) / 2**20:.2f} MiB HTML page (400 KiB of article text, the rest "
         "inline CSS/JS/SVG/base64 image) from 127.0.0.1; then gzip, a gzip bomb, 1 and 10 MiB "
-        "of dense text, 10 MiB of tiny elements, 10 MiB of long attribute values; [full] = "
-        "full_page"
+        "of dense text, 10 MiB of tiny elements, 10 MiB of long attribute values, tiny elements "
+        "after 1 MB of JSON-LD; [full] = full_page"
     )
     worst, slowest = 0.0, 0.0
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -402,7 +403,38 @@ def test_megabytes_of_scripts_and_styles_leave_a_normal_page_unchanged(article):
     ],
 )
 def test_strip_removes_what_is_never_content(html, left):
-    assert extract._strip(html) == left
+    assert extract._strip(html) == (left, "")
+
+
+def test_strip_sets_aside_the_scripts_of_data_within_a_bound():
+    ld = '<script type="application/ld+json">{"@type": "Product"}</script>'
+    app = "<script id='__NEXT_DATA__' type='application/json'>{}</script>"
+    nuxt = "<script>\n window.__NUXT__={}</script>"
+    code = "<script type='text/javascript'>var t = 'application/ld+json';</script>"
+    assert extract._strip(f"a{ld}b{code}c{app}{nuxt}") == ("abc", ld + app + nuxt)
+    huge = ld.replace("{", "{" + " " * extract._KEPT_DECLARED)
+    assert extract._strip(f"a{ld}{huge}b{ld}") == ("ab", ld + ld)
+    unclosed = ld.removesuffix("</script>") + "<p>swallowed</p>"
+    assert extract._strip(f"<p>kept</p>{unclosed}") == ("<p>kept</p>", "")
+
+
+def test_a_large_page_is_read_with_its_structured_data():
+    # Megabytes of scripts make the page large, so `bound` strips it: what it declares in
+    # JSON-LD must still type it and complete it.
+    product = {
+        "@context": "https://schema.org",
+        "@type": "Product",
+        "name": "Oak stool",
+        "description": "A three-legged stool turned from solid oak and finished with oil.",
+    }
+    declared = f'<script type="application/ld+json">{json.dumps(product)}</script>'
+    scripts = ("<script>var state = '" + "x" * 100_000 + "';</script>") * 20
+    body = "<main><h1>Oak stool</h1><p>Price: 89 EUR</p><button>Add to cart</button></main>"
+    html = f"<html><head>{declared}{scripts}</head><body>{body}</body></html>"
+    assert extract._exceeds(html, extract._LARGE_COST)
+    doc = html_to_markdown(html, "https://shop.example.com/p/oak-stool")
+    assert doc.page_type == "product"
+    assert "three-legged stool turned from solid oak" in doc.markdown
 
 
 def test_megabytes_of_inline_images_are_dropped_but_a_small_one_is_kept():

@@ -305,6 +305,20 @@ def test_an_app_shell_gives_the_text_of_its_embedded_data():
     assert doc.warnings == []
 
 
+def test_a_large_app_shell_is_one_still_and_gives_its_embedded_data():
+    # An inlined bundle and a large payload make the page large enough for `bound` to strip
+    # its scripts: the page is still an app shell, and its data still its content.
+    rows = [{"id": f"r{n}", "note": "x" * 40} for n in range(10_000)]
+    body = "The embedded article body has enough words to count as prose here."
+    data = {"props": {"pageProps": {"body": body, "rows": rows}}}
+    script = f'<script id="__NEXT_DATA__" type="application/json">{json.dumps(data)}</script>'
+    bundle = "<script>" + "function f(){return 1}\n" * 40_000 + "</script>"
+    doc = html_to_markdown(SHELL.format(head=bundle, extra=script), "https://app.example.com/a")
+    assert doc.app_shell
+    assert body in doc.markdown
+    assert doc.warnings == []
+
+
 def test_an_app_shell_gives_its_json_ld_text():
     head = ld({"@type": "Article", "articleBody": "Body text from the structured data " * 3})
     doc = html_to_markdown(SHELL.format(head=head, extra=""), "https://app.example.com/b")

@@ -86,6 +86,17 @@ _RAW_END = {
     for name in ("script", "style", "svg", "noscript", "template")
 }
 _DATA = re.compile(r"data:[^,\"'\s]{0,100}?;base64,[A-Za-z0-9+/=]+")
+# What a page declares about itself (JSON-LD: its type, a product's price, a date) and the
+# data an app renders from are read from scripts (signals.py): `_strip` sets such scripts
+# aside, up to _KEPT_DECLARED characters in all, so a large page is read as a small one is.
+_DECLARED = re.compile(
+    r"""[^>]{0,500}?\b(?:type\s*=\s*["']?application/(?:ld\+)?json"""
+    r"""|id\s*=\s*["']?__N(?:EXT|UXT)_DATA__)""",
+    re.IGNORECASE,
+)
+_NUXT = re.compile(r"[^>]{0,500}>\s*window\.__NUXT__")
+_SCRIPT = re.compile(r"<script\b", re.IGNORECASE)
+_KEPT_DECLARED = 1_000_000
 # Markup nesting: libxml2 keeps 256 levels; deeper tags are dropped (their text kept) below this.
 _MAX_DEPTH = 64
 _TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)[^>]*?(/?)>")
@@ -160,7 +171,7 @@ def html_to_markdown(
     from tools.fetch.pagetype import detect
 
     page = html if isinstance(html, Bounded) else bound(html)
-    parsed = _parse(page.html, url)
+    parsed = _parse(page.html, url, declared=page.declared, scripted=page.scripted)
     tree, signals = parsed.tree, parsed.signals
     page_type = detect(tree, url, signals)
     meta = _metadata(tree, url, signals, dated=page_type == "article")
@@ -198,32 +209,37 @@ class Bounded:
     html: str
     large: bool = False  # big enough to skip the costly second opinion
     note: str = ""
+    declared: str = ""  # the data scripts set aside from a large page's HTML (see _strip)
+    scripted: bool = False  # scripts were stripped from it
 
 
 def bound(html: str) -> Bounded:
     """The page as it will be converted: whole when small, else without what is never
     content (scripts, styles, SVG, comments, base64 data) and, when still too large, cut at a
-    tag boundary with a note naming the sizes.
+    tag boundary with a note naming the sizes. The scripts that say what the page is and
+    hold an app's data are kept aside (`Bounded.declared`), and their cost counted.
     """
     if not _exceeds(html, _LARGE_COST):
         return Bounded(html)
-    lean = _strip(html)
-    if not _exceeds(lean, _LARGE_COST):
-        return Bounded(lean)
+    lean, declared = _strip(html)
+    scripted = _SCRIPT.search(html) is not None
+    spent = len(declared) / _VALUE_CHARS  # held once, as a value is, until parsed
+    if not _exceeds(lean, _LARGE_COST - spent):
+        return Bounded(lean, declared=declared, scripted=scripted)
     # Inline images are kept on normal pages (full-page mode shows them) but not at any size.
     lean = _DATA.sub("data:,", lean)
-    if not _exceeds(lean, _LARGE_COST):
-        return Bounded(lean)
-    end = _cut_at(lean, _MAX_COST)
+    if not _exceeds(lean, _LARGE_COST - spent):
+        return Bounded(lean, declared=declared, scripted=scripted)
+    end = _cut_at(lean, _MAX_COST - spent)
     if end is None:
-        return Bounded(lean, large=True)
+        return Bounded(lean, large=True, declared=declared, scripted=scripted)
     note = (
         f"> [web-fetch: this page is too large to convert whole ({_size(len(html))} of HTML, "
         f"{_size(len(lean))} without scripts, styles and inline data). Only its first "
         f"{_size(end)} ({end * 100 // len(lean)}%) were converted: the content above stops "
         "there, and the rest of the page is not available from web-fetch.]"
     )
-    return Bounded(lean[:end], large=True, note=note)
+    return Bounded(lean[:end], large=True, note=note, declared=declared, scripted=scripted)
 
 
 def _exceeds(html: str, budget: float) -> bool:
@@ -257,20 +273,31 @@ def _chunk_cost(html: str, start: int, end: int) -> float:
     return html.count("<", start, end) + attributes + chars
 
 
-def _strip(html: str) -> str:
+def _strip(html: str) -> tuple[str, str]:
     """The HTML without comments, scripts, styles, SVG, <noscript> and <template>, in one
-    pass (an unclosed one runs to the end, as a browser reads it)."""
-    parts, pos = [], 0
+    pass (an unclosed one runs to the end, as a browser reads it); and the scripts of data
+    among them (`_DECLARED`), up to _KEPT_DECLARED characters in all."""
+    parts, kept, pos, room = [], [], 0, _KEPT_DECLARED
     while start := _RAW_START.search(html, pos):
         parts.append(html[pos : start.start()])
         if start.group(1) is None:
             end = html.find("-->", start.end())
             pos = len(html) if end < 0 else end + 3
-        else:
-            close = _RAW_END[start.group(1).lower()].search(html, start.end())
-            pos = close.end() if close else len(html)
+            continue
+        close = _RAW_END[start.group(1).lower()].search(html, start.end())
+        pos = close.end() if close else len(html)
+        if close and pos - start.start() <= room and _is_data(html, start):
+            kept.append(html[start.start() : pos])
+            room -= pos - start.start()
     parts.append(html[pos:])
-    return "".join(parts)
+    return "".join(parts), "".join(kept)
+
+
+def _is_data(html: str, start: re.Match[str]) -> bool:
+    """Whether the script that `start` opens holds data (see _DECLARED)."""
+    if start.group(1).lower() != "script":
+        return False
+    return bool(_DECLARED.match(html, start.end()) or _NUXT.match(html, start.end()))
 
 
 def _cut_at(html: str, budget: float) -> int | None:
@@ -316,9 +343,10 @@ class _Parsed:
     scripted: bool  # it has scripts, which may fill it in
 
 
-def _parse(html: str, url: str) -> _Parsed:
+def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -> _Parsed:
     """The document tree, scripts removed and every link made absolute (and safe) against
-    `url`; what the page declares about itself is read first."""
+    `url`; what the page declares about itself is read first, with the `declared` data
+    scripts that `bound` set aside. `scripted`: scripts were stripped from `html`."""
     from tools.fetch.links import clean_tree
     from tools.fetch.signals import read
 
@@ -329,8 +357,10 @@ def _parse(html: str, url: str) -> _Parsed:
     if len(_CONTROL.findall(sample)) > _MAX_CONTROL * len(sample):
         raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, "it is binary data, not text"))
     tree, warnings = _tree(text, url)
+    if declared:  # read with the page, then removed with its other scripts
+        tree.extend(_tree(declared.replace("\x00", ""), url)[0].xpath("//script"))
     signals = read(tree)
-    scripted = tree.find(".//script") is not None
+    scripted = scripted or tree.find(".//script") is not None
     _remove(tree, _NEVER)
     shell = _is_shell(tree)
     if shell:  # what a browser without JavaScript shows is the content
