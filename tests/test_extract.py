@@ -216,6 +216,24 @@ def test_choose_takes_readability_when_trafilatura_adds_much_around_it():
     assert extract._choose(teasers, words(100)) == words(100)
 
 
+def paragraphs(count: int, start: int, end: str = ".") -> str:
+    return "\n\n".join(words(20, start=start + 20 * n) + end for n in range(count))
+
+
+def test_choose_keeps_trafilatura_when_what_it_adds_is_running_text():
+    # Sections that readability left out: more paragraphs, not teasers around the body.
+    body, sections = paragraphs(3, 0), paragraphs(5, 500)
+    assert extract._choose(f"{body}\n\n{sections}", body) == f"{body}\n\n{sections}"
+
+
+def test_choose_takes_readability_when_what_trafilatura_adds_is_teasers():
+    # A teaser is a paragraph cut short: it ends in an ellipsis.
+    body = paragraphs(3, 0)
+    for ellipsis in ("...", "\u2026"):
+        teasers = paragraphs(5, 500, end=ellipsis)
+        assert extract._choose(f"{body}\n\n{teasers}", body) == body
+
+
 def test_choose_keeps_trafilatura_when_readability_found_a_mere_scrap_of_it():
     page = words(20) + "\n\n" + words(300, start=500)
     assert extract._choose(page, words(20)) == page

@@ -45,7 +45,8 @@ _LITTLE = 0.5  # trafilatura found under half of what readability found...
 _INSIDE = 0.9  # ...and readability's text contains it: trafilatura stopped short.
 _SUBSET = 0.95  # readability's text lies within trafilatura's...
 _EXTRA = 0.8  # ...which adds over 20% more: navigation or teasers trafilatura kept...
-_PART = 1 / 3  # ...but not when readability's is under a third of it: a part it picked alone.
+_PART = 1 / 3  # ...but not when readability's is under a third of it: a part it picked alone,
+_RUNNING = 1.5  # ...nor when trafilatura's holds 1.5 times its prose: the added text is text.
 _ARTICLE_BODY = "//*[@itemprop='articleBody']"
 _WITHIN = 0.9  # trafilatura's text lies in the page's marked article body...
 _COVERS = 0.7  # ...and covers most of it: no second opinion is needed
@@ -124,7 +125,8 @@ _SHELL_WORDS = 50  # fewer words outside <noscript> than this: the page needs Ja
 # text, it is _LONGER times the article's length, and it holds no more prose (_boilerplate).
 _LINK_DENSE = 0.3
 _LONGER = 1.5
-_PROSE_LINE = 12  # words: a line of running text
+_PROSE_LINE = 12  # words: a line of running text...
+_TEASER = ("...", "\u2026")  # ...unless it ends in an ellipsis: a teaser of another page
 _LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _DEEP_MARKUP = {
     "code": "DEEP_MARKUP",
@@ -544,12 +546,14 @@ def _boilerplate(markdown: str, article: str) -> bool:
 
 
 def _prose_words(markdown: str) -> int:
-    """Words in lines of running text (not list items, tables or headings)."""
+    """Words in lines of running text (not list items, tables, headings or teasers)."""
     lines = (line.strip() for line in markdown.splitlines())
     return sum(
         len(line.split())
         for line in lines
-        if len(line.split()) >= _PROSE_LINE and not line.startswith(("-", "*", "|", "#", "1."))
+        if len(line.split()) >= _PROSE_LINE
+        and not line.startswith(("-", "*", "|", "#", "1."))
+        and not line.endswith(_TEASER)
     )
 
 
@@ -603,8 +607,9 @@ def _choose(primary: str, fallback: str) -> str:
     Readability wins when trafilatura stopped short (it found little, all inside readability's
     text) or when trafilatura added much to readability's text (teasers, newsletter boxes), as
     long as readability's is not a mere scrap of it (a byline, a caption: a table-laid page
-    whose text readability could not score). _PART was fitted on dev/, broad-dev/ and the 210
-    wcxb-dev/ pages, and confirmed on the 1,127 other WCXB dev pages.
+    whose text readability could not score) and what trafilatura added is not running text
+    (sections readability left out). _PART and _RUNNING were fitted on dev/, broad-dev/ and
+    the 210 wcxb-dev/ pages, and confirmed on the 1,127 other WCXB dev pages.
     """
     ours, theirs = _shingles(primary), _shingles(fallback)
     if not ours:
@@ -615,8 +620,9 @@ def _choose(primary: str, fallback: str) -> str:
     ours_kept, theirs_kept = shared / ours.total(), shared / theirs.total()
     if ours.total() < _LITTLE * theirs.total() and ours_kept >= _INSIDE:
         return fallback
-    if theirs_kept >= _SUBSET and ours_kept < _EXTRA and theirs.total() >= _PART * ours.total():
-        return fallback
+    added = theirs_kept >= _SUBSET and ours_kept < _EXTRA
+    if added and theirs.total() >= _PART * ours.total():
+        return primary if _prose_words(primary) > _RUNNING * _prose_words(fallback) else fallback
     return primary
 
 
