@@ -243,6 +243,17 @@ def test_choose_keeps_trafilatura_when_readability_found_another_part():
     assert extract._choose(words(100), words(100, start=1000)) == words(100)
 
 
+def test_a_lone_article_element_confirms_trafilatura_only_when_it_is_the_page_s_text():
+    text = paragraphs(10, 0)
+    article = f"<article>{text}</article>"
+    tree = extract._parse(f"<html><body><nav>Home About</nav>{article}</body></html>", URL).tree
+    assert extract._confirmed(text, tree)
+    # An FAQ box marked as the page's one <article>, beside a long text that is not in it.
+    aside = f"<div>{paragraphs(50, 1000)}</div>"
+    tree = extract._parse(f"<html><body>{aside}{article}</body></html>", URL).tree
+    assert not extract._confirmed(text, tree)
+
+
 def test_choose_with_an_empty_side():
     assert extract._choose("", words(10)) == words(10)
     assert extract._choose(words(10), "") == words(10)

@@ -49,7 +49,8 @@ _PART = 1 / 3  # ...but not when readability's is under a third of it: a part it
 _RUNNING = 1.5  # ...nor when trafilatura's holds 1.5 times its prose: the added text is text.
 _ARTICLE_BODY = "//*[@itemprop='articleBody']"
 _WITHIN = 0.9  # trafilatura's text lies in the page's marked article body...
-_COVERS = 0.7  # ...and covers most of it: no second opinion is needed
+_COVERS = 0.7  # ...and covers most of it: no second opinion is needed...
+_MARKED_SHARE = 0.2  # ...when the marking holds a fifth of the page's text, not a lone box
 _APART = 0.5  # neither text has half of its 4-grams in the other: they disagree
 _MAX_WORDS = 50_000  # enough to compare two texts, and bounds the time on huge pages
 _TITLE_WORDS = 3  # a leading heading this long found inside the title repeats it
@@ -577,9 +578,14 @@ def _main_markdown(tree: HtmlElement, *, include_links: bool, large: bool) -> st
 def _confirmed(primary: str, tree: HtmlElement) -> bool:
     """Whether the page's own marking of its article body (`itemprop="articleBody"`, or its
     one <article>) agrees with trafilatura's text, which then needs no second opinion: nearly
-    all of the text lies in it, and it covers most of it."""
+    all of the text lies in it, and it covers most of it. A marking that holds a small part
+    of the page's text is some box (an FAQ, a card), which proves nothing."""
     marked = tree.xpath(_ARTICLE_BODY) or tree.xpath("//article")
     if len(marked) != 1:
+        return False
+    body = tree.find("body")
+    page = len(body.text_content()) if body is not None else 0
+    if len(marked[0].text_content()) < _MARKED_SHARE * page:
         return False
     ours, theirs = _shingles(primary), _shingles(marked[0].text_content())
     if not ours or not theirs:
