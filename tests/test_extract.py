@@ -244,14 +244,42 @@ def test_choose_keeps_trafilatura_when_readability_found_another_part():
 
 
 def test_a_lone_article_element_confirms_trafilatura_only_when_it_is_the_page_s_text():
-    text = paragraphs(10, 0)
+    text = paragraphs(10, 0, end="")
     article = f"<article>{text}</article>"
     tree = extract._parse(f"<html><body><nav>Home About</nav>{article}</body></html>", URL).tree
-    assert extract._confirmed(text, tree)
+    assert extract._settled(text, tree)
     # An FAQ box marked as the page's one <article>, beside a long text that is not in it.
     aside = f"<div>{paragraphs(50, 1000)}</div>"
     tree = extract._parse(f"<html><body>{aside}{article}</body></html>", URL).tree
-    assert not extract._confirmed(text, tree)
+    assert not extract._settled(text, tree)
+
+
+def test_trafilatura_is_settled_by_half_the_page_in_running_text():
+    def settled(found: str, page: str) -> bool:
+        tree = extract._parse(f"<html><body>{page}</body></html>", URL).tree
+        return extract._settled(found, tree)
+
+    prose, menu = paragraphs(10, 0), "".join(f"<li>{words(3, n)}</li>" for n in range(0, 90, 3))
+    assert settled(prose, f"<div>{prose}</div><ul>{menu}</ul>")
+    # Not a small part of a long page (trafilatura may have stopped short)...
+    assert not settled(prose, f"<div>{prose}</div><div>{paragraphs(20, 900)}</div>")
+    # ...nor text that is not running prose: readability may leave its lists and teasers out.
+    teasers = paragraphs(10, 0, end="...")
+    assert not settled(teasers, f"<div>{teasers}</div><ul>{menu}</ul>")
+    listed = "\n".join(f"- {words(20, 20 * n)}" for n in range(10))
+    assert not settled(listed, f"<div>{listed}</div>")
+
+
+def test_readability_is_not_asked_about_a_settled_text(monkeypatch):
+    def asked(*_args: object, **_kwargs: object) -> str:
+        raise AssertionError("readability was run")
+
+    body = "".join(f"<p>{words(20, 20 * n)}.</p>" for n in range(10))
+    html = f"<html><body><nav><a href='/'>Home</a></nav><div>{body}</div></body></html>"
+    monkeypatch.setattr(extract, "_readability", asked)
+    assert "w199." in extract.html_to_markdown(html, URL).markdown
+    with pytest.raises(AssertionError, match="readability was run"):
+        extract.html_to_markdown(html.replace(".</p>", "...</p>"), URL)
 
 
 def test_choose_with_an_empty_side():

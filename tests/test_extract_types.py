@@ -257,6 +257,19 @@ def test_declared_schema_types_decide(declared, expected):
     assert doc.page_type == expected
 
 
+def test_a_strong_declaration_decides_without_reading_the_page_s_shape(monkeypatch):
+    import lxml.html
+
+    from tools.fetch.signals import read
+
+    def walked(*_args: object) -> None:
+        raise AssertionError("the features were computed")
+
+    monkeypatch.setattr(pagetype, "features", walked)
+    tree = lxml.html.document_fromstring(page("<p>Some words.</p>", head=ld({"@type": "QAPage"})))
+    assert pagetype.detect(tree, "https://e.org/x", read(tree)) == "forum"
+
+
 def test_og_product_group_is_a_collection():
     head = '<meta property="og:type" content="product.group">'
     assert html_to_markdown(page("<p>w</p>", head=head), "https://e.org/x").page_type == (

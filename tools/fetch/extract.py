@@ -51,6 +51,10 @@ _ARTICLE_BODY = "//*[@itemprop='articleBody']"
 _WITHIN = 0.9  # trafilatura's text lies in the page's marked article body...
 _COVERS = 0.7  # ...and covers most of it: no second opinion is needed...
 _MARKED_SHARE = 0.2  # ...when the marking holds a fifth of the page's text, not a lone box
+# Nor is it needed when trafilatura's text holds half the page's words and nearly all of them
+# are running text (fitted on dev/ and broad-dev/, confirmed on wcxb-dev-full/).
+_HALF_THE_PAGE = 0.5
+_ALL_PROSE = 0.9
 _APART = 0.5  # neither text has half of its 4-grams in the other: they disagree
 _MAX_WORDS = 50_000  # enough to compare two texts, and bounds the time on huge pages
 _TITLE_WORDS = 3  # a leading heading this long found inside the title repeats it
@@ -567,7 +571,7 @@ def _main_markdown(tree: HtmlElement, *, include_links: bool, large: bool) -> st
     if large or (primary and len(primary) > _LARGE):
         # Readability's time grows faster than the page: on a huge page trafilatura alone.
         return _add_languages(primary, languages)
-    if _confirmed(primary, tree):
+    if _settled(primary, tree):
         return _add_languages(primary, languages)
     fallback = _readability(tree, include_links=include_links)
     if _doubtful(primary, fallback):
@@ -575,16 +579,28 @@ def _main_markdown(tree: HtmlElement, *, include_links: bool, large: bool) -> st
     return _add_languages(_choose(primary, fallback), languages)
 
 
-def _confirmed(primary: str, tree: HtmlElement) -> bool:
+def _settled(primary: str, tree: HtmlElement) -> bool:
+    """Whether trafilatura's text needs no second opinion from readability, which does
+    better only where trafilatura stopped short or added what is not running text (link
+    lists, teasers, boxes): the page's own marking of its article body agrees with it, or it
+    holds half the page's words, nearly all in lines of prose."""
+    body = tree.find("body")
+    page = body.text_content() if body is not None else ""
+    if _confirmed(primary, tree, len(page)):
+        return True
+    words = len(_link_text(primary).split())
+    prose = words >= _HALF_THE_PAGE * len(page.split())
+    return words > 0 and prose and _prose_words(primary) >= _ALL_PROSE * words
+
+
+def _confirmed(primary: str, tree: HtmlElement, page: int) -> bool:
     """Whether the page's own marking of its article body (`itemprop="articleBody"`, or its
-    one <article>) agrees with trafilatura's text, which then needs no second opinion: nearly
-    all of the text lies in it, and it covers most of it. A marking that holds a small part
-    of the page's text is some box (an FAQ, a card), which proves nothing."""
+    one <article>) agrees with trafilatura's text: nearly all of the text lies in it, and it
+    covers most of it. A marking that holds a small part of the page's `page` characters of
+    text is some box (an FAQ, a card), which proves nothing."""
     marked = tree.xpath(_ARTICLE_BODY) or tree.xpath("//article")
     if len(marked) != 1:
         return False
-    body = tree.find("body")
-    page = len(body.text_content()) if body is not None else 0
     if len(marked[0].text_content()) < _MARKED_SHARE * page:
         return False
     ours, theirs = _shingles(primary), _shingles(marked[0].text_content())

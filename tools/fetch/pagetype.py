@@ -153,6 +153,11 @@ def detect(tree: HtmlElement, url: str, signals: Signals) -> str:
     """The page's type, one of PAGE_TYPES."""
     from tools.fetch.pagetype_model import WEIGHTS
 
+    # A page that declares one type strongly is that type whatever its shape: the costly
+    # features (a walk over every element) are not needed.
+    strong = _strongly_declared(_declared(signals))
+    if len(strong) == 1:
+        return strong[0]
     return decide(features(tree, url, signals), WEIGHTS)
 
 
