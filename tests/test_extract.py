@@ -531,6 +531,9 @@ def test_attributes_without_values_count_toward_the_cost():
     assert extract._chunk_cost(valued, 0, len(valued)) > 60
     assert extract._chunk_cost(text, 0, len(text)) < 10  # spaces in text are not attributes
     assert extract._chunk_cost("w " * 60, 0, 120) < 10  # nor in text before any tag
+    lead = "say 'x' and href='y' " * 20 + "<p>w</p>"
+    assert extract._chunk_cost(lead, 0, len(lead)) < 25  # whose quotes are not values either
+    assert extract._markup(lead) == "><p></p>"
     classes = "<p class='" + " ".join(f"c{i}" for i in range(60)) + "'>w</p>"
     assert extract._chunk_cost(classes, 0, len(classes)) < 20  # nor in a quoted value
 

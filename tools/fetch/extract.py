@@ -78,10 +78,12 @@ _NODE_CHARS = 32
 _VALUE_CHARS = 128
 _LARGE_COST = 20_000
 _MAX_COST = 64_000
-_TEXT = re.compile(r"(?:^|>)[^<]+")  # text: what follows a tag, or starts a piece
+# Text: what follows a tag (a piece's leading text is dropped first, see _markup). A pattern
+# that starts with a literal is searched for by it: five times faster than `(?:^|>)[^<]+`.
+_TEXT = re.compile(r">[^<]+")
 _QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")  # an attribute's quoted value
 # The values that become text and links (Python strings, markdown) and cost as text does.
-_COPIED = re.compile(r"(?:^|\s)(?:href|src|alt|title)\s*=\s*(\"[^\"]*\"|'[^']*')", re.IGNORECASE)
+_COPIED = re.compile(r"(?i:\s(?:href|src|alt|title))\s*=\s*(\"[^\"]*\"|'[^']*')")
 _CHUNK = 1 << 18
 _WORD_SEARCH = 1000  # characters back from the cut to look for a line or word end
 # What `bound` removes from a large page before parsing: never content (see _NEVER), and
@@ -273,11 +275,20 @@ def _chunk_cost(html: str, start: int, end: int) -> float:
     # or without a value: counting "=" would miss `<p a b c ...>`; a tag indented over many
     # lines has no more attributes for it). Piece by piece, so the substitutions' own lists
     # of pieces stay short.
-    markup = _TEXT.sub(">", html[start:end])
-    values = sum(map(len, _QUOTED.findall(markup))) - sum(map(len, _COPIED.findall(markup)))
-    attributes = max(len(_QUOTED.sub("", markup).split()) - 1, 0)
+    markup = _markup(html[start:end])
+    unquoted = _QUOTED.sub("", markup)
+    values = len(markup) - len(unquoted) - sum(map(len, _COPIED.findall(markup)))
+    attributes = max(len(unquoted.split()) - 1, 0)
     chars = (end - start - values) / _NODE_CHARS + values / _VALUE_CHARS
     return html.count("<", start, end) + attributes + chars
+
+
+def _markup(piece: str) -> str:
+    """The piece with each run of text (its leading one too) replaced by ">"."""
+    if piece[:1] not in ("<", ""):
+        start = piece.find("<")
+        piece = ">" + piece[start:] if start >= 0 else ">"
+    return _TEXT.sub(">", piece)
 
 
 def _strip(html: str) -> tuple[str, str]:
