@@ -127,8 +127,9 @@ def test_auth_invalid_and_rate_limit_fall_through(httpx_mock, keys, status, body
     assert out["success"] is True
     assert out["provider"] == "tavily"
     assert out["warnings"][0]["code"] == code
-    assert out["warnings"][0]["message"].startswith(
-        "web_search_brave skipped after 0 s: Brave answered"
+    # The elapsed time depends on the machine's load; the words around it do not.
+    assert re.match(
+        r"web_search_brave skipped after [\d.]+ s: Brave answered", out["warnings"][0]["message"]
     )
 
 
@@ -231,8 +232,8 @@ def test_every_failure_names_each_provider_failed_and_not_tried(keys, monkeypatc
         auto.execute({"query": "ikigai"}, load())
     message = info.value.message
     assert re.match(
-        r"every search provider failed: web_search_brave: NETWORK_ERROR after 0\.\d s, timeout: "
-        r"waiting for the answer; web_search_tavily: NETWORK_ERROR after 0\.\d s, timeout: "
+        r"every search provider failed: web_search_brave: NETWORK_ERROR after [\d.]+ s, timeout: "
+        r"waiting for the answer; web_search_tavily: NETWORK_ERROR after [\d.]+ s, timeout: "
         r"waiting for the answer\. 'bingo' in IKIGAI_WEB_SEARCH_ORDER is not an installed search "
         r"tool \(installed: .*\); it was skipped\. web_search_duckduckgo not tried: the call's "
         r"deadline was near\.$",
@@ -307,7 +308,7 @@ def test_a_stalled_provider_gets_company_and_the_first_answer_wins(keys, monkeyp
     [note] = out["warnings"]
     assert note["code"] == "NETWORK_ERROR"
     assert re.fullmatch(
-        r"web_search_brave had not answered after 1(\.\d)? s; web_search_tavily answered "
+        r"web_search_brave had not answered after [\d.]+ s; web_search_tavily answered "
         r"first\.",
         note["message"],
     )
