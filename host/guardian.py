@@ -36,15 +36,24 @@ def watch(server: int, pipe: int) -> None:
     kill those of the last note that are still the same processes."""
     mine = os.getpid()
     noted: dict[int, str | None] = {}
-    while True:
-        ready, _, _ = select.select([pipe], [], [], WATCH_EVERY)
-        if ready and not os.read(pipe, 4096):
-            break  # the server is gone: its end of the pipe closed
-        noted = {pid: started(pid) for pid in descendants(server) if pid != mine}
+    while not _closed(pipe, WATCH_EVERY):
+        fresh = {pid: started(pid) for pid in descendants(server) if pid != mine}
+        # A server that dies during the scan hands its children to another parent before the
+        # scan may reach them; its pipe closes before that, so a note taken while the pipe
+        # stayed open saw them all, and a note taken while it closed may not.
+        if _closed(pipe, 0):
+            break
+        noted = fresh
     for pid, when in noted.items():
         if when is not None and started(pid) == when:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _closed(pipe: int, wait: float) -> bool:
+    """Whether `pipe` reached its end within `wait` seconds: the server is gone."""
+    ready, _, _ = select.select([pipe], [], [], wait)
+    return bool(ready) and not os.read(pipe, 4096)
 
 
 def main() -> None:  # pragma: no cover - runs as its own process

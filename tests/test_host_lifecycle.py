@@ -78,6 +78,28 @@ def test_the_guardian_kills_what_it_last_saw_when_the_pipe_closes():
         os.close(read)
 
 
+def test_a_note_taken_as_the_server_dies_does_not_replace_the_last_one(monkeypatch):
+    child = subprocess.Popen(["sleep", "30"])
+    read, write = os.pipe()
+    scans: list[int] = []
+
+    def scan(pid: int) -> list[int]:
+        scans.append(pid)
+        if len(scans) < 3:
+            return [child.pid]
+        os.close(write)  # the server dies during this scan, its child handed on already
+        return []
+
+    monkeypatch.setattr(guardian, "descendants", scan)
+    try:
+        guardian.watch(os.getpid(), read)
+        assert gone([child.pid])
+    finally:
+        child.kill()
+        child.wait()
+        os.close(read)
+
+
 def test_stop_all_ends_running_programs_and_what_they_started(monkeypatch):
     monkeypatch.setattr(process, "_STOPPING", threading.Event())
     outcomes: list[process.Outcome] = []
