@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import threading
@@ -65,12 +67,11 @@ def run(
         if _STOPPING.is_set():
             raise OSError(errno.ESHUTDOWN, "the caller is shutting down")
         proc = subprocess.Popen(  # noqa: S603 - running the discovered tool is the point
-            argv,
+            [*_tie(), *argv] if tied else argv,
             stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group, so a kill reaches what it started
-            preexec_fn=_tie_to_parent if tied and _PRCTL is not None else None,  # noqa: PLW1509 - one async-signal-safe prctl call
         )
         RUNNING[proc.pid] = proc
     exchange = _Exchange(proc, data or b"", time.monotonic() + timeout, limit)
@@ -96,12 +97,28 @@ def _load_prctl() -> Any:
 
 
 _PRCTL = _load_prctl()
-_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def _tie_to_parent() -> None:
-    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+@functools.cache
+def _tie() -> tuple[str, ...]:
+    """The command that runs a program with Linux's parent-death signal set: util-linux's
+    setpriv, which sets it and execs the program. Not a `preexec_fn`: Python code between fork
+    and exec can deadlock the child of a process with many threads, as the MCP server is, and
+    holds up every other start meanwhile. Empty where setpriv cannot (not Linux, or too old):
+    the program then runs untied, and the MCP server's guardian still ends it."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return ()
+    command = (setpriv, "--pdeathsig", "KILL", "--")
+    try:
+        probe = subprocess.run(  # noqa: S603 - a fixed command
+            [*command, "true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=5,
+            check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return command if probe.returncode == 0 else ()
 
 
 def adopt_orphans() -> bool:

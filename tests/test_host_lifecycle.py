@@ -3,9 +3,12 @@ its guardian, and `stop_all`, in this process (issue 20, section 7)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -98,6 +101,52 @@ def test_a_note_taken_as_the_server_dies_does_not_replace_the_last_one(monkeypat
         child.kill()
         child.wait()
         os.close(read)
+
+
+@pytest.fixture
+def fresh_tie():
+    process._tie.cache_clear()
+    yield
+    process._tie.cache_clear()
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs util-linux's setpriv")
+def test_a_tied_program_dies_with_its_caller_even_by_sigkill(tmp_path, fresh_tie):
+    pid_file = tmp_path / "pid"
+    script = (
+        "from host import process\n"
+        f"process.run(['sh', '-c', 'echo $$ > {pid_file}; exec sleep 60'], None, timeout=60,"
+        " limit=100, tied=True)"
+    )
+    caller = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parent.parent)
+    end = time.monotonic() + 10
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < end:
+        time.sleep(0.05)
+    tool = int(pid_file.read_text())
+    try:
+        caller.kill()  # no handler runs: only the kernel can end the tool now
+        caller.wait()
+        assert gone([tool])
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(tool, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    "setpriv",
+    [None, "/bin/false", "not-executable"],
+    ids=["missing", "refuses-the-option", "cannot-start"],
+)
+def test_a_program_runs_untied_where_setpriv_cannot_tie_it(
+    tmp_path, monkeypatch, fresh_tie, setpriv
+):
+    if setpriv == "not-executable":
+        setpriv = str(tmp_path / "setpriv")
+        Path(setpriv).write_text("not a program")
+    monkeypatch.setattr(shutil, "which", lambda _name: setpriv)
+    outcome = process.run(["sh", "-c", "echo ran"], None, timeout=10, limit=100, tied=True)
+    assert (outcome.status, outcome.stdout) == (0, b"ran\n")
+    assert process._tie() == ()
 
 
 def test_stop_all_ends_running_programs_and_what_they_started(monkeypatch):
