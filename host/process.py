@@ -63,11 +63,12 @@ def run(
     `tied`: the program is killed by the kernel if this process dies, even by SIGKILL (Linux's
     parent-death signal), for a long-lived caller such as the MCP server.
     """
+    command = [*_tie(), *argv] if tied else list(argv)  # may probe setpriv: not locked
     with _RUNNING_LOCK:  # started and registered at once: `stop_all` misses none
         if _STOPPING.is_set():
             raise OSError(errno.ESHUTDOWN, "the caller is shutting down")
         proc = subprocess.Popen(  # noqa: S603 - running the discovered tool is the point
-            [*_tie(), *argv] if tied else argv,
+            command,
             stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

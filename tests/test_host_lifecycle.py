@@ -119,17 +119,22 @@ def test_a_tied_program_dies_with_its_caller_even_by_sigkill(tmp_path, fresh_tie
         " limit=100, tied=True)"
     )
     caller = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parent.parent)
-    end = time.monotonic() + 10
-    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < end:
-        time.sleep(0.05)
-    tool = int(pid_file.read_text())
+    tool = 0
     try:
+        end = time.monotonic() + 10
+        while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert pid_file.exists(), "the tied program did not start within 10 s"
+        tool = int(pid_file.read_text())
         caller.kill()  # no handler runs: only the kernel can end the tool now
         caller.wait()
         assert gone([tool])
     finally:
-        with contextlib.suppress(OSError):
-            os.kill(tool, signal.SIGKILL)
+        caller.kill()
+        caller.wait()
+        if tool:
+            with contextlib.suppress(OSError):
+                os.kill(tool, signal.SIGKILL)
 
 
 @pytest.mark.parametrize(
