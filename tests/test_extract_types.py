@@ -270,6 +270,32 @@ def test_a_strong_declaration_decides_without_reading_the_page_s_shape(monkeypat
     assert pagetype.detect(tree, "https://e.org/x", read(tree)) == "forum"
 
 
+def _products(count: int, *, group: bool = False) -> str:
+    items = [{"@type": "Product", "name": f"Lamp model {n}"} for n in range(count)]
+    if group:
+        return ld({"@type": "ProductGroup", "name": "Lamp", "hasVariant": items})
+    return ld({"@type": "ItemList", "itemListElement": items})
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (_products(20), "collection"),  # a category page whose cards carry Product markup
+        (_products(19), "product"),  # a product and its variants or accessories
+        (_products(40, group=True), "product"),  # a product group: one product, many variants
+    ],
+)
+def test_a_page_declaring_many_different_products_is_a_collection(head, expected):
+    body = "<main><h1>Lamps</h1><p>Desk and floor lamps.</p></main>"
+    assert html_to_markdown(page(body, head=head), "https://e.org/x").page_type == expected
+
+
+def test_products_that_share_one_name_are_one_product():
+    same = [{"@type": "Product", "name": "Lamp", "sku": f"L-{n}"} for n in range(30)]
+    doc = html_to_markdown(page("<p>A lamp.</p>", head=ld(same)), "https://e.org/x")
+    assert doc.page_type == "product"
+
+
 def test_og_product_group_is_a_collection():
     head = '<meta property="og:type" content="product.group">'
     assert html_to_markdown(page("<p>w</p>", head=head), "https://e.org/x").page_type == (

@@ -4,12 +4,13 @@ The page is described by some fifty numbers (`features`): what it declares (sche
 og:type), words in its host and path that name a kind of page (/forum/, docs., /products/),
 and the shape of its DOM (code blocks, repeated posts, prices, add-to-cart buttons, cards and
 runs of like linked items, prose paragraphs, headings, forms, calls to action). A page that
-declares one type strongly is that type, one with next to no text is an article, and for the
-rest a linear model per type scores the features (`_score`): the best score wins (`decide`).
-Its weights are data (pagetype_model.py), fitted by `make fit-pagetype`
-(bench/fit_pagetype.py) on one declared half of the labelled dev pages and reported on the
-other half. The URL's structure (depth, slug, dates) is left out on purpose: a page is served
-under any address, and the page's own markup says more.
+declares one type strongly is that type (one that declares many different products, a
+collection), one with next to no text is an article, and for the rest a linear model per
+type scores the features (`_score`): the best score wins (`decide`). Its weights are data
+(pagetype_model.py), fitted by `make fit-pagetype` (bench/fit_pagetype.py) on one declared
+half of the labelled dev pages and reported on the other half. The URL's structure (depth,
+slug, dates) is left out on purpose: a page is served under any address, and the page's own
+markup says more.
 """
 
 from __future__ import annotations
@@ -213,6 +214,9 @@ def _declared(signals: Signals) -> dict[str, float]:
         f"declared_{name}": _declares(signals, weights) / _FULL
         for name, weights in _DECLARED.items()
     }
+    if _catalogue(signals):
+        found["declared_product"] = 0.0
+        found["declared_collection"] = max(found["declared_collection"], _STRONG / _FULL)
     og = signals.og_type
     found |= {
         "og_article": og == "article",
@@ -222,6 +226,20 @@ def _declared(signals: Signals) -> dict[str, float]:
         "og_other": bool(og) and og not in ("article", "website", *_OG_PRODUCT, *_OG_GROUP),
     }
     return {name: float(value) for name, value in found.items()}
+
+
+_CATALOGUE = 20  # different products; a product's variants number a dozen or so at most
+
+
+def _catalogue(signals: Signals) -> bool:
+    """Whether the page declares many different products and no product group: a shop's
+    category page (a grid whose every card carries its Product markup), not one product."""
+    from tools.fetch.signals import of_type, text_of
+
+    if "productgroup" in signals.types:
+        return False  # one product in its variants, however many
+    names = {text_of(product.get("name")) for product in of_type(signals, "product")}
+    return len(names - {""}) >= _CATALOGUE
 
 
 def _address(url: str) -> dict[str, float]:
