@@ -197,13 +197,17 @@ def report(
     scores = {m: groups(score, part, runs[m].text) for m in methods}
     typed = {m: accuracy(runs[m].types, ids) for m in methods if labelled and m != "trafilatura"}
     print(f"\n{title}: {len(ids)} pages")
-    head = "".join(f"{m + ' F1 (P / R)':>27}" for m in methods)
-    head += "".join(f"{'type ok ' + m:>18}" for m in typed)
-    print(f"  {'group':14}{head}")
+    # Every column as wide as its label and two spaces more: a long BASE revision stays apart.
+    wide = {m: _width(m + " F1 (P / R)", 27) for m in methods}
+    typed_wide = {m: _width("type ok " + m, 18) for m in typed}
+    first = max(_width(group, 14) for group in [*scores["web-fetch"], "group"]) - 2
+    head = "".join(f"{m + ' F1 (P / R)':>{wide[m]}}" for m in methods)
+    head += "".join(f"{'type ok ' + m:>{typed_wide[m]}}" for m in typed)
+    print(f"  {'group':{first}}{head}")
     for group in scores["web-fetch"]:
-        cells = "".join(f"{_cell(scores[m][group]):>27}" for m in methods)
-        cells += "".join(f"{typed[m].get(group, 0.0):>18.0%}" for m in typed)
-        print(f"  {group:14}{cells}")
+        cells = "".join(f"{_cell(scores[m][group]):>{wide[m]}}" for m in methods)
+        cells += "".join(f"{typed[m].get(group, 0.0):>{typed_wide[m]}.0%}" for m in typed)
+        print(f"  {group:{first}}{cells}")
     speed = {m: len(ids) / max(_seconds(runs[m], ids), 1e-9) for m in methods}
     rates = ", ".join(f"{m} {speed[m]:.1f}" for m in methods)
     ratio = speed["web-fetch"] / speed["trafilatura"]
@@ -212,6 +216,10 @@ def report(
         crashed = sorted(set(runs[m].crashed) & set(ids))
         if crashed:
             print(f"  {m} raised on {len(crashed)} page(s), scored as empty: {', '.join(crashed)}")
+
+
+def _width(label: str, least: int) -> int:
+    return max(least, len(label) + 2)
 
 
 def _cell(triple: Triple) -> str:

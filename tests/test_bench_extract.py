@@ -3,6 +3,7 @@ expected and how to point to it, never a traceback."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -24,3 +25,32 @@ def test_without_the_shared_data_it_says_where_the_data_goes(tmp_path):
     assert f"no extraction benchmark data at {nowhere}/bench/extraction" in result.stderr
     assert "make bench-extract SHARED=/path/to/shared" in result.stderr
     assert result.stdout == ""
+
+
+def test_the_report_keeps_every_column_apart_whatever_the_names(capsys):
+    from types import SimpleNamespace
+
+    from bench.extract import Run, report
+
+    truth = {"cleanportaleval.1": {"articleBody": "a b"}, "article.2": {"articleBody": "c"}}
+    score = SimpleNamespace(
+        score=lambda _truths, _texts, n_bootstrap: {
+            "counts": [(1, 1, 1), (1, 1, 1)],
+            "precision": 1.0,
+            "recall": 1.0,
+            "f1": 1.0,
+        },
+        strip_markdown=str,
+        aggregate=lambda _counts: (1.0, 1.0, 1.0),
+    )
+    run = Run({"cleanportaleval.1": "a b", "article.2": "c"}, {"article.2": "article"}, 1.0)
+    methods = {"web-fetch": run, "base origin/main~12": run, "trafilatura": run}
+    report("set", sorted(truth), truth, methods, score, labelled=True)  # type: ignore[arg-type]
+    lines = capsys.readouterr().out.splitlines()
+    head, rows = lines[2], lines[3:6]
+    for label in ["group", "web-fetch F1", "type ok web-fetch", "type ok base origin/main~12"]:
+        assert f"  {label}" in f" {head}"
+    for row in rows:
+        assert "  1.000 (1.000 / 1.000)" in row
+        assert row.split()[0] in {"article", "cleanportaleval", "all"}
+        assert re.search(r"  \d+%  +\d+%$", row)
