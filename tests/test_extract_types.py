@@ -290,6 +290,13 @@ def test_a_page_declaring_many_different_products_is_a_collection(head, expected
     assert html_to_markdown(page(body, head=head), "https://e.org/x").page_type == expected
 
 
+def test_products_named_inside_a_product_are_its_neighbours_not_a_catalogue():
+    related = [{"@type": "Product", "name": f"Shade model {n}"} for n in range(30)]
+    lamp = {"@type": "Product", "name": "Lamp", "isRelatedTo": related}
+    doc = html_to_markdown(page("<p>A lamp.</p>", head=ld(lamp)), "https://e.org/x")
+    assert doc.page_type == "product"
+
+
 def test_products_that_share_one_name_are_one_product():
     same = [{"@type": "Product", "name": "Lamp", "sku": f"L-{n}"} for n in range(30)]
     doc = html_to_markdown(page("<p>A lamp.</p>", head=ld(same)), "https://e.org/x")

@@ -233,12 +233,16 @@ _CATALOGUE = 20  # different products; a product's variants number a dozen or so
 
 def _catalogue(signals: Signals) -> bool:
     """Whether the page declares many different products and no product group: a shop's
-    category page (a grid whose every card carries its Product markup), not one product."""
-    from tools.fetch.signals import of_type, text_of
+    category page (a grid whose every card carries its Product markup), not one product.
+    Products inside another (isRelatedTo, isSimilarTo, isAccessoryOrSparePartFor) are that
+    one's neighbours and do not count."""
+    from tools.fetch.signals import of_type, text_of, walk
 
     if "productgroup" in signals.types:
         return False  # one product in its variants, however many
-    names = {text_of(product.get("name")) for product in of_type(signals, "product")}
+    products = of_type(signals, "product")
+    inner = {id(found) for product in products for found in walk(product) if found is not product}
+    names = {text_of(product.get("name")) for product in products if id(product) not in inner}
     return len(names - {""}) >= _CATALOGUE
 
 
