@@ -200,7 +200,7 @@ def report(
     # Every column as wide as its label and two spaces more: a long BASE revision stays apart.
     wide = {m: _width(m + " F1 (P / R)", 27) for m in methods}
     typed_wide = {m: _width("type ok " + m, 18) for m in typed}
-    first = max(_width(group, 14) for group in [*scores["web-fetch"], "group"]) - 2
+    first = max(14, *(len(group) + 1 for group in scores["web-fetch"]))
     head = "".join(f"{m + ' F1 (P / R)':>{wide[m]}}" for m in methods)
     head += "".join(f"{'type ok ' + m:>{typed_wide[m]}}" for m in typed)
     print(f"  {'group':{first}}{head}")
