@@ -243,6 +243,56 @@ def test_choose_keeps_trafilatura_when_readability_found_another_part():
     assert extract._choose(words(100), words(100, start=1000)) == words(100)
 
 
+FAIR = [
+    "The county fair opened on Saturday with a parade of tractors down the main street.",
+    "Farmers brought their best pumpkins, and the heaviest weighed more than a small car.",
+    "Children queued for the carousel while their parents compared jars of jam.",
+    "In the evening a band played old songs by the river until the fireworks began.",
+]
+
+
+def test_a_page_laid_out_in_a_table_gives_its_text_not_its_layout():
+    # The old way to lay out a page: a menu column and the text, as <br>-separated runs of
+    # sentences, in the cells of one table. trafilatura keeps every row of it.
+    runs = "<br><br>".join(" ".join(FAIR[(i + j) % 4] for j in range(3)) for i in range(6))
+    menu = "".join(f'<tr><td><a href="/s{n}">Section {n}</a></td></tr>' for n in range(8))
+    html = f"""<html><body><table>
+    <tr><td colspan="2"><a href="/">Home</a> | <a href="/news">News</a></td></tr>
+    <tr><td><table>{menu}</table></td><td>{runs}</td></tr>
+    <tr><td colspan="2">Copyright 2004 The Town Crier. <a href="/contact">Contact us</a></td></tr>
+    </table></body></html>"""
+    markdown = html_to_markdown(html, URL).markdown
+    assert FAIR[0] in markdown
+    assert "|" not in markdown
+    assert "Section 3" not in markdown
+    assert "Copyright" not in markdown
+
+
+def laid_out(body: str) -> str:
+    """Text as trafilatura gives a table-laid page: a row for the menu and for each cell."""
+    menu = "\n".join(f"| [{words(2, 900 + 2 * n)}](https://example.com/{n}) |" for n in range(5))
+    return f"{menu}\n| {body.replace(chr(10) * 2, ' ')} |"
+
+
+def test_choose_takes_readability_when_trafilatura_kept_a_table_layout():
+    body = paragraphs(5, 0)
+    assert extract._choose(laid_out(body), body) == body
+
+
+def test_a_layout_is_table_rows_that_hold_paragraphs_with_no_prose_around_them():
+    body = paragraphs(5, 0)
+    assert extract._layout(laid_out(body))
+    assert not extract._layout(body)
+    assert not extract._layout(f"{paragraphs(2, 500)}\n\n{laid_out(body)}")
+    data = "\n".join(f"| {words(4, 4 * n)} |" for n in range(30))
+    assert not extract._layout(data)
+
+
+def test_choose_keeps_a_table_of_data_that_readability_gives_as_paragraphs():
+    data = "\n".join(f"| {words(4, 4 * n)} |" for n in range(30))
+    assert extract._choose(data, paragraphs(6, 0)) == data
+
+
 def test_a_lone_article_element_confirms_trafilatura_only_when_it_is_the_page_s_text():
     text = paragraphs(10, 0, end="")
     article = f"<article>{text}</article>"

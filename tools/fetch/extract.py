@@ -47,6 +47,8 @@ _SUBSET = 0.95  # readability's text lies within trafilatura's...
 _EXTRA = 0.8  # ...which adds over 20% more: navigation or teasers trafilatura kept...
 _PART = 1 / 3  # ...but not when readability's is under a third of it: a part it picked alone,
 _RUNNING = 1.5  # ...nor when trafilatura's holds 1.5 times its prose: the added text is text.
+_LAYOUT_ROWS = 0.5  # most of trafilatura's lines are table rows, none of them prose...
+_LAYOUT_CELL = 50  # ...and a cell holds a paragraph's words: a page laid out in a table
 _ARTICLE_BODY = "//*[@itemprop='articleBody']"
 _WITHIN = 0.9  # trafilatura's text lies in the page's marked article body...
 _COVERS = 0.7  # ...and covers most of it: no second opinion is needed...
@@ -643,6 +645,9 @@ def _choose(primary: str, fallback: str) -> str:
     whose text readability could not score) and what trafilatura added is not running text
     (sections readability left out). _PART and _RUNNING were fitted on dev/, broad-dev/ and
     the 210 wcxb-dev/ pages, and confirmed on the 1,127 other WCXB dev pages.
+
+    Readability also wins when trafilatura kept a table-laid page's layout (see `_layout`)
+    and the two texts share at least half of each other: the same text, as paragraphs.
     """
     ours, theirs = _shingles(primary), _shingles(fallback)
     if not ours:
@@ -651,12 +656,26 @@ def _choose(primary: str, fallback: str) -> str:
         return primary
     shared = (ours & theirs).total()
     ours_kept, theirs_kept = shared / ours.total(), shared / theirs.total()
+    if _layout(primary) and min(ours_kept, theirs_kept) >= _APART:
+        return fallback
     if ours.total() < _LITTLE * theirs.total() and ours_kept >= _INSIDE:
         return fallback
     added = theirs_kept >= _SUBSET and ours_kept < _EXTRA
     if added and theirs.total() >= _PART * ours.total():
         return primary if _prose_words(primary) > _RUNNING * _prose_words(fallback) else fallback
     return primary
+
+
+def _layout(markdown: str) -> bool:
+    """Whether trafilatura's markdown is a table-laid page's layout rather than its text:
+    most lines are table rows, no line is prose, and whole paragraphs sit in the cells (a
+    table of data has short cells). trafilatura keeps such a layout whole, side columns and
+    all, where readability keeps the text."""
+    lines = [line for line in markdown.splitlines() if line.strip()]
+    rows = [line for line in lines if line.lstrip().startswith("|")]
+    if len(rows) <= _LAYOUT_ROWS * len(lines) or _prose_words(markdown):
+        return False
+    return any(len(cell.split()) >= _LAYOUT_CELL for row in rows for cell in row.split("|"))
 
 
 # The two texts are compared twice (`_doubtful`, then `_choose`): split them once.
