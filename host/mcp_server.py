@@ -46,6 +46,7 @@ CALLS = anyio.CapacityLimiter(512)
 IO = anyio.CapacityLimiter(4)
 MAX_LINE = 4 * 1024 * 1024  # bytes of one message; tool arguments are small
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+GUARDIAN_WAIT = 5.0  # seconds: the most the server waits for its guardian to watch
 _TOO_LONG = "\x00too long"
 
 
@@ -70,6 +71,9 @@ def serve(tools: Mapping[str, Tool], timeout: float) -> None:  # pragma: no cove
         signal.signal(signum, partial(_stopped, keep))
     wire = Wire(keep)
     server = build(tools, timeout)
+    # It has started while the server was built; a server that serves anyway when it is
+    # slow still kills its tools on any signal it can catch.
+    process.guardian_watching(guardian, GUARDIAN_WAIT)
 
     async def main() -> None:
         async with stdio_server(stdin=wire.lines(), stdout=wire) as (read, write):  # type: ignore[arg-type]

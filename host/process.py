@@ -242,7 +242,19 @@ def start_guardian() -> subprocess.Popen[bytes]:
     return subprocess.Popen(  # noqa: S603 - our own module, by this interpreter
         [sys.executable, "-m", "host.guardian", str(os.getpid())],
         stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+def guardian_watching(guardian: subprocess.Popen[bytes], wait: float) -> bool:
+    """Whether `guardian` said within `wait` seconds that it watches: a tool started before
+    then would outlive a SIGKILL of this process. Its stdout is closed in any case."""
+    import select
+
+    if guardian.stdout is None:
+        return False
+    with guardian.stdout as said:
+        ready, _, _ = select.select([said], [], [], wait)
+        return bool(ready) and said.read(1) == b"\n"

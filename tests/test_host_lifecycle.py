@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -60,10 +61,15 @@ def test_the_line_reader_cuts_an_endless_line_and_goes_on():
     assert reader.next() is None
 
 
-def test_the_guardian_kills_what_it_last_saw_when_the_pipe_closes():
+@pytest.mark.parametrize("unheard", [False, True], ids=["no-line", "line-nobody-reads"])
+def test_the_guardian_kills_what_it_last_saw_when_the_pipe_closes(unheard):
     tree = subprocess.Popen(["sh", "-c", "setsid sleep 30 & sleep 30"])
     read, write = os.pipe()
-    watcher = threading.Thread(target=guardian.watch, args=(tree.pid, read))
+    ready = None
+    if unheard:  # a server that stopped waiting: the guardian's line has nowhere to go
+        said, ready = os.pipe()
+        os.close(said)
+    watcher = threading.Thread(target=guardian.watch, args=(tree.pid, read, ready))
     watcher.start()
     try:
         end = time.monotonic() + 5
@@ -182,3 +188,39 @@ def test_adopting_orphans_is_possible_here():
     code = "from host.process import adopt_orphans; print(adopt_orphans())"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() in ("True", "False")
+
+
+def test_the_guardian_says_that_it_watches_before_its_first_look():
+    read, write = os.pipe()
+    said, ready = os.pipe()
+    watcher = threading.Thread(target=guardian.watch, args=(os.getpid(), read, ready))
+    watcher.start()
+    try:
+        assert select.select([said], [], [], 5)[0] == [said]
+        assert os.read(said, 2) == b"\n"
+        assert os.read(said, 1) == b""  # and closed
+    finally:
+        os.close(write)
+        watcher.join(5)
+        os.close(read)
+        os.close(said)
+    assert not watcher.is_alive()
+
+
+@pytest.mark.parametrize(
+    ("program", "watching"),
+    [("echo", True), ("sleep 5", False), ("true", False), ("echo nope", False)],
+)
+def test_the_server_hears_when_its_guardian_watches(program, watching):
+    guardian_process = subprocess.Popen(
+        ["sh", "-c", program], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert process.guardian_watching(guardian_process, wait=0.5) is watching
+        assert guardian_process.stdout is not None
+        assert guardian_process.stdout.closed
+    finally:
+        guardian_process.kill()
+        guardian_process.wait()
+        assert guardian_process.stdin is not None
+        guardian_process.stdin.close()
