@@ -11,6 +11,7 @@ import contextlib
 import errno
 import functools
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -251,8 +252,6 @@ def start_guardian() -> subprocess.Popen[bytes]:
 def guardian_watching(guardian: subprocess.Popen[bytes], wait: float) -> bool:
     """Whether `guardian` said within `wait` seconds that it watches: a tool started before
     then would outlive a SIGKILL of this process. Its stdout is closed in any case."""
-    import select
-
     if guardian.stdout is None:
         return False
     with guardian.stdout as said:

@@ -21,6 +21,8 @@ from collections import Counter
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from tools.fetch.signals import of_type, text_of, walk
+
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
@@ -236,8 +238,6 @@ def _catalogue(signals: Signals) -> bool:
     category page (a grid whose every card carries its Product markup), not one product.
     Products inside another (isRelatedTo, isSimilarTo, isAccessoryOrSparePartFor) are that
     one's neighbours and do not count."""
-    from tools.fetch.signals import of_type, text_of, walk
-
     if "productgroup" in signals.types:
         return False  # one product in its variants, however many
     products = of_type(signals, "product")
