@@ -48,12 +48,10 @@ PROSE = (
 )
 DATA = json.dumps({"title": "Rendered headline", "text": PROSE}).encode()
 # An app shell: an empty root that a script fills from /data.json; `mark` leaves a trace of
-# what each probe met, so the test sees that the probe ran and how it ended. Probes that set
-# `waiting` report through `ended`, and the data is asked for only once they all have: the
-# page's prose then always comes with every probe's outcome.
+# what each probe met, so the test sees that the probe ran and how it ended.
 SHELL = """<!doctype html><html><head><title>App</title></head><body><div id="root"></div>
 <script>
-var marks = [], data = null, waiting = 0;
+var marks = [], data = null;
 function draw() {
   if (!data) { return; }
   document.getElementById('root').innerHTML = '<article><h1>' + data.title + '</h1><p>' +
@@ -61,15 +59,11 @@ function draw() {
     marks.join(', ') + '.</p></article>';
 }
 function mark(text) { marks.push(text); draw(); }
-function load() {
-  fetch('/data.json').then(function (r) { return r.json(); }).then(function (d) {
-    data = d;
-    mark('data loaded');
-  });
-}
-function ended(text) { mark(text); waiting -= 1; if (waiting === 0) { load(); } }
+fetch('/data.json').then(function (r) { return r.json(); }).then(function (d) {
+  data = d;
+  mark('data loaded');
+});
 PROBES
-if (waiting === 0) { load(); }
 </script></body></html>"""
 
 
@@ -224,22 +218,17 @@ def test_the_setting_changes_the_default_and_the_call_wins(sites, tmp_path):
 # --- the guard holds inside the browser ------------------------------------------------------
 
 PRIVATE_PROBES = """
-waiting = 4;
-// Requests while a probe is still out keep the page loading, so it is not read before then.
-var busy = setInterval(function () {
-  if (waiting > 0) { fetch('/busy'); } else { clearInterval(busy); }
-}, 100);
-fetch('http://127.0.0.2:PRIVATE/steal').then(function () { ended('ip reached'); },
-  function () { ended('ip blocked'); });
-fetch('http://private.test:PRIVATE/steal').then(function () { ended('name reached'); },
-  function () { ended('name blocked'); });
-fetch('file:///etc/passwd').then(function () { ended('file reached'); },
-  function () { ended('file blocked'); });
+fetch('http://127.0.0.2:PRIVATE/steal').then(function () { mark('ip reached'); },
+  function () { mark('ip blocked'); });
+fetch('http://private.test:PRIVATE/steal').then(function () { mark('name reached'); },
+  function () { mark('name blocked'); });
+fetch('file:///etc/passwd').then(function () { mark('file reached'); },
+  function () { mark('file blocked'); });
 try {
   var ws = new WebSocket('ws://127.0.0.1:PUBLIC/socket');
   ws.onopen = function () { mark('socket open'); };
-  ws.onclose = function () { ended('socket blocked'); };
-} catch (e) { ended('socket blocked'); }
+  ws.onclose = function () { mark('socket blocked'); };
+} catch (e) { mark('socket blocked'); }
 var frame = document.createElement('iframe'); frame.src = 'file:///etc/passwd';
 document.body.appendChild(frame);
 """
