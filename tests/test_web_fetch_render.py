@@ -264,6 +264,95 @@ def test_scripts_cannot_reach_private_addresses_files_or_sockets(sites, tmp_path
     assert "root:" not in content
 
 
+# A page's WebSocket fails in the page, at once, as Chromium's own does when its connection
+# fails. Playwright's route alone closes it later (clean, no error, code 0, and under load
+# sometimes never), so these marks also show that the page sees web-fetch's socket.
+SOCKET_PROBES = """
+var socket = new WebSocket('ws://127.0.0.1:PUBLIC/socket'), seen = ['made ' + socket.readyState];
+try { socket.send('hello'); seen.push('sent'); } catch (e) { seen.push('send threw ' + e.name); }
+socket.onerror = function () { seen.push('error ' + socket.readyState); };
+socket.onclose = function (e) {
+  seen.push('close ' + e.code + ' clean ' + e.wasClean + ' reason ' + JSON.stringify(e.reason));
+  mark(seen.join(' then '));
+};
+setTimeout(function () { mark('a task later the socket is in state ' + socket.readyState); }, 0);
+"""
+
+# What a script may look at on a WebSocket, checked against what Chromium's own shows: each
+# check that does not hold leaves "wrong" and its name.
+SOCKET_SHAPE_PROBES = """
+function expect(what, holds) { if (!holds) { mark('wrong ' + what); } }
+function threw(make, name) { try { make(); } catch (e) { return e.name === name; } return false; }
+var socket = new WebSocket('/socket', 'chat'), calls = [];
+expect('constants', [WebSocket, socket].every(function (o) {
+  return o.CONNECTING === 0 && o.OPEN === 1 && o.CLOSING === 2 && o.CLOSED === 3; }));
+expect('url', socket.url === 'ws://127.0.0.1:PUBLIC/socket');
+expect('fields', socket.protocol === '' && socket.extensions === '' &&
+  socket.bufferedAmount === 0 && socket.binaryType === 'blob' && socket.readyState === 0);
+expect('kind', socket instanceof WebSocket && socket instanceof EventTarget &&
+  Object.prototype.toString.call(socket) === '[object WebSocket]');
+expect('fragment', threw(function () { new WebSocket('ws://127.0.0.1/#part'); }, 'SyntaxError'));
+expect('scheme', threw(function () { new WebSocket('ftp://127.0.0.1/'); }, 'SyntaxError'));
+expect('close code', threw(function () { socket.close(1001); }, 'InvalidAccessError'));
+socket.binaryType = 'text';
+expect('binary type', socket.binaryType === 'blob');
+socket.onopen = function () { calls.push('open'); };
+socket.onerror = function () { calls.push('replaced handler'); };
+socket.onerror = function () { calls.push('error'); };
+socket.onmessage = function () { calls.push('message'); };
+socket.onmessage = null;
+expect('no handler', socket.onmessage === null);
+socket.addEventListener('close', function (e) {
+  calls.push('close ' + e.code + ' ' + (this === socket) + ' ' + (e instanceof CloseEvent));
+});
+socket.onclose = function () {
+  expect('events ' + calls.join(' '), calls.join() === 'error,close 1006 true true');
+  expect('closed', socket.readyState === WebSocket.CLOSED);
+  mark('socket checked');
+};
+var early = new WebSocket('ws://127.0.0.1:PUBLIC/early'), endings = [];
+early.close();
+expect('closing', early.readyState === WebSocket.CLOSING);
+early.onerror = function () { endings.push('error'); };
+early.onclose = function (e) { endings.push('close ' + e.code + ' ' + e.wasClean);
+  expect('closed early ' + endings.join(' '), endings.join() === 'error,close 1006 false');
+  mark('early close checked'); };
+window.framed = function (frame) {
+  expect('a frame of its own', frame.WebSocket !== WebSocket);
+  var inner = new frame.WebSocket('ws://127.0.0.1:PUBLIC/framed');
+  inner.onclose = function (e) { expect('frame close', e.code === 1006 && !e.wasClean);
+    mark('frame checked'); };
+};
+var frame = document.createElement('iframe');
+frame.srcdoc = '<script>parent.framed(window)<\\/script>';
+document.body.appendChild(frame);
+"""
+
+
+@needs_browser
+def test_a_websocket_fails_at_once_as_a_refused_connection_does(sites, tmp_path):
+    site = sites({"/data.json": ("application/json", DATA)})
+    site.routes["/app"] = shell(SOCKET_PROBES.replace("PUBLIC", str(site.port)))
+    content = fetch(tmp_path, {"url": site.url("/app")})["content"]
+    assert PROSE in content
+    ended = "made 0 then send threw InvalidStateError then error 3 then close 1006 clean false"
+    assert ended + ' reason ""' in content, content
+    assert "a task later the socket is in state 3" in content, content
+    assert "/socket" not in site.seen
+
+
+@needs_browser
+def test_the_failed_websocket_looks_like_chromiums_own_in_every_frame(sites, tmp_path):
+    site = sites({"/data.json": ("application/json", DATA)})
+    site.routes["/app"] = shell(SOCKET_SHAPE_PROBES.replace("PUBLIC", str(site.port)))
+    content = fetch(tmp_path, {"url": site.url("/app")})["content"]
+    assert PROSE in content
+    for checked in ("socket checked", "early close checked", "frame checked"):
+        assert checked in content, content
+    assert "wrong" not in content, content
+    assert not {"/socket", "/early", "/framed"} & set(site.seen)
+
+
 @needs_browser
 def test_pop_ups_downloads_and_navigations_away_get_nothing(sites, tmp_path):
     probes = """

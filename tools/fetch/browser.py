@@ -5,9 +5,11 @@ Chromium never reaches the network by itself. Every request the page makes is in
 answered from the call's own `Session` (the same guard, DNS pins, robots.txt, size cap and
 deadline as the page itself), or aborted. Behind that, Chromium is started so that a request
 that somehow escaped interception cannot go anywhere: its own resolver answers no name, and it
-is pointed at a proxy whose name does not resolve either. WebSockets are closed, service
-workers blocked, downloads refused, pop-ups and frames get no requests, permissions are all
-denied, and each call starts from a new, empty profile that is deleted with the browser.
+is pointed at a proxy whose name does not resolve either. A WebSocket fails in the page
+itself, at once, as one whose connection failed (and is closed if one ever gets past that),
+service workers are blocked, downloads refused, pop-ups and frames get no requests,
+permissions are all denied, and each call starts from a new, empty profile that is deleted
+with the browser.
 """
 
 from __future__ import annotations
@@ -95,6 +97,130 @@ _ARGS = (
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
+
+# Every frame's WebSocket, as Chromium's own behaves when its connection fails: CONNECTING,
+# then on the next task CLOSED, `error`, and `close` 1006 (not clean). It is decided in the
+# page, so a loaded machine cannot leave a page waiting on a socket, as it could with only
+# Playwright's route, whose close travels through this process and sometimes never arrived.
+_FAILED_WEBSOCKET = r"""
+(() => {
+  const later = globalThis.setTimeout.bind(globalThis);
+  const [CONNECTING, OPEN, CLOSING, CLOSED] = [0, 1, 2, 3];
+  const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+  const bytes = (text) => new TextEncoder().encode(String(text)).length;
+
+  class WebSocket extends EventTarget {
+    #url;
+    #state = CONNECTING;
+    #binaryType = "blob";
+    #buffered = 0;
+    #handlers = new Map();
+
+    constructor(url, protocols = []) {
+      super();
+      const refuse = (why) =>
+        new DOMException(`Failed to construct 'WebSocket': ${why}`, "SyntaxError");
+      let parsed;
+      try {
+        parsed = new URL(String(url), globalThis.document?.baseURI);
+      } catch {
+        throw refuse(`The URL '${url}' is invalid.`);
+      }
+      const scheme = { "http:": "ws:", "https:": "wss:" }[parsed.protocol];
+      if (scheme) parsed.protocol = scheme;
+      if (parsed.protocol !== "ws:" && parsed.protocol !== "wss:") {
+        throw refuse(`The URL's scheme '${parsed.protocol.slice(0, -1)}' is not allowed.`);
+      }
+      if (parsed.href.includes("#")) {
+        throw refuse("Fragment identifiers are not allowed in WebSocket URLs.");
+      }
+      const iterable = Object(protocols) === protocols && Symbol.iterator in protocols;
+      const list = iterable ? Array.from(protocols, String) : [String(protocols)];
+      for (const [i, protocol] of list.entries()) {
+        if (!TOKEN.test(protocol) || list.indexOf(protocol) !== i) {
+          throw refuse(`The subprotocol '${protocol}' is invalid or duplicated.`);
+        }
+      }
+      this.#url = parsed.href;
+      later(() => {
+        this.#state = CLOSED;
+        this.dispatchEvent(new Event("error"));
+        this.dispatchEvent(new CloseEvent("close", { code: 1006, reason: "", wasClean: false }));
+      }, 0);
+    }
+
+    get url() { return this.#url; }
+    get readyState() { return this.#state; }
+    get bufferedAmount() { return this.#buffered; }
+    get protocol() { return ""; }
+    get extensions() { return ""; }
+    get binaryType() { return this.#binaryType; }
+    set binaryType(value) {
+      if (value === "blob" || value === "arraybuffer") this.#binaryType = value;
+    }
+
+    send(data) {
+      if (arguments.length < 1) {
+        throw new TypeError("Failed to execute 'send' on 'WebSocket': 1 argument required.");
+      }
+      if (this.#state === CONNECTING) {
+        throw new DOMException("Failed to execute 'send' on 'WebSocket': Still in CONNECTING "
+                               + "state.", "InvalidStateError");
+      }
+      const binary = data instanceof ArrayBuffer || ArrayBuffer.isView(data);
+      this.#buffered += data instanceof Blob ? data.size : binary ? data.byteLength : bytes(data);
+    }
+
+    close(code, reason) {
+      const fail = (why, name) =>
+        new DOMException(`Failed to execute 'close' on 'WebSocket': ${why}`, name);
+      if (code !== undefined && Number(code) !== 1000 && !(code >= 3000 && code <= 4999)) {
+        throw fail(`The close code must be 1000 or 3000 to 4999, not ${code}.`,
+                   "InvalidAccessError");
+      }
+      if (reason !== undefined && bytes(reason) > 123) {
+        throw fail("The close reason must not be longer than 123 UTF-8 bytes.", "SyntaxError");
+      }
+      if (this.#state === CONNECTING || this.#state === OPEN) this.#state = CLOSING;
+    }
+
+    static {
+      for (const type of ["open", "error", "close", "message"]) {
+        Object.defineProperty(this.prototype, `on${type}`, {
+          configurable: true,
+          enumerable: true,
+          get() { return this.#handlers.get(type)?.value ?? null; },
+          set(value) {
+            const handler = this.#handlers.get(type);
+            if (Object(value) !== value) {
+              if (handler) this.removeEventListener(type, handler.listener);
+              this.#handlers.delete(type);
+            } else if (handler) {
+              handler.value = value;
+            } else {
+              const entry = { value };
+              entry.listener = (event) => {
+                if (typeof entry.value === "function") entry.value.call(this, event);
+              };
+              this.#handlers.set(type, entry);
+              this.addEventListener(type, entry.listener);
+            }
+          },
+        });
+      }
+      for (const [name, value] of Object.entries({ CONNECTING, OPEN, CLOSING, CLOSED })) {
+        Object.defineProperty(this, name, { value, enumerable: true });
+        Object.defineProperty(this.prototype, name, { value, enumerable: true });
+      }
+      const tag = { value: "WebSocket", configurable: true };
+      Object.defineProperty(this.prototype, Symbol.toStringTag, tag);
+    }
+  }
+
+  const own = { value: WebSocket, writable: true, configurable: true };
+  Object.defineProperty(globalThis, "WebSocket", own);
+})();
+"""
 
 
 class Unavailable(Exception):  # noqa: N818 - a state of the machine, as messages say it
@@ -216,6 +342,9 @@ def _open_page(browser: Any, call: _Call) -> Any:
     context.set_default_timeout(_ms(max(_left(call), 0.5)))
     context.route("**/*", lambda route, request: _answer(route, request, call))
     context.route_web_socket("**/*", lambda socket: socket.close())
+    # After the route: its script replaces WebSocket too, and init scripts run in the order
+    # they were added, so the page sees this one.
+    context.add_init_script(_FAILED_WEBSOCKET)
     page = context.new_page()
     call.page = page
     context.on("page", lambda other: other.close() if other is not call.page else None)
