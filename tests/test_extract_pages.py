@@ -404,6 +404,25 @@ def test_a_feed_of_linked_items_is_a_listing():
     assert pagetype.detect(tree, "https://example.com/home", read(tree)) == "listing"
 
 
+def test_a_page_laid_out_in_like_blocks_is_not_a_feed():
+    # Old pages stack class-less blocks, each with a link: a header, the story, boxes, a
+    # footer. One block holds most of their text, which a feed's items never do.
+    def blocks(story: str) -> str:
+        parts = ["<a href='/'>Home</a> <a href='/news'>News</a>", story]
+        parts += [f"<a href='/box/{n}'>Box {n}</a> about other things to read" for n in range(4)]
+        return "".join(f"<div>{part}</div>" for part in parts)
+
+    article = f"<h1>The vote</h1><a href='/author'>By a reporter</a><p>{LOREM * 8}</p>"
+    teaser = f"<a href='/story'>A story</a> {LOREM[:60]}"
+
+    def share(story: str) -> float:
+        tree = tree_of(f"<html><body>{blocks(story)}</body></html>")
+        return pagetype.features(tree, "https://example.com/a", read(tree))["items"]
+
+    assert share(article) == 0.0
+    assert share(teaser) > 0.5  # the same blocks, each a teaser's size: a feed
+
+
 def test_an_article_that_declares_itself_is_not_a_listing_for_its_teasers():
     teasers = "".join(f"<h3><a href='/n/{n}'>Other story {n}</a></h3>" for n in range(8))
     html = (

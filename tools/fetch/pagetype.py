@@ -295,7 +295,8 @@ _ITEM_CHARS = 15
 
 def _items(tree: HtmlElement, total: int) -> float:
     """The share of the page's text in its largest run of like items: at least _MIN_ITEMS
-    siblings of one tag and class, nearly all holding a link (a feed, a grid, a list)."""
+    siblings of one tag and class, nearly all holding a link, none holding most of their
+    text (a feed, a grid, a list; not a page's stacked layout blocks)."""
     best = 0
     for parent in tree.iter():
         if len(parent) < _MIN_ITEMS or not isinstance(parent.tag, str):
@@ -313,11 +314,17 @@ def _item_chars(members: list[HtmlElement]) -> int:
     linked = sum(member.tag == "a" or member.find(".//a") is not None for member in members)
     if linked < _LINKED_ITEMS * len(members):
         return 0
-    chars = sum(_chars(member) for member in members)
-    return chars if chars >= _ITEM_CHARS * len(members) else 0
+    sizes = [_chars(member) for member in members]
+    chars = sum(sizes)
+    # One member holding most of the run's text makes it a page's layout blocks (a header,
+    # the article, a footer), not a feed's items.
+    if chars < _ITEM_CHARS * len(members) or max(sizes) > _ITEM_SHARE * chars:
+        return 0
+    return chars
 
 
 _LINKED_ITEMS = 0.8
+_ITEM_SHARE = 0.5
 
 
 # Paragraphs of prose, some 40 words or more: what articles are made of.
