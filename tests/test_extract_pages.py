@@ -423,6 +423,37 @@ def test_a_page_laid_out_in_like_blocks_is_not_a_feed():
     assert share(teaser) > 0.5  # the same blocks, each a teaser's size: a feed
 
 
+def items_share(item: str = "", listed: str = "") -> float:
+    """The `items` feature of a page whose run of menu panels has these attributes."""
+    panels = "".join(
+        f"<div {item}><a href='/m/{n}'>Menu panel {n}</a> with its own links</div>"
+        for n in range(6)
+    )
+    tree = tree_of(f"<html><body><div {listed}>{panels}</div><p>{LOREM}</p></body></html>")
+    return pagetype.features(tree, "https://example.com/a", read(tree))["items"]
+
+
+@pytest.mark.parametrize(
+    ("item", "listed"),
+    [
+        ("class='hidden'", ""),
+        ("hidden", ""),
+        ("aria-hidden='true'", ""),
+        ("class='sr-only'", ""),
+        ("", "class='is-hidden menu'"),
+        ("", "hidden"),
+    ],
+)
+def test_hidden_items_are_not_a_feed(item, listed):
+    # A menu's closed panels: a run of like linked items that no reader sees.
+    assert items_share() > 0.5
+    assert items_share(item, listed) == 0.0
+
+
+def test_items_hidden_only_on_small_screens_are_a_feed():
+    assert items_share("class='hidden md:block'") == items_share()
+
+
 def test_an_article_that_declares_itself_is_not_a_listing_for_its_teasers():
     teasers = "".join(f"<h3><a href='/n/{n}'>Other story {n}</a></h3>" for n in range(8))
     html = (

@@ -21,6 +21,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from tools.fetch.region import hidden
 from tools.fetch.signals import of_type, text_of, walk
 
 if TYPE_CHECKING:
@@ -295,14 +296,17 @@ _ITEM_CHARS = 15
 
 def _items(tree: HtmlElement, total: int) -> float:
     """The share of the page's text in its largest run of like items: at least _MIN_ITEMS
-    siblings of one tag and class, nearly all holding a link, none holding most of their
-    text (a feed, a grid, a list; not a page's stacked layout blocks)."""
+    siblings of one tag and class, shown, nearly all holding a link, none holding most of
+    their text (a feed, a grid, a list; not a page's stacked layout blocks)."""
     best = 0
     for parent in tree.iter():
-        if len(parent) < _MIN_ITEMS or not isinstance(parent.tag, str):
+        if len(parent) < _MIN_ITEMS or not isinstance(parent.tag, str) or hidden(parent):
             continue
         groups: dict[tuple[str, str], list[HtmlElement]] = {}
+        # Hidden items (a menu's closed panels) are not what a reader sees as a feed.
         for child in parent.iterchildren("*"):
+            if hidden(child):
+                continue
             groups.setdefault((str(child.tag), child.get("class", "")), []).append(child)
         for members in groups.values():
             if len(members) >= _MIN_ITEMS:

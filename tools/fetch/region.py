@@ -121,9 +121,20 @@ def _show(element: HtmlElement) -> None:
     element.attrib.pop("hidden", None)
 
 
+def hidden(element: HtmlElement) -> bool:
+    """Whether the element's own markup hides it: an attribute, or a class that hides it."""
+    if element.get("hidden") is not None or element.get("aria-hidden") == "true":
+        return True
+    return _hidden_by_class(element.get("class", "").lower().split())
+
+
+def _hidden_by_class(classes: list[str]) -> bool:
+    return bool(_HIDDEN_CLASSES.intersection(classes)) and not any(map(_SHOWN.match, classes))
+
+
 def _is_boilerplate(element: HtmlElement, boilerplate: frozenset[str]) -> bool:
     classes = element.get("class", "").lower().split()
-    if _HIDDEN_CLASSES.intersection(classes) and not any(map(_SHOWN.match, classes)):
+    if _hidden_by_class(classes):
         return True
     words = _WORD.findall(" ".join(classes) + " " + element.get("id", "").lower())
     return not boilerplate.isdisjoint(words)
