@@ -239,6 +239,14 @@ def test_choose_keeps_trafilatura_when_readability_found_a_mere_scrap_of_it():
     assert extract._choose(page, words(20)) == page
 
 
+def test_choose_keeps_trafilatura_when_readability_adds_no_running_text():
+    # Far more words, but what readability added is a list: trafilatura did not stop short.
+    body = paragraphs(2, 0)
+    listed = "\n".join(f"- {words(3, start=900 + 3 * n)}" for n in range(40))
+    assert extract._choose(body, f"{body}\n\n{listed}") == body
+    assert extract._choose(body, f"{body}\n\n{paragraphs(6, 900)}") != body
+
+
 def test_choose_keeps_trafilatura_when_readability_found_another_part():
     assert extract._choose(words(100), words(100, start=1000)) == words(100)
 

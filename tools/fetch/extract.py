@@ -640,11 +640,12 @@ def _choose(primary: str, fallback: str) -> str:
     """trafilatura's markdown unless readability's clearly did better.
 
     Readability wins when trafilatura stopped short (it found little, all inside readability's
-    text) or when trafilatura added much to readability's text (teasers, newsletter boxes), as
-    long as readability's is not a mere scrap of it (a byline, a caption: a table-laid page
-    whose text readability could not score) and what trafilatura added is not running text
-    (sections readability left out). _PART and _RUNNING were fitted on dev/, broad-dev/ and
-    the 210 wcxb-dev/ pages, and confirmed on the 1,127 other WCXB dev pages.
+    text, and readability's holds more running text: see `_no_more_prose`) or when trafilatura
+    added much to readability's text (teasers, newsletter boxes), as long as readability's is
+    not a mere scrap of it (a byline, a caption: a table-laid page whose text readability
+    could not score) and what trafilatura added is not running text (sections readability
+    left out). _PART and _RUNNING were fitted on dev/, broad-dev/ and the 210 wcxb-dev/ pages,
+    and confirmed on the 1,127 other WCXB dev pages.
 
     Readability also wins when trafilatura kept a table-laid page's layout (see `_layout`)
     and the two texts share at least half of each other: the same text, as paragraphs.
@@ -659,11 +660,18 @@ def _choose(primary: str, fallback: str) -> str:
     if _layout(primary) and min(ours_kept, theirs_kept) >= _APART:
         return fallback
     if ours.total() < _LITTLE * theirs.total() and ours_kept >= _INSIDE:
-        return fallback
+        return primary if _no_more_prose(primary, fallback) else fallback
     added = theirs_kept >= _SUBSET and ours_kept < _EXTRA
     if added and theirs.total() >= _PART * ours.total():
         return primary if _prose_words(primary) > _RUNNING * _prose_words(fallback) else fallback
     return primary
+
+
+def _no_more_prose(primary: str, fallback: str) -> bool:
+    """Whether trafilatura's text has running text and readability's has no more of it: what
+    readability added is lists, captions and links, and trafilatura did not stop short."""
+    prose = _prose_words(primary)
+    return prose > 0 and _prose_words(fallback) <= prose
 
 
 def _layout(markdown: str) -> bool:
