@@ -568,3 +568,27 @@ def test_a_target_lxml_refuses_to_store_is_dropped_and_the_link_text_stays():
     assert [anchor.get("href") for anchor in anchors] == [None, "https://example.com/ok.html"]
     assert anchors[0].text == "Next"
     assert tree.xpath("//img")[0].get("src") is None
+
+
+SHOP = "https://shop.example.com/tee/"
+
+
+@pytest.mark.parametrize(
+    ("src", "kept"),
+    [
+        ("/img/tee-500.jpg?c=1 500w, /img/tee-1000.jpg?c=1 1000w", "/img/tee-500.jpg?c=1"),
+        (" tee.jpg 1x,tee@2x.jpg 2x", "/tee/tee.jpg"),
+        ("tee.jpg 1.5x", "/tee/tee.jpg"),
+        ("tee 2024.jpg", "/tee/tee 2024.jpg"),  # a name with a space: one image, not a list
+        ("javascript:alert(1) 1x, tee.jpg 2x", None),
+    ],
+)
+def test_a_list_of_an_image_s_sizes_in_src_keeps_its_first(src, kept):
+    from tools.fetch.links import clean_tree
+
+    image = f"<img src='{src}' alt='Tee'>"
+    tree = tree_of(f"<html><body>{image}</body></html>")
+    clean_tree(tree, SHOP)
+    assert tree.xpath("//img")[0].get("src") == (kept and f"https://shop.example.com{kept}")
+    html = f"<html><body><h1>Tee</h1><p>{LOREM}</p>{image}</body></html>"
+    assert " 2x" not in html_to_markdown(html, SHOP).markdown

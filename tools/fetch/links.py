@@ -27,6 +27,9 @@ _LINK = re.compile(
     r"(!?)\[((?:[^\[\]\\]|\\.)*)\]\(<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(\s+\"[^\"]*\")?\)"
 )
 _AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]*:[^<>\s]*)>")
+# A srcset written into src ("a.jpg 100w, b.jpg 200w", every size of the image): a broken
+# image for a browser, and hundreds of kilobytes of targets in the markdown of some shops.
+_CANDIDATES = re.compile(r"\s*(\S+)\s+\d+(?:\.\d+)?[wx]\s*(?:,|$)")
 
 
 def scheme(url: str) -> str:
@@ -54,7 +57,8 @@ def without_userinfo(url: str) -> str:
 
 def clean_tree(tree: HtmlElement, url: str) -> None:
     """Every link and image target made absolute against the page's base (its <base href>,
-    else `url`), script targets removed (the element and its text stay), user-info stripped."""
+    else `url`), script targets removed (the element and its text stay), user-info stripped,
+    a list of an image's sizes in `src` cut to its first."""
     base = _base(tree, url)
     for element in tree.xpath("//*[@href or @src]"):
         for name in _ATTRIBUTES:
@@ -64,6 +68,8 @@ def clean_tree(tree: HtmlElement, url: str) -> None:
             if is_script(value):
                 del element.attrib[name]
                 continue
+            if name == "src" and (candidates := _CANDIDATES.match(value)):
+                value = candidates.group(1)  # the first: the image itself, in one size
             value = _absolute(base, value)
             try:
                 element.set(name, without_userinfo(value) if "@" in value else value)
