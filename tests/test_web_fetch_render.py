@@ -329,12 +329,18 @@ document.body.appendChild(frame);
 """
 
 
-@needs_browser
-def test_a_websocket_fails_at_once_as_a_refused_connection_does(sites, tmp_path):
+def socket_page(sites, tmp_path, probes):
+    """The site and the rendered content of an app page that runs these socket probes."""
     site = sites({"/data.json": ("application/json", DATA)})
-    site.routes["/app"] = shell(SOCKET_PROBES.replace("PUBLIC", str(site.port)))
+    site.routes["/app"] = shell(probes.replace("PUBLIC", str(site.port)))
     content = fetch(tmp_path, {"url": site.url("/app")})["content"]
     assert PROSE in content
+    return site, content
+
+
+@needs_browser
+def test_a_websocket_fails_at_once_as_a_refused_connection_does(sites, tmp_path):
+    site, content = socket_page(sites, tmp_path, SOCKET_PROBES)
     ended = "made 0 then send threw InvalidStateError then error 3 then close 1006 clean false"
     assert ended + ' reason ""' in content, content
     assert "a task later the socket is in state 3" in content, content
@@ -343,10 +349,7 @@ def test_a_websocket_fails_at_once_as_a_refused_connection_does(sites, tmp_path)
 
 @needs_browser
 def test_the_failed_websocket_looks_like_chromiums_own_in_every_frame(sites, tmp_path):
-    site = sites({"/data.json": ("application/json", DATA)})
-    site.routes["/app"] = shell(SOCKET_SHAPE_PROBES.replace("PUBLIC", str(site.port)))
-    content = fetch(tmp_path, {"url": site.url("/app")})["content"]
-    assert PROSE in content
+    site, content = socket_page(sites, tmp_path, SOCKET_SHAPE_PROBES)
     for checked in ("socket checked", "early close checked", "frame checked"):
         assert checked in content, content
     assert "wrong" not in content, content
