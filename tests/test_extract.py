@@ -340,6 +340,68 @@ def test_readability_is_not_asked_about_a_settled_text(monkeypatch):
         extract.html_to_markdown(html.replace(".</p>", "...</p>"), URL)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "  one  ",
+        "a\tb",
+        "a\t\tb",
+        "a \t b",
+        "a\t \tb",
+        "a\u00a0\u00a0b",
+        "a \r\n\t b",
+        "a\u2003 \u2003b",
+        "a\x0b\x0cb",
+        "a" + " " * 254 + "b",
+        "a" + " " * 255 + "b",
+        "a" + "\t" * 300 + "b",
+        "\n\n  lead and trail \t\n",
+    ],
+)
+def test_readabilitys_text_length_is_measured_as_its_clean_measures_it(text):
+    # readability's link density (the share of a block's text in links) rests on these
+    # lengths: measured without building the text, they must stay exactly its own.
+    from readability.readability import clean
+
+    assert extract._cleaned_length(text) == len(clean(text))
+
+
+def test_readabilitys_text_length_holds_on_any_mix_of_white_space():
+    import random
+
+    from readability.readability import clean
+
+    pieces = ["word", ",", " ", "  ", "\t", "\n", "\r", "\u00a0", "\u3000", "\x1c", " " * 130]
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert extract._cleaned_length(text) == len(clean(text)), repr(text)
+
+
+def test_readabilitys_link_density_is_its_own():
+    import lxml.html
+    from readability import Document as Readable
+
+    links = "".join(f"<a href='/{n}'>  link\t{n} </a>\n   " for n in range(5))
+    html = f"<html><body><div id='box'><p>{FILLER}</p>\n\n  {links}</div></body></html>"
+    document = extract._readable()(lxml.html.document_fromstring(html))
+    box = document._html(True).get_element_by_id("box")  # the tree it scores
+    density = document.get_link_density(box)
+    assert 0 < density == Readable.get_link_density(document, box)
+
+
+def test_the_tree_is_html_elements_without_lxmls_per_tag_classes():
+    # One class for every element, chosen in C: lxml.html's per-tag lookup runs Python code
+    # each time an element is touched, and nothing here uses its form helpers.
+    import lxml.html
+
+    form = "<form><input name='q'><p>Text</p></form>"
+    parsed = extract._parse(f"<html><body>{form}</body></html>", URL)
+    assert {type(element) for element in parsed.tree.iter()} == {lxml.html.HtmlElement}
+    assert parsed.tree.find(".//form").text_content() == "Text"
+
+
 def test_choose_with_an_empty_side():
     assert extract._choose("", words(10)) == words(10)
     assert extract._choose(words(10), "") == words(10)
