@@ -7,6 +7,7 @@ Every page here is small and hand-written: it has the shape of its kind, not any
 from __future__ import annotations
 
 import json
+import math
 
 import lxml.html
 import pytest
@@ -452,6 +453,30 @@ def test_hidden_items_are_not_a_feed(item, listed):
 
 def test_items_hidden_only_on_small_screens_are_a_feed():
     assert items_share("class='hidden md:block'") == items_share()
+
+
+def shape(body: str) -> dict[str, float]:
+    tree = tree_of(f"<html><body>{body}</body></html>")
+    return pagetype.features(tree, "https://example.com/a", read(tree))
+
+
+def test_posts_are_the_commonest_class_of_post_sized_elements():
+    def posts(name: str, count: int, tag: str = "div", text: str = LOREM) -> str:
+        return f"<{tag} class='{name}'>{text}</{tag}>" * count
+
+    assert shape(posts("post", 3) + posts("comment-body", 4))["posts"] == math.log1p(4)
+    # Links, spans, buttons and forms are no posts; nor is a class that only holds the word
+    # ("postal"), nor a block too short to be one.
+    noise = posts("reply", 9, "span") + posts("post", 9, "a") + posts("postal", 9)
+    noise += posts("message", 9, text="Sent")
+    assert shape(posts("post", 3) + noise)["posts"] == math.log1p(3)
+
+
+def test_cards_are_headings_that_are_links_or_hold_one():
+    cards = "<h2><a href='/1'>One</a></h2><a href='/2'><h3>Two</h3></a>"
+    cards += "<h4><b><a href='/3'>Three</a></b></h4>"
+    others = "<h4>Not a link</h4><h5><a href='/5'>Too small a heading</a></h5>"
+    assert shape(cards + others)["cards"] == math.log1p(3)
 
 
 def test_an_article_that_declares_itself_is_not_a_listing_for_its_teasers():

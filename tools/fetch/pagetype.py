@@ -334,21 +334,19 @@ _ITEM_SHARE = 0.5
 # Paragraphs of prose, some 40 words or more: what articles are made of.
 _PROSE = "//p[string-length(normalize-space()) > 250]/text()"
 # Headings that are links: the titles of cards in a feed or a grid.
-_CARD_TITLES = "count(//*[self::h2 or self::h3 or self::h4][.//a or parent::a])"
-_POST_CANDIDATES = (
-    "//*["
-    + " or ".join(
-        f"contains(@class, '{word}')" for word in ("post", "message", "comment", "reply", "answer")
-    )
-    + "][not(self::a or self::span or self::button or self::form)]"
-)
+_CARD_TITLES = "count(//h2[.//a or parent::a] | //h3[.//a or parent::a] | //h4[.//a or parent::a])"
+# A post's class holds one of these words, as written (a quick test before _POST_CLASS).
+_POST_WORDS = re.compile("post|message|comment|reply|answer")
+_NOT_POSTS = frozenset({"a", "span", "button", "form"})
 
 
 def _posts(tree: HtmlElement) -> int:
     """How many elements look like posts of a thread (the commonest repeated post class)."""
     classes: Counter[str] = Counter()
-    for element in tree.xpath(_POST_CANDIDATES):
+    for element in tree.xpath("//*[@class]"):
         value = element.get("class", "")
+        if element.tag in _NOT_POSTS or not _POST_WORDS.search(value):
+            continue
         if _POST_CLASS.search(value) and len(element.text_content()) > _POST_CHARS:
             classes[value] += 1
     return max(classes.values(), default=0)
