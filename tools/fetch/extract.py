@@ -806,7 +806,8 @@ def _cleaned_length(text: str) -> int:
     """
     text = text.strip()
     length = len(text)
-    for run in _SPACE_RUN.findall(text):
+    for match in _SPACE_RUN.finditer(text):  # one run at a time: a list would be all of them
+        run = match.group()
         kept = 1 if len(run) >= _LONG_RUN or "\n" in run else len(_TABS.sub(" ", run))
         length -= len(run) - kept
     return length
