@@ -405,6 +405,12 @@ def test_a_feed_of_linked_items_is_a_listing():
     assert pagetype.detect(tree, "https://example.com/home", read(tree)) == "listing"
 
 
+def shape(body: str) -> dict[str, float]:
+    """The page-type features of a page with this body."""
+    tree = tree_of(f"<html><body>{body}</body></html>")
+    return pagetype.features(tree, "https://example.com/a", read(tree))
+
+
 def test_a_page_laid_out_in_like_blocks_is_not_a_feed():
     # Old pages stack class-less blocks, each with a link: a header, the story, boxes, a
     # footer. One block holds most of their text, which a feed's items never do.
@@ -416,12 +422,8 @@ def test_a_page_laid_out_in_like_blocks_is_not_a_feed():
     article = f"<h1>The vote</h1><a href='/author'>By a reporter</a><p>{LOREM * 8}</p>"
     teaser = f"<a href='/story'>A story</a> {LOREM[:60]}"
 
-    def share(story: str) -> float:
-        tree = tree_of(f"<html><body>{blocks(story)}</body></html>")
-        return pagetype.features(tree, "https://example.com/a", read(tree))["items"]
-
-    assert share(article) == 0.0
-    assert share(teaser) > 0.5  # the same blocks, each a teaser's size: a feed
+    assert shape(blocks(article))["items"] == 0.0
+    assert shape(blocks(teaser))["items"] > 0.5  # the same blocks, each a teaser's size: a feed
 
 
 def items_share(item: str = "", listed: str = "") -> float:
@@ -430,8 +432,7 @@ def items_share(item: str = "", listed: str = "") -> float:
         f"<div {item}><a href='/m/{n}'>Menu panel {n}</a> with its own links</div>"
         for n in range(6)
     )
-    tree = tree_of(f"<html><body><div {listed}>{panels}</div><p>{LOREM}</p></body></html>")
-    return pagetype.features(tree, "https://example.com/a", read(tree))["items"]
+    return shape(f"<div {listed}>{panels}</div><p>{LOREM}</p>")["items"]
 
 
 @pytest.mark.parametrize(
@@ -453,11 +454,6 @@ def test_hidden_items_are_not_a_feed(item, listed):
 
 def test_items_hidden_only_on_small_screens_are_a_feed():
     assert items_share("class='hidden md:block'") == items_share()
-
-
-def shape(body: str) -> dict[str, float]:
-    tree = tree_of(f"<html><body>{body}</body></html>")
-    return pagetype.features(tree, "https://example.com/a", read(tree))
 
 
 def test_posts_are_the_commonest_class_of_post_sized_elements():
