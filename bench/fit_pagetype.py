@@ -6,31 +6,40 @@ The labelled pages are wcxb-dev-full/ (the type is the id's prefix); every page 
 news) and broad-dev/ (classic boilerplate sets) counts as an article, so that the model learns
 what news and old-style pages look like too. A page is in the fitting half when the CRC-32 of
 its id is even; the other half is never seen by the fit, and the accuracy printed for it is the
-one to quote. The model is a multinomial logistic regression over `pagetype.features`,
-standardized on the fitting half, L2-regularized, fitted by full-batch gradient descent: pure
-Python and deterministic, so the same data gives the same weights. The standardization is
-folded into the weights written out, so detection is one sum per type.
+one to quote. The model is a multinomial logistic regression over `pagetype.features`
+(standardized on the fitting half) and `pagetype.words` (those on at least _MIN_PAGES fitting
+pages, scaled by _WORD_SCALE), L2-regularized, fitted by full-batch gradient descent:
+deterministic, so the same data gives the same weights. The standardization and the scale are
+folded into the weights written out, so detection is one sum per type. _MIN_PAGES and
+_WORD_SCALE were chosen by 5-fold cross-validation inside the fitting half.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 import zlib
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.extract import html_of, load  # noqa: E402  (after the path is set)
-from tools.fetch.pagetype import PAGE_TYPES  # noqa: E402
+from tools.fetch.pagetype import PAGE_TYPES, Model  # noqa: E402
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 MODEL = ROOT / "tools" / "fetch" / "pagetype_model.py"
 SETS = {"wcxb-dev-full": None, "dev": "article", "broad-dev": "article"}
 _L2 = 0.01
 _RATE = 0.5
 _EPOCHS = 300
+_MIN_PAGES = 10
+_WORD_SCALE = 0.5
+_DIGITS = 4
 
 
 class Example(NamedTuple):
@@ -38,11 +47,12 @@ class Example(NamedTuple):
     page_id: str
     label: str
     features: dict[str, float]
+    words: dict[str, float]
 
 
 def examples(root: Path) -> list[Example]:
     from tools.fetch.extract import _parse
-    from tools.fetch.pagetype import features
+    from tools.fetch.pagetype import features, words
 
     found = []
     for name, label in SETS.items():
@@ -50,7 +60,8 @@ def examples(root: Path) -> list[Example]:
         for page_id, page in pages.items():
             parsed = _parse(html_of(page), page.url)
             values = features(parsed.tree, page.url, parsed.signals)
-            found.append(Example(name, page_id, label or page_id.split(".")[0], values))
+            used = words(parsed.tree)
+            found.append(Example(name, page_id, label or page_id.split(".")[0], values, used))
     return found
 
 
@@ -58,90 +69,89 @@ def fitting(page_id: str) -> bool:
     return zlib.crc32(page_id.encode()) % 2 == 0
 
 
-class Model(NamedTuple):
-    names: list[str]
-    mean: list[float]
-    scale: list[float]
-    weights: list[list[float]]  # per type, per feature
-    bias: list[float]
-
-
 def fit(train: list[Example]) -> Model:
+    """The fitted model, with the standardization and the word scale folded in."""
     names = sorted(train[0].features)
-    mean = [sum(e.features[n] for e in train) / len(train) for n in names]
-    scale = [
-        math.sqrt(sum((e.features[n] - m) ** 2 for e in train) / len(train)) or 1.0
-        for n, m in zip(names, mean, strict=True)
-    ]
-    model = Model(
-        names, mean, scale, [[0.0] * len(names) for _ in PAGE_TYPES], [0.0] * len(PAGE_TYPES)
+    vocabulary = _vocabulary(train)
+    dense = np.array([[e.features[n] for n in names] for e in train])
+    mean, scale = dense.mean(0), dense.std(0)
+    scale[scale == 0] = 1.0
+    rows = np.hstack([(dense - mean) / scale, _word_matrix(train, vocabulary) * _WORD_SCALE])
+    labels = np.array([PAGE_TYPES.index(e.label) for e in train])
+    weights, bias = _descend(rows, labels)
+    raw = weights[: len(names)] / scale[:, None]
+    shift = bias - mean @ raw
+    return Model(
+        {
+            kind: {"bias": round(float(shift[k]), _DIGITS)}
+            | {n: round(float(raw[j, k]), _DIGITS) for j, n in enumerate(names)}
+            for k, kind in enumerate(PAGE_TYPES)
+        },
+        _rounded(vocabulary, weights[len(names) :] * _WORD_SCALE),
     )
-    rows = [(standard(model, e.features), PAGE_TYPES.index(e.label)) for e in train]
+
+
+def _vocabulary(train: list[Example]) -> list[str]:
+    pages: dict[str, int] = {}
+    for example in train:
+        for word in example.words:
+            pages[word] = pages.get(word, 0) + 1
+    return sorted(word for word, count in pages.items() if count >= _MIN_PAGES)
+
+
+def _word_matrix(train: list[Example], vocabulary: list[str]) -> NDArray[np.float64]:
+    column = {word: j for j, word in enumerate(vocabulary)}
+    matrix = np.zeros((len(train), len(vocabulary)))
+    for i, example in enumerate(train):
+        for word, value in example.words.items():
+            if word in column:
+                matrix[i, column[word]] = value
+    return matrix
+
+
+def _descend(
+    rows: NDArray[np.float64], labels: NDArray[np.int_]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Full-batch gradient descent on the softmax loss, with L2 on the weights."""
+    weights = np.zeros((rows.shape[1], len(PAGE_TYPES)))
+    bias = np.zeros(len(PAGE_TYPES))
+    truth = np.eye(len(PAGE_TYPES))[labels]
     for _ in range(_EPOCHS):
-        step(model, rows)
-    return model
+        raw = rows @ weights + bias
+        exp = np.exp(raw - raw.max(axis=1, keepdims=True))
+        error = exp / exp.sum(axis=1, keepdims=True) - truth
+        bias -= _RATE * error.mean(axis=0)
+        weights -= _RATE * (rows.T @ error / len(rows) + _L2 * weights)
+    return weights, bias
 
 
-def standard(model: Model, values: dict[str, float]) -> list[float]:
-    return [
-        (values[n] - m) / s for n, m, s in zip(model.names, model.mean, model.scale, strict=True)
-    ]
+def _rounded(vocabulary: list[str], weights: NDArray[np.float64]) -> dict[str, tuple[float, ...]]:
+    """Per word, its weights rounded; a word whose weights all round to 0 is left out."""
+    found = {}
+    for word, row in zip(vocabulary, weights, strict=True):
+        values = tuple(round(float(w), _DIGITS) for w in row)
+        if any(values):
+            found[word] = values
+    return found
 
 
-def scores(model: Model, x: list[float]) -> list[float]:
-    return [
-        b + sum(w * v for w, v in zip(ws, x, strict=True))
-        for ws, b in zip(model.weights, model.bias, strict=True)
-    ]
-
-
-def step(model: Model, rows: list[tuple[list[float], int]]) -> None:
-    """One gradient step of the softmax loss with L2 on the weights."""
-    width = len(model.names)
-    grad_w = [[0.0] * width for _ in PAGE_TYPES]
-    grad_b = [0.0] * len(PAGE_TYPES)
-    for x, label in rows:
-        raw = scores(model, x)
-        top = max(raw)
-        exp = [math.exp(v - top) for v in raw]
-        total = sum(exp)
-        for k, e in enumerate(exp):
-            error = e / total - (k == label)
-            grad_b[k] += error
-            row = grad_w[k]
-            for j, v in enumerate(x):
-                row[j] += error * v
-    n = len(rows)
-    for k in range(len(PAGE_TYPES)):
-        model.bias[k] -= _RATE * grad_b[k] / n
-        weights = model.weights[k]
-        for j in range(width):
-            weights[j] -= _RATE * (grad_w[k][j] / n + _L2 * weights[j])
-
-
-def folded(model: Model) -> dict[str, dict[str, float]]:
-    """Weights over the raw features: the standardization folded in."""
-    out = {}
-    for name, weights, bias in zip(PAGE_TYPES, model.weights, model.bias, strict=True):
-        raw = {n: w / s for n, w, s in zip(model.names, weights, model.scale, strict=True)}
-        shift = sum(raw[n] * m for n, m in zip(model.names, model.mean, strict=True))
-        out[name] = {"bias": round(bias - shift, 4)} | {n: round(w, 4) for n, w in raw.items()}
-    return out
-
-
-def write(weights: dict[str, dict[str, float]], fitted: int) -> None:
+def write(model: Model, fitted: int) -> None:
     lines = [
         '"""Weights of the page-type model: generated by bench/fit_pagetype.py, do not edit.',
         "",
         f"Fitted on {fitted} dev pages (the half whose id has an even CRC-32); see",
-        'tools/fetch/pagetype.py for the features and how the weights are used."""',
+        "tools/fetch/pagetype.py for the features and how the weights are used. WORDS holds,",
+        'per word (`pagetype.words`), one weight per type in the order of PAGE_TYPES."""',
         "",
         "WEIGHTS: dict[str, dict[str, float]] = {",
     ]
-    for name, values in weights.items():
+    for name, values in model.weights.items():
         lines.append(f'    "{name}": {{')
         lines.extend(f'        "{feature}": {value!r},' for feature, value in values.items())
         lines.append("    },")
+    lines.append("}")
+    lines.append("WORDS: dict[str, tuple[float, ...]] = {")
+    lines.extend(f'    "{word}": ({", ".join(map(repr, ws))}),' for word, ws in model.words.items())
     lines.append("}")
     # Whole or not at all: a tool importing the model meanwhile never reads half a file.
     partial = MODEL.with_suffix(".partial")
@@ -149,12 +159,12 @@ def write(weights: dict[str, dict[str, float]], fitted: int) -> None:
     partial.replace(MODEL)
 
 
-def report(weights: dict[str, dict[str, float]], held: list[Example]) -> None:
+def report(model: Model, held: list[Example]) -> None:
     """Accuracy on the held-out half, with the decision as web-fetch makes it."""
     from tools.fetch.pagetype import decide
 
     labelled = [e for e in held if e.source == "wcxb-dev-full"]
-    right = [decide(e.features, weights) == e.label for e in labelled]
+    right = [decide(e.features, e.words, model) == e.label for e in labelled]
     share = sum(right) / len(right)
     print(f"held-out wcxb-dev-full half: {len(labelled)} pages, type right on {share:.1%}")
     for name in PAGE_TYPES:
@@ -162,7 +172,7 @@ def report(weights: dict[str, dict[str, float]], held: list[Example]) -> None:
         print(f"  {name:14} {len(hits):4} pages {sum(hits) / max(len(hits), 1):7.1%}")
     for source in ("dev", "broad-dev"):
         part = [e for e in held if e.source == source]
-        kept = sum(decide(e.features, weights) == "article" for e in part)
+        kept = sum(decide(e.features, e.words, model) == "article" for e in part)
         print(f"held-out {source} half: {kept} of {len(part)} pages typed article")
 
 
@@ -176,10 +186,10 @@ def main(argv: list[str]) -> int:
         return 1
     found = examples(root)
     train = [e for e in found if fitting(e.page_id)]
-    weights = folded(fit(train))
-    write(weights, len(train))
+    model = fit(train)
+    write(model, len(train))
     print(f"fitted on {len(train)} pages, wrote {MODEL.relative_to(ROOT)}")
-    report(weights, [e for e in found if not fitting(e.page_id)])
+    report(model, [e for e in found if not fitting(e.page_id)])
     return 0
 
 

@@ -456,6 +456,15 @@ def test_items_hidden_only_on_small_screens_are_a_feed():
     assert items_share("class='hidden md:block'") == items_share()
 
 
+def test_bylines_are_marked_by_rel_author_or_a_class_that_says_so():
+    marks = (
+        "<a rel='author' href='/ann'>Ann</a><span class='post-author'>Bo</span>"
+        "<p class='byline'>By Cy</p><p class='authority'>Not a byline, but the word is there</p>"
+    )
+    assert shape(marks)["byline"] == math.log1p(4)
+    assert shape("<p class='writer'>Di</p><a rel='me' href='/di'>Di</a>")["byline"] == 0.0
+
+
 def test_posts_are_the_commonest_class_of_post_sized_elements():
     def posts(name: str, count: int, tag: str = "div", text: str = LOREM) -> str:
         return f"<{tag} class='{name}'>{text}</{tag}>" * count
@@ -532,9 +541,11 @@ def test_lines_that_only_label_a_control_go():
     html = page(
         f"<main><h1>Bookkeeping</h1><p>{LOREM}</p><p><a href='/more'>Read more »</a></p>"
         "<p>Learn more about how we close your books.</p><div><a href='/c'>Compare</a></div>"
-        "<div><button>Add to cart</button></div><p>- Show all</p></main>"
+        "<div><button>Add to cart</button></div><p>- Show all</p></main>",
+        head=ld({"@context": "https://schema.org", "@type": "ProfessionalService"}),
     )
     doc = html_to_markdown(html, "https://example.com/services/bookkeeping")
+    assert doc.page_type == "service"
     assert "Learn more about how we close your books." in doc.markdown
     for control in ("Read more", "Compare", "Add to cart", "Show all"):
         assert control not in doc.markdown

@@ -6,6 +6,7 @@ Every page here is small and hand-written: it has the shape of its kind, not any
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
 
 import pytest
@@ -560,3 +561,51 @@ def test_the_shipped_model_weighs_exactly_the_features_read():
     assert set(WEIGHTS) == set(pagetype.PAGE_TYPES)
     for weights in WEIGHTS.values():
         assert set(weights) == names | {"bias"}
+
+
+def test_the_shipped_model_weighs_words_of_each_kind_once_per_type():
+    from tools.fetch.pagetype_model import WORDS
+
+    kinds = {word.split(":")[0] for word in WORDS}
+    assert kinds == {"title", "heading", "button", "link", "class"}
+    assert all(len(weights) == len(pagetype.PAGE_TYPES) for weights in WORDS.values())
+    assert all(any(weights) for weights in WORDS.values())  # no word that weighs nothing
+
+
+def test_words_name_the_page_s_parts_by_where_they_stand():
+    import lxml.html
+
+    html = (
+        "<html><head><title>Pricing | Acme</title></head><body>"
+        "<h2>Customer reviews</h2><button>Add to cart</button>"
+        "<a href='/r'>Reply</a><a href='/long'>A link text far longer than thirty characters</a>"
+        + "<div class='product-card__title'>x</div>" * 40
+        + "<div id='sidebar'>y</div></body></html>"
+    )
+    found = pagetype.words(lxml.html.document_fromstring(html))
+    assert set(found) == {
+        "title:pricing", "title:acme", "heading:customer", "heading:reviews", "button:add",
+        "button:cart", "link:reply", "class:product", "class:card", "class:title",
+        "class:sidebar",
+    }  # fmt: skip
+    # A class value counts once however many elements carry it: one design, not forty words.
+    assert found["class:card"] == found["title:acme"] == pytest.approx(math.log1p(1))
+
+
+def test_words_tip_the_decision_by_their_weights():
+    import lxml.html
+
+    from tools.fetch.pagetype_model import WEIGHTS
+    from tools.fetch.signals import read
+
+    tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
+    found = pagetype.features(tree, "https://e.org/x", read(tree))
+    used = pagetype.words(tree)
+    neutral = pagetype.Model(WEIGHTS, {})
+    assert pagetype.decide(found, used, neutral) == "article"
+    forum = tuple(10.0 if name == "forum" else 0.0 for name in pagetype.PAGE_TYPES)
+    tipped = pagetype.Model(WEIGHTS, {"heading:notes": forum})
+    assert pagetype.decide(found, used, tipped) == "forum"
+    # A word the model has no weights for counts for nothing.
+    unknown = pagetype.Model(WEIGHTS, {"heading:other": forum})
+    assert pagetype.decide(found, used, unknown) == "article"

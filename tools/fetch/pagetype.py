@@ -3,14 +3,16 @@
 The page is described by some fifty numbers (`features`): what it declares (schema.org types,
 og:type), words in its host and path that name a kind of page (/forum/, docs., /products/),
 and the shape of its DOM (code blocks, repeated posts, prices, add-to-cart buttons, cards and
-runs of like linked items, prose paragraphs, headings, forms, calls to action). A page that
-declares one type strongly is that type (one that declares many different products, a
-collection), one with next to no text is an article, and for the rest a linear model per
-type scores the features (`_score`): the best score wins (`decide`). Its weights are data
-(pagetype_model.py), fitted by `make fit-pagetype` (bench/fit_pagetype.py) on one declared
-half of the labelled dev pages and reported on the other half. The URL's structure (depth,
-slug, dates) is left out on purpose: a page is served under any address, and the page's own
-markup says more.
+runs of like linked items, prose paragraphs, headings, forms, calls to action); and by the
+words it names its own parts with (`words`): in its title, headings, buttons and short links,
+and in its class and id names ("cart", "thread", "sidebar", "pricing"), which say what the
+parts are for on pages nobody has seen. A page that declares one type strongly is that type
+(one that declares many different products, a collection), one with next to no text is an
+article, and for the rest a linear model per type scores the features and the words
+(`_scores`): the best score wins (`decide`). Its weights are data (pagetype_model.py), fitted
+by `make fit-pagetype` (bench/fit_pagetype.py) on one declared half of the labelled dev pages
+and reported on the other half. The URL's structure (depth, slug, dates) is left out on
+purpose: a page is served under any address, and the page's own markup says more.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
 from tools.fetch.region import hidden
@@ -144,7 +146,6 @@ _PHRASES = re.compile(
 _POST_CHARS = 80
 _SIDE_LINKS = "count(//nav//a | //aside//a)"
 _TEL = "count(//a[starts-with(@href, 'tel:')])"
-_BYLINE = "count(//*[@rel='author' or contains(@class, 'author') or contains(@class, 'byline')])"
 # Elements counted by tag, each a feature of the same name.
 _COUNTED = (
     "pre", "code", "article", "h1", "h2", "h3", "form", "input", "button", "img", "time",
@@ -153,19 +154,26 @@ _COUNTED = (
 _TEXT_SCALE = 12  # log(characters of text) / this: most pages fall between 0 and 1
 
 
+class Model(NamedTuple):
+    """The page-type model's weights (pagetype_model.py holds the shipped ones)."""
+
+    weights: dict[str, dict[str, float]]  # per type: "bias" and one per feature
+    words: dict[str, tuple[float, ...]]  # per word: one per type, in PAGE_TYPES order
+
+
 def detect(tree: HtmlElement, url: str, signals: Signals) -> str:
     """The page's type, one of PAGE_TYPES."""
-    from tools.fetch.pagetype_model import WEIGHTS
+    from tools.fetch.pagetype_model import WEIGHTS, WORDS
 
     # A page that declares one type strongly is that type whatever its shape: the costly
     # features (a walk over every element) are not needed.
     strong = _strongly_declared(_declared(signals))
     if len(strong) == 1:
         return strong[0]
-    return decide(features(tree, url, signals), WEIGHTS)
+    return decide(features(tree, url, signals), words(tree), Model(WEIGHTS, WORDS))
 
 
-def decide(found: dict[str, float], weights: dict[str, dict[str, float]]) -> str:
+def decide(found: dict[str, float], used: dict[str, float], model: Model) -> str:
     """The one type the page declares strongly; else article for a page with too little text
     to have a shape; else the type the model scores highest (article's own weights make it the
     answer on weak evidence: a wrong non-article type costs far more than a wrong article).
@@ -179,7 +187,8 @@ def decide(found: dict[str, float], weights: dict[str, dict[str, float]]) -> str
         return strong[0]
     if found["text"] < _FEW_CHARS:
         return "article"  # too little text to have a shape: the model would guess
-    return max(PAGE_TYPES, key=lambda name: _score(weights[name], found))
+    totals = _scores(found, used, model)
+    return PAGE_TYPES[totals.index(max(totals))]
 
 
 def _strongly_declared(found: dict[str, float]) -> list[str]:
@@ -189,10 +198,17 @@ def _strongly_declared(found: dict[str, float]) -> list[str]:
     return sorted(strong)
 
 
-def _score(weights: dict[str, float], found: dict[str, float]) -> float:
-    return weights["bias"] + sum(
-        weight * found[name] for name, weight in weights.items() if name != "bias"
-    )
+def _scores(found: dict[str, float], used: dict[str, float], model: Model) -> list[float]:
+    """Each type's score, in PAGE_TYPES order. Words the model has no weights for (too rare
+    on the pages it was fitted on) count for nothing."""
+    totals = [
+        weights["bias"] + sum(found[name] * w for name, w in weights.items() if name != "bias")
+        for weights in (model.weights[name] for name in PAGE_TYPES)
+    ]
+    for word, value in used.items():
+        for k, weight in enumerate(model.words.get(word, ())):
+            totals[k] += weight * value
+    return totals
 
 
 def features(tree: HtmlElement, url: str, signals: Signals) -> dict[str, float]:
@@ -201,6 +217,31 @@ def features(tree: HtmlElement, url: str, signals: Signals) -> dict[str, float]:
     text = body.text_content() if body is not None else ""
     return _declared(signals) | _address(url) | _counts(tree) | _shape(tree, body, text)
 
+
+def words(tree: HtmlElement) -> dict[str, float]:
+    """The words the page names its parts with, each as "where:word" (`title:pricing`,
+    `heading:reviews`, `button:cart`, `link:reply`, `class:sidebar`) and log(1 + times used).
+    A class or id value counts once however many elements carry it: a grid of a hundred
+    cards is one design, not a hundred words."""
+    found: Counter[str] = Counter()
+    for element in tree.iter(*_NAMED):
+        found.update(_words(_NAMED[str(element.tag)], element.text_content()))
+    found.update(_words("link", " ".join(tree.xpath(_SHORT_LINKS, smart_strings=False))))
+    found.update(_words("class", " ".join(set(tree.xpath(_NAMES, smart_strings=False)))))
+    return {word: math.log1p(times) for word, times in found.items()}
+
+
+def _words(where: str, text: str) -> list[str]:
+    return [f"{where}:{word}" for word in _WORD.findall(text.lower())]
+
+
+# The elements whose text names a part of the page, and what `words` calls each.
+_NAMED = {"title": "title", "h1": "heading", "h2": "heading", "h3": "heading", "button": "button"}
+_SHORT_LINKS = "//a[string-length() < 30]//text()"  # menus, tabs, "Reply", "Add to cart"
+_NAMES = "//@class | //@id"
+# Runs of three letters or more: class names split at "-", "_" and digits (`product-card__title`
+# is product, card, title), and no "of", "to", "id" or "js".
+_WORD = re.compile(r"[a-z]{3,}")
 
 _FULL = 4  # the strongest declaration's weight in _DECLARED; features scale it to 1
 _STRONG = 3
@@ -258,9 +299,10 @@ def _address(url: str) -> dict[str, float]:
 def _counts(tree: HtmlElement) -> dict[str, float]:
     tags = Counter(element.tag for element in tree.iter(*_COUNTED))
     found = {name: math.log1p(tags[name]) for name in _COUNTED}
-    for name, xpath in (("side_links", _SIDE_LINKS), ("tel", _TEL), ("byline", _BYLINE)):
+    for name, xpath in (("side_links", _SIDE_LINKS), ("tel", _TEL)):
         found[name] = math.log1p(float(tree.xpath(xpath)))
-    return found
+    bylines, posts = _marked(tree)
+    return found | {"byline": math.log1p(bylines), "posts": math.log1p(posts)}
 
 
 def _shape(tree: HtmlElement, body: HtmlElement | None, text: str) -> dict[str, float]:
@@ -273,7 +315,6 @@ def _shape(tree: HtmlElement, body: HtmlElement | None, text: str) -> dict[str, 
         "prose": prose / len(text) if text else 0.0,
         "items": _items(tree, total),
         "cards": math.log1p(float(tree.xpath(_CARD_TITLES))),
-        "posts": math.log1p(_posts(tree)),
         "prices": math.log1p(len(_PRICE.findall(text))),
         **{name: math.log1p(phrases[name]) for name in ("buys", "ctas", "thread_words")},
     }
@@ -338,15 +379,28 @@ _CARD_TITLES = "count(//h2[.//a or parent::a] | //h3[.//a or parent::a] | //h4[.
 # A post's class holds one of these words, as written (a quick test before _POST_CLASS).
 _POST_WORDS = re.compile("post|message|comment|reply|answer")
 _NOT_POSTS = frozenset({"a", "span", "button", "form"})
+_BYLINE = re.compile("author|byline")  # as written, as the class names of bylines are
 
 
-def _posts(tree: HtmlElement) -> int:
-    """How many elements look like posts of a thread (the commonest repeated post class)."""
-    classes: Counter[str] = Counter()
-    for element in tree.xpath("//*[@class]"):
-        value = element.get("class", "")
-        if element.tag in _NOT_POSTS or not _POST_WORDS.search(value):
-            continue
-        if _POST_CLASS.search(value) and len(element.text_content()) > _POST_CHARS:
-            classes[value] += 1
-    return max(classes.values(), default=0)
+def _marked(tree: HtmlElement) -> tuple[int, int]:
+    """In one walk: how many elements mark a byline (rel=author, or a class that says author
+    or byline), and how many look like posts of a thread (the commonest repeated post class
+    on elements long enough to be posts)."""
+    bylines = 0
+    posts: Counter[str] = Counter()
+    for element in tree.iter():
+        value = element.get("class")
+        if element.get("rel") == "author" or (value and _BYLINE.search(value)):
+            bylines += 1
+        if value and _is_post(element, value):
+            posts[value] += 1
+    return bylines, max(posts.values(), default=0)
+
+
+def _is_post(element: HtmlElement, value: str) -> bool:
+    return (
+        _POST_WORDS.search(value) is not None  # the quick test first
+        and element.tag not in _NOT_POSTS
+        and _POST_CLASS.search(value) is not None
+        and len(element.text_content()) > _POST_CHARS
+    )
