@@ -459,7 +459,7 @@ def test_items_hidden_only_on_small_screens_are_a_feed():
 def test_bylines_are_marked_by_rel_author_or_a_class_that_says_so():
     marks = (
         "<a rel='author' href='/ann'>Ann</a><span class='post-author'>Bo</span>"
-        "<p class='byline'>By Cy</p><p class='authority'>Not a byline, but the word is there</p>"
+        "<p class='byline'>By Cy</p><p class='authority'>Counted: the class holds the word</p>"
     )
     assert shape(marks)["byline"] == math.log1p(4)
     assert shape("<p class='writer'>Di</p><a rel='me' href='/di'>Di</a>")["byline"] == 0.0

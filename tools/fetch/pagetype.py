@@ -225,7 +225,7 @@ def words(tree: HtmlElement) -> dict[str, float]:
     cards is one design, not a hundred words."""
     found: Counter[str] = Counter()
     for element in tree.iter(*_NAMED):
-        found.update(_words(_NAMED[str(element.tag)], element.text_content()))
+        found.update(_words(_NAMED[element.tag], element.text_content()))
     found.update(_words("link", " ".join(tree.xpath(_SHORT_LINKS, smart_strings=False))))
     found.update(_words("class", " ".join(set(tree.xpath(_NAMES, smart_strings=False)))))
     return {word: math.log1p(times) for word, times in found.items()}
