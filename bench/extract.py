@@ -119,8 +119,9 @@ def run_base(rev: str, pages: dict[str, Page]) -> Run:
         git = ["git", "-C", str(ROOT)]
         subprocess.run([*git, "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
         try:
+            # Absolute: the baseline runs in the temporary directory, not where we were.
             lines = "".join(
-                json.dumps([pid, str(p.path), p.url]) + "\n" for pid, p in pages.items()
+                json.dumps([pid, str(p.path.absolute()), p.url]) + "\n" for pid, p in pages.items()
             )
             done = subprocess.run(
                 [sys.executable, "-c", BASE_SCRIPT, str(tree)],

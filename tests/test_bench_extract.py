@@ -54,3 +54,24 @@ def test_the_report_keeps_every_column_apart_whatever_the_names(capsys):
         assert "  1.000 (1.000 / 1.000)" in row
         assert row.split()[0] in {"article", "cleanportaleval", "all"}
         assert re.search(r"  \d+%  +\d+%$", row)
+
+
+def test_the_baseline_reads_the_pages_given_by_a_relative_path(tmp_path, monkeypatch):
+    # `make bench-extract BASE=...` passes ../shared/...: the baseline runs in a temporary
+    # directory and must still find the pages.
+    import gzip
+
+    from bench.extract import load, run_base
+
+    data = tmp_path / "data" / "dev"
+    (data / "html").mkdir(parents=True)
+    page = "<html><body><article><p>" + "Baselines find their pages. " * 20 + "</p></article>"
+    (data / "html" / "one.html.gz").write_bytes(gzip.compress(page.encode()))
+    (data / "ground-truth.json").write_text(
+        '{"one": {"url": "https://example.org/a", "articleBody": "x"}}', encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    pages, _ = load(Path("data") / "dev")
+    run = run_base("HEAD", pages)
+    assert "Baselines find their pages." in run.text["one"]
+    assert run.crashed == ()
