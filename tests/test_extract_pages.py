@@ -155,6 +155,51 @@ def test_a_post_whose_class_names_a_rank_keeps_its_text():
     assert "Admin" not in markdown
 
 
+# A board whose posts are <article>s with the author's pane in an <aside>: the name, beside a
+# rank and a post count; each date labelled "Posted", some "(edited)".
+PANED = page(
+    "<main><h1>Resetting a payment method</h1>"
+    + "".join(
+        f"<article class='comment' id='c{n}'>"
+        f"<aside class='comment-author pane'><h3 class='pane-author'><a href='/u/{n}'>"
+        f"member{n}</a></h3><p class='rank'>Members</p><p>{n}60 posts</p></aside>"
+        f"<div class='comment-wrap'><div class='meta'>Posted <a href='#c{n}'><time "
+        f"datetime='2025-10-2{n}'>October 2{n}, 2025</time></a>{' (edited)' * (n % 2)}</div>"
+        f"<div class='comment-content'><p>Post number {n} on {n} March: {LOREM}</p></div>"
+        f"</div></article>"
+        for n in range(1, 4)
+    )
+    + "</main>",
+    head=ld({"@context": "https://schema.org", "@type": "DiscussionForumPosting"}),
+)
+
+
+def test_a_post_keeps_its_author_pane_name_only_and_its_date_without_its_label():
+    doc = html_to_markdown(PANED, "https://community.example.org/topic/9-payment")
+    assert doc.page_type == "forum"
+    for n in range(1, 4):
+        block = doc.markdown.split(f"Post number {n}")[0].rsplit("---", 1)[-1]
+        assert block.strip() == f"**member{n}** · October 2{n}, 2025"
+        # A date in the post's own words is text, not the post's date.
+        assert f"Post number {n} on {n} March:" in doc.markdown
+    for clutter in ("Members", "60 posts", "Posted", "(edited)"):
+        assert clutter not in doc.markdown
+
+
+def test_outside_a_forum_an_aside_in_an_article_still_goes():
+    html = page(
+        "<main><article><h1>Council budget</h1><p>" + LOREM + "</p>"
+        "<aside><p>Related: five other stories about the council and its budget.</p></aside>"
+        "<p>" + LOREM + "</p></article></main>"
+    )
+    tree = tree_of(html)
+    region.prune(tree)
+    assert "five other stories" not in tree.text_content()
+    tree = tree_of(html)
+    region.prune(tree, thread=True)  # a forum's: posts keep their author panes
+    assert "five other stories" in tree.text_content()
+
+
 PRODUCT = page(
     "<main><div class='product'><h1>Trail Flask 750</h1><p class='price'>$24.00</p>"
     "<button>Add to cart</button>"

@@ -6,6 +6,8 @@ commonest post-like class (post, message, comment, reply, answer) among repeated
 hold most of the thread's text. Replies nested in a post (threaded comments) are posts of their
 own, in document order. Inside a post, what describes the poster rather than the post (avatar,
 rank, post count, signature) and the post's controls (votes, likes, share, reply, report) go.
+The author's name is the innermost element marked as the author (an author pane holds a rank
+and a post count beside it); the date leaves with its label ("Posted", "(edited)").
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ _AUTHOR_WORDS = frozenset({"author", "username", "poster", "creator", "byline", 
 _AUTHOR_WORDS_MAX = 5
 _DATE_WORDS = frozenset({"date", "time", "timestamp", "posted", "postdate", "published"})
 _DATE_WORDS_MAX = 8
+_DATE_LABEL = 2  # words beside a date that label it ("Posted", "(edited)")
 # Class and id words of the post's text.
 _BODY_WORDS = frozenset(
     {"body", "content", "message", "text", "cooked", "bbwrapper", "postbody", "md", "prose"}
@@ -207,13 +210,28 @@ def _read(post: HtmlElement, *, include_links: bool) -> Post:
 
 def _author(post: HtmlElement) -> str:
     for element in post.iter():
-        if _prop(element) == "author" or _AUTHOR_WORDS & _class_words(element):
-            name = element.find(".//*[@itemprop='name']")
-            text = _squash((name if name is not None else element).text_content())
+        if _is_author(element):
+            # The innermost: an author pane holds the name beside a rank and a post count.
+            marked = _innermost_author(element)
+            name = marked.find(".//*[@itemprop='name']")
+            text = _squash((name if name is not None else marked).text_content())
             if 0 < len(text.split()) <= _AUTHOR_WORDS_MAX:
-                _remove(element)
+                # A pane as short as a name goes whole, rank and all.
+                pane = len(element.text_content().split()) <= _AUTHOR_WORDS_MAX
+                _remove(element if pane else marked)
                 return text
     return ""
+
+
+def _is_author(element: HtmlElement) -> bool:
+    return _prop(element) == "author" or bool(_AUTHOR_WORDS & _class_words(element))
+
+
+def _innermost_author(element: HtmlElement) -> HtmlElement:
+    for inner in element.iterdescendants():
+        if _is_author(inner) and inner.text_content().strip():
+            return _innermost_author(inner)
+    return element
 
 
 def _date(post: HtmlElement) -> str:
@@ -227,9 +245,20 @@ def _date(post: HtmlElement) -> str:
         else:
             continue
         if text and len(text.split()) <= _DATE_WORDS_MAX:
-            _remove(element)
+            _remove(_date_line(element, post))
             return text
     return ""
+
+
+def _date_line(element: HtmlElement, post: HtmlElement) -> HtmlElement:
+    """The date with its label ("Posted 3 May", "3 May (edited)"): the largest ancestor below
+    the post that adds no more than _DATE_LABEL words to the date, and is not the post's text."""
+    words = len(element.text_content().split())
+    while (parent := element.getparent()) is not None and parent is not post:
+        if len(parent.text_content().split()) > words + _DATE_LABEL or _is_body(parent):
+            break
+        element = parent
+    return element
 
 
 def _remove(element: HtmlElement) -> None:
@@ -257,14 +286,14 @@ def _bodies(post: HtmlElement) -> list[HtmlElement]:
     if marked:
         return _outermost(marked)
     total = len(post.text_content())
-    classed = [
-        element
-        for element in post.iterdescendants()
-        if isinstance(element.tag, str) and _BODY_WORDS & _class_words(element)
-    ]
+    classed = [element for element in post.iterdescendants() if _is_body(element)]
     sizes = [(len(element.text_content()), element) for element in classed]
     size, best = max(sizes, key=lambda pair: pair[0], default=(0, post))
     return [best if size >= _BODY_SHARE * total else post]
+
+
+def _is_body(element: HtmlElement) -> bool:
+    return isinstance(element.tag, str) and bool(_BODY_WORDS & _class_words(element))
 
 
 def _prop(element: HtmlElement) -> str:

@@ -74,7 +74,7 @@ def _region(tree: HtmlElement, page_type: str) -> HtmlElement:
     """The main region, pruned of what is not this page type's content."""
     from tools.fetch import region
 
-    region.prune(tree, keep_forms=page_type == "forum", reviews=page_type == "product")
+    region.prune(tree, thread=page_type == "forum", reviews=page_type == "product")
     region.drop_aside_sections(tree, items=page_type in _ITEMS)
     if page_type not in _ITEMS:
         region.drop_menus(tree)

@@ -28,9 +28,12 @@ _LANDMARKS = (
     " or @role='search' or @role='menu' or @role='menubar' or @role='complementary'"
     " or @role='alertdialog' or @role='tooltip']"
 )  # `[@role]` first: the ten comparisons then run on the few elements that have a role
+# In a thread, a post's <aside> is its author's pane (name, rank, post count): forum.py reads
+# the name from it and leaves the rest.
+_THREAD_LANDMARKS = _LANDMARKS.replace("//aside", "//aside[not(ancestor::article)]")
 # The page's footer: after the main content, never holding it.
 _FOOTERS = "//footer[not(ancestor::article or ancestor::main)] | //*[@role='contentinfo']"
-# Forms wrap whole threads on some forums; elsewhere they are search boxes and sign-ups.
+# Search boxes and sign-ups (on forums, forms wrap whole threads: see `prune`).
 _FORMS = "//form"
 _WORD = re.compile(r"[a-z]+")
 # Words of class and id values that mark boilerplate on every kind of page.
@@ -88,16 +91,17 @@ _MIN_SHARE = 0.25
 _MOST = 0.5  # a main landmark with less of the text than this is not the content
 
 
-def prune(tree: HtmlElement, *, keep_forms: bool = False, reviews: bool = False) -> None:
+def prune(tree: HtmlElement, *, thread: bool = False, reviews: bool = False) -> None:
     """Remove what is never content from the tree, in place; but never an element that holds
     most of the page's text (a whole page wrapped in a form, or in a `modal-open` div).
-    With `reviews` (a product page), reviews go too."""
+    With `thread` (a forum page), forms stay, which wrap whole threads on some forums, and so
+    do the asides of posts; with `reviews` (a product page), reviews go too."""
     body = tree.find("body")
     most = _MOST * len((body if body is not None else tree).text_content())
     # Sizes are taken with the footer in: a page wrapped in one unclosed <nav> holds it.
-    _drop(tree.xpath(_LANDMARKS), most)
+    _drop(tree.xpath(_THREAD_LANDMARKS if thread else _LANDMARKS), most)
     _drop(tree.xpath(_FOOTERS))  # whatever their size: legal notes can outweigh a short page
-    if not keep_forms:
+    if not thread:
         _drop(tree.xpath(_FORMS), most)
     words = _BOILERPLATE | _REVIEWS if reviews else _BOILERPLATE
     classed = [
