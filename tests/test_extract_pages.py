@@ -403,6 +403,43 @@ def test_a_type_whose_region_prunes_to_nothing_gives_way_to_the_whole_pages_arti
     assert page_type == "service"
 
 
+def test_a_type_whose_region_keeps_next_to_nothing_gives_way_to_a_fuller_article():
+    # The details sit in a block whose class happens to say "dropdown": the region keeps the
+    # title alone, the article candidate has the text. The page is still a product.
+    blocks = "".join(f"<div class='product-dropdown'><p>{n}. {LOREM}</p></div>" for n in range(3))
+    html = page(f"<h1>Oak chair</h1>{blocks}")
+    tree = tree_of(html)
+    markdown, page_type = extract._extract(
+        tree, "product", read(tree), include_links=True, large=False
+    )
+    assert "The committee met twice" in markdown
+    assert page_type == "product"
+
+
+def test_a_short_type_region_stays_when_the_article_candidate_is_as_short():
+    html = page("<h1>Oak chair</h1><p>Seat height 45 cm, oak, oiled.</p>")
+    tree = tree_of(html)
+    markdown, _ = extract._extract(tree, "product", read(tree), include_links=True, large=False)
+    assert "Seat height 45 cm" in markdown
+
+
+def test_closed_tabs_and_accordions_open_but_other_hidden_parts_still_go():
+    # An accordion's answer is hidden until its question, which names it in aria-controls,
+    # is clicked: it is content. A hidden element nothing opens is not.
+    faq = (
+        "<h2>Questions</h2><button aria-controls='a1' aria-expanded='false'>How long?</button>"
+        "<div id='a1' aria-hidden='true'><p>Two weeks for a small garden.</p></div>"
+        "<a aria-controls='a0 a2'>Sizes</a>"
+        "<div id='a2' hidden><p>Small, medium and large.</p></div>"
+        "<div id='a3' aria-hidden='true'><p>Off-screen copy of the menu</p></div>"
+    )
+    tree = tree_of(page(f"<h1>Garden design</h1><p>{LOREM}</p>{faq}"))
+    markdown = pages.extract(tree, "service", read(tree), include_links=True)
+    assert "Two weeks for a small garden" in markdown
+    assert "Small, medium and large" in markdown
+    assert "Off-screen copy" not in markdown
+
+
 def test_a_page_wrapped_in_a_nav_stays_when_its_footer_outweighs_the_rest():
     # An unclosed <nav> swallows the page, footer included: it holds most of the text, so it
     # is the page, not a menu; the footer still goes, whatever its size.
@@ -413,6 +450,33 @@ def test_a_page_wrapped_in_a_nav_stays_when_its_footer_outweighs_the_rest():
     text = tree.text_content()
     assert "Fitness rentals" in text
     assert "Legal note" not in text
+
+
+def test_a_menu_goes_even_when_it_holds_most_of_the_page_text():
+    # A shop's mega-menu can outweigh a product page whose details its scripts render: it
+    # is all short links, so it is a menu whatever its size.
+    menu = "".join(f"<a href='/c/{n}'>Sofas {n}</a>" for n in range(200))
+    html = f"<html><body><nav>{menu}</nav><h1>Oak chair</h1><p>{LOREM}</p></body></html>"
+    tree = tree_of(html)
+    region.prune(tree)
+    text = tree.text_content()
+    assert "Sofas 7" not in text
+    assert "The committee met twice" in text
+
+
+def test_a_page_wrapped_in_a_form_stays_when_its_menus_outweigh_the_rest():
+    # The form is weighed with the menus in: once they are gone it holds less than half of
+    # the page as it came, but it is still the whole page.
+    menu = "".join(f"<a href='/c/{n}'>Projectors {n}</a>" for n in range(120))
+    html = (
+        f"<html><body><form id='main'><header>{menu}</header><h1>Laser projectors</h1>"
+        f"<p>{LOREM}</p></form></body></html>"
+    )
+    tree = tree_of(html)
+    region.prune(tree)
+    text = tree.text_content()
+    assert "Projectors 7" not in text
+    assert "The committee met twice" in text
 
 
 def test_filters_and_facets_are_pruned():

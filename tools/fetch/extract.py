@@ -138,6 +138,7 @@ _SHELL_WORDS = 50  # fewer words outside <noscript> than this: the page needs Ja
 # text, it is _LONGER times the article's length, and it holds no more prose (_boilerplate).
 _LINK_DENSE = 0.3
 _LONGER = 1.5
+_FEW = 30  # words: a type's region this short may have missed the content
 _PROSE_LINE = 12  # words: a line of running text...
 _TEASER = ("...", "\u2026")  # ...unless it ends in an ellipsis: a teaser of another page
 _LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -534,7 +535,8 @@ def _extract(
     An article goes to trafilatura (with readability as its second opinion): that is what
     trafilatura is made for, and what a page is taken for when the evidence is weak. Every
     other type keeps its main region whole (tools/fetch/pages.py), unless what that gives
-    looks like boilerplate next to the article candidate (see `_boilerplate`).
+    looks like boilerplate next to the article candidate (see `_boilerplate`) or is next to
+    nothing (under _FEW words) where the article candidate is not.
     """
     from tools.fetch import pages
 
@@ -543,13 +545,22 @@ def _extract(
     # The type's extractor prunes the tree in place; the article candidate needs it whole.
     article_tree = deepcopy(tree)
     markdown = pages.extract(tree, page_type, signals, include_links=include_links)
-    if not _words(markdown):
-        return _main_markdown(article_tree, include_links=include_links, large=large), page_type
+    if _shown_words(markdown) < _FEW:
+        # The type's region kept next to nothing (its content sits where the page's markup
+        # says menu or hidden): the article candidate, unless it is as short. The page is
+        # still of its type; only a link farm is taken for an article (below).
+        article = _main_markdown(article_tree, include_links=include_links, large=large)
+        return (article if _shown_words(article) >= _FEW else markdown), page_type
     if _link_share(markdown) > _LINK_DENSE and _link_dense_page(article_tree):
         article = _main_markdown(article_tree, include_links=include_links, large=large)
         if _boilerplate(markdown, article):
             return article, "article"
     return markdown, page_type
+
+
+def _shown_words(markdown: str) -> int:
+    """The number of words a reader sees: link targets and image sources are not read."""
+    return len(_WORD.findall(_LINK_TEXT.sub(r"\1", markdown)))
 
 
 def _link_dense_page(tree: HtmlElement) -> bool:

@@ -4,7 +4,8 @@ Listings, collections, product, service and documentation pages carry their cont
 short, repeated or link-rich blocks that article extractors score as boilerplate. Here the
 page's own landmarks decide instead: navigation, header, footer, sidebars, forms, dialogs and
 hidden elements go (HTML elements and ARIA roles, and class names that say cookie, share,
-breadcrumb, filter, hidden...), and the main landmark (or the body) is kept whole. Then, by
+breadcrumb, filter, hidden...), though the closed panels of tabs and accordions open; the
+main landmark (or the body) is kept whole. Then, by
 the words and shapes every kind of page uses: sections whose heading says they are about
 something else, menus of short links, what comes before the page's title, and words that
 touch in the markup although the page lays them out apart.
@@ -95,14 +96,22 @@ def prune(tree: HtmlElement, *, thread: bool = False, reviews: bool = False) -> 
     """Remove what is never content from the tree, in place; but never an element that holds
     most of the page's text (a whole page wrapped in a form, or in a `modal-open` div).
     With `thread` (a forum page), forms stay, which wrap whole threads on some forums, and so
-    do the asides of posts; with `reviews` (a product page), reviews go too."""
+    do the asides of posts; with `reviews` (a product page), reviews go too, and its closed
+    panels stay closed (there they hold reviews, shipping and size guides more than the
+    details, which the converter shows from folded tabs: see pages.py). Elsewhere a closed
+    tab or accordion opens."""
+    if not reviews:
+        _open_panels(tree)
     body = tree.find("body")
     most = _MOST * len((body if body is not None else tree).text_content())
-    # Sizes are taken with the footer in: a page wrapped in one unclosed <nav> holds it.
-    _drop(tree.xpath(_THREAD_LANDMARKS if thread else _LANDMARKS), most)
-    _drop(tree.xpath(_FOOTERS))  # whatever their size: legal notes can outweigh a short page
+    # Sizes are taken with the menus and the footer in: a page wrapped in one form or in one
+    # unclosed <nav> holds them.
     if not thread:
         _drop(tree.xpath(_FORMS), most)
+    # A landmark that is all short links is a menu whatever its size (a shop's mega-menu
+    # outweighs a product page whose details its scripts render).
+    _drop(tree.xpath(_THREAD_LANDMARKS if thread else _LANDMARKS), most, menus=True)
+    _drop(tree.xpath(_FOOTERS))  # whatever their size: legal notes can outweigh a short page
     words = _BOILERPLATE | _REVIEWS if reviews else _BOILERPLATE
     classed = [
         element for element in tree.xpath("//*[@class or @id]") if _is_boilerplate(element, words)
@@ -110,11 +119,21 @@ def prune(tree: HtmlElement, *, thread: bool = False, reviews: bool = False) -> 
     _drop(classed, most)
 
 
-def _drop(elements: list[HtmlElement], most: float = float("inf")) -> None:
+def _open_panels(tree: HtmlElement) -> None:
+    """Show the closed panels of tabs and accordions: hidden until a click on the control
+    that names them (aria-controls), they hold a page's details, specifications and answers."""
+    controlled = {ref for refs in tree.xpath("//@aria-controls") for ref in refs.split()}
+    for panel in tree.xpath("//*[@aria-hidden='true'][@id] | //*[@hidden][@id]"):
+        if panel.get("id") in controlled:
+            panel.attrib.pop("aria-hidden", None)
+            panel.attrib.pop("hidden", None)
+
+
+def _drop(elements: list[HtmlElement], most: float = float("inf"), *, menus: bool = False) -> None:
     for element in elements:
         if element.getparent() is None or element.tag in _KEEP:
             continue
-        if len(element.text_content()) <= most:
+        if len(element.text_content()) <= most or (menus and _is_menu(element)):
             element.drop_tree()
         else:
             _show(element)
