@@ -5,10 +5,10 @@ short, repeated or link-rich blocks that article extractors score as boilerplate
 page's own landmarks decide instead: navigation, header, footer, sidebars, forms, dialogs and
 hidden elements go (HTML elements and ARIA roles, and class names that say cookie, share,
 breadcrumb, filter, hidden...), though the closed panels of tabs and accordions open; the
-main landmark (or the body) is kept whole. Then, by
-the words and shapes every kind of page uses: sections whose heading says they are about
-something else, menus of short links, what comes before the page's title, and words that
-touch in the markup although the page lays them out apart.
+main landmark (or the body) is kept whole. Then, by the words and shapes every kind of page
+uses: sections whose heading says they are about something else, menus of short links, what
+comes before the page's title, and words that touch in the markup although the page lays
+them out apart.
 """
 
 from __future__ import annotations
