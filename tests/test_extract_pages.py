@@ -384,36 +384,37 @@ def test_a_page_streamed_into_a_hidden_element_is_shown_and_small_hidden_parts_g
     assert "Sign in to see prices" not in markdown
 
 
-def test_a_type_whose_region_prunes_to_nothing_gives_way_to_the_whole_pages_article():
-    # The type's extractor prunes its tree in place: the article candidate must not inherit
-    # an empty one.
-    html = (
-        "<html><head><title>Rentals</title></head><body>"
-        + "".join(
-            f"<div class='facet'><h2>Machine {n}</h2><p>{LOREM}</p><p>{LOREM}</p></div>"
-            for n in range(3)
-        )
-        + "</body></html>"
-    )
-    tree = tree_of(html)
-    markdown, page_type = extract._extract(
-        tree, "service", read(tree), include_links=True, large=False
-    )
-    assert "The committee met twice" in markdown
-    assert page_type == "service"
+_RENTALS = "".join(
+    f"<div class='facet'><h2>Machine {n}</h2><p>{LOREM}</p><p>{LOREM}</p></div>" for n in range(3)
+)
+_CHAIR = "".join(f"<div class='product-dropdown'><p>{n}. {LOREM}</p></div>" for n in range(3))
+_HOURS = "".join(
+    f"<div class='facet'><p>Open daily from nine to five, {n}.</p></div>" for n in range(3)
+)
 
 
-def test_a_type_whose_region_keeps_next_to_nothing_gives_way_to_a_fuller_article():
-    # The details sit in a block whose class happens to say "dropdown": the region keeps the
-    # title alone, the article candidate has the text. The page is still a product.
-    blocks = "".join(f"<div class='product-dropdown'><p>{n}. {LOREM}</p></div>" for n in range(3))
-    html = page(f"<h1>Oak chair</h1>{blocks}")
-    tree = tree_of(html)
-    markdown, page_type = extract._extract(
-        tree, "product", read(tree), include_links=True, large=False
+@pytest.mark.parametrize(
+    ("body", "page_type", "expected"),
+    [
+        # The type's extractor prunes its tree in place: the article candidate must not
+        # inherit an empty one.
+        (_RENTALS, "service", "The committee met twice"),
+        # The details sit in a block whose class happens to say "dropdown": the region keeps
+        # the title alone, the article candidate has the text.
+        (f"<h1>Oak chair</h1>{_CHAIR}", "product", "The committee met twice"),
+        # Nothing at all is left of the region: the article candidate, however short.
+        (_HOURS, "service", "Open daily from nine to five"),
+    ],
+)
+def test_a_type_region_of_next_to_nothing_gives_way_to_the_article_candidate(
+    body, page_type, expected
+):
+    tree = tree_of(page(body))
+    markdown, read_as = extract._extract(
+        tree, page_type, read(tree), include_links=True, large=False
     )
-    assert "The committee met twice" in markdown
-    assert page_type == "product"
+    assert expected in markdown
+    assert read_as == page_type  # the page is still of its type
 
 
 def test_a_short_type_region_stays_when_the_article_candidate_is_as_short():

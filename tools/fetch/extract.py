@@ -535,8 +535,8 @@ def _extract(
     An article goes to trafilatura (with readability as its second opinion): that is what
     trafilatura is made for, and what a page is taken for when the evidence is weak. Every
     other type keeps its main region whole (tools/fetch/pages.py), unless what that gives
-    looks like boilerplate next to the article candidate (see `_boilerplate`) or is next to
-    nothing (under _FEW words) where the article candidate is not.
+    looks like boilerplate next to the article candidate (see `_boilerplate`), is empty, or
+    is next to nothing (under _FEW words) where the article candidate is not.
     """
     from tools.fetch import pages
 
@@ -547,10 +547,12 @@ def _extract(
     markdown = pages.extract(tree, page_type, signals, include_links=include_links)
     if _shown_words(markdown) < _FEW:
         # The type's region kept next to nothing (its content sits where the page's markup
-        # says menu or hidden): the article candidate, unless it is as short. The page is
-        # still of its type; only a link farm is taken for an article (below).
+        # says menu or hidden): the article candidate, unless the region is not empty and
+        # the candidate is as short. The page is still of its type; only a link farm is
+        # taken for an article (below).
         article = _main_markdown(article_tree, include_links=include_links, large=large)
-        return (article if _shown_words(article) >= _FEW else markdown), page_type
+        kept = _words(markdown) and _shown_words(article) < _FEW
+        return (markdown if kept else article), page_type
     if _link_share(markdown) > _LINK_DENSE and _link_dense_page(article_tree):
         article = _main_markdown(article_tree, include_links=include_links, large=large)
         if _boilerplate(markdown, article):
