@@ -209,6 +209,9 @@ def test_choose_keeps_trafilatura_when_the_two_agree():
 
 def test_choose_takes_readability_when_trafilatura_found_a_small_part():
     assert extract._choose(words(30), words(100)) == words(100)
+    # Two thirds is still short: trafilatura stopped before readability's running text ended.
+    assert extract._choose(words(65), words(100)) == words(100)
+    assert extract._choose(words(75), words(100)) == words(75)
 
 
 def test_choose_takes_readability_when_trafilatura_adds_much_around_it():

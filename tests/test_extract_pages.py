@@ -465,6 +465,34 @@ def test_a_menu_goes_even_when_it_holds_most_of_the_page_text():
     assert "The committee met twice" in text
 
 
+def test_a_mega_menu_with_blurbs_goes_even_when_it_holds_most_of_the_page_text():
+    # Each category has a line of text under its links, so this is not all short links; but
+    # a navigation landmark whose words are mostly link text is navigation whatever its size.
+    blurb = "Compare the rates and the fees of every account we have reviewed this year."
+    links = "".join(f"<a href='/c/{n}'>Best savings account number {n}</a>" for n in range(6))
+    menu = f"<ul>{f'<li><a href=/c>Banking</a><p>{blurb}</p>{links}</li>' * 10}</ul>"
+    html = (
+        f"<html><body><header role='banner'><nav>{menu}</nav></header>"
+        f"<h1>Retirement calculator</h1><p>{LOREM}</p></body></html>"
+    )
+    tree = tree_of(html)
+    region.prune(tree)
+    text = tree.text_content()
+    assert "Best savings account" not in text
+    assert "The committee met twice" in text
+
+
+def test_a_banner_that_holds_the_page_s_own_text_stays():
+    links = "".join(f"<a href='/c/{n}'>Section {n}</a>" for n in range(3))
+    html = (
+        f"<html><body><div role='banner'>{links}<p>{LOREM}</p><p>{LOREM}</p></div>"
+        "<p>Short note.</p></body></html>"
+    )
+    tree = tree_of(html)
+    region.prune(tree)
+    assert "The committee met twice" in tree.text_content()
+
+
 def test_a_page_wrapped_in_a_form_stays_when_its_menus_outweigh_the_rest():
     # The form is weighed with the menus in: once they are gone it holds less than half of
     # the page as it came, but it is still the whole page.
@@ -611,6 +639,7 @@ def test_an_article_that_declares_itself_is_not_a_listing_for_its_teasers():
         ("one two three four five six", "", False),
         ("a b c d e f g h i j", "a b c d e f g h i j k", False),
         ("a b c d e", "a b c d e f g h i j k l m n o p", True),
+        ("a b c d e f g h", "a b c d e f g h i j k", True),
         ("q r s t u v w x", "a b c d e f g h", True),
     ],
 )
@@ -635,6 +664,30 @@ def test_a_doubtful_quick_extraction_runs_trafilatura_with_its_fallbacks(monkeyp
     assert doc.page_type == "article"
     assert calls == [True, False]
     assert "Full text." in doc.markdown
+
+
+@pytest.mark.parametrize(("rest", "full_run"), [(10, True), (3, False)])
+def test_a_quick_extraction_that_holds_a_small_part_of_the_page_runs_trafilatura_in_full(
+    monkeypatch, rest, full_run
+):
+    """trafilatura's quick text and readability's agree on the first section, and the page
+    holds `rest` more sections in sibling boxes: under a fifth of its words is scant, and
+    trafilatura's own fallbacks look further."""
+    calls = []
+    first = f"The first section. {LOREM}"
+
+    def fake(tree, *, include_links, fast):
+        calls.append(fast)
+        return first if fast else f"{first}\n\nEvery section."
+
+    monkeypatch.setattr(extract, "_trafilatura", fake)
+    monkeypatch.setattr(extract, "_readability", lambda tree, include_links: first)
+    sections = "".join(f"<div><h2>Part {n}</h2><p>{LOREM}</p></div>" for n in range(rest))
+    html = page(f"<main><div><h1>T</h1><p>{first}</p></div>{sections}</main>")
+    doc = html_to_markdown(html, "https://example.com/guides/plants")
+    assert doc.page_type == "article"
+    assert calls == ([True, False] if full_run else [True])
+    assert ("Every section." in doc.markdown) is full_run
 
 
 def test_an_indented_tag_has_no_more_attributes_than_a_flat_one():
