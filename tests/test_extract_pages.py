@@ -186,6 +186,29 @@ def test_a_post_keeps_its_author_pane_name_only_and_its_date_without_its_label()
         assert clutter not in doc.markdown
 
 
+def test_a_post_s_other_copies_of_its_author_and_date_go_but_its_text_keeps_them():
+    # The layout for small screens repeats the name and the date in a list of its own, here
+    # inside what the page marks as the post's content.
+    copy = (
+        "<div class='comment-content'><ul class='attribution'><li><h4><a href='/u/{n}'>"
+        "member{n}</a></h4></li><li><a href='#c{n}'>October 2{n}, 2025</a></li></ul>"
+        "<p>Thanks member{n}: "
+    )
+    html = PANED
+    for n in range(1, 4):
+        html = html.replace(
+            f"<div class='comment-content'><p>Post number {n}",
+            copy.format(n=n) + f"Post number {n}",
+        )
+    doc = html_to_markdown(html, "https://community.example.org/topic/9-payment")
+    assert doc.page_type == "forum"
+    for n in range(1, 4):
+        block = doc.markdown.split(f"Thanks member{n}")[0].rsplit("---", 1)[-1]
+        assert block.strip() == f"**member{n}** · October 2{n}, 2025"
+        assert doc.markdown.count(f"October 2{n}, 2025") == 1
+        assert f"Thanks member{n}: Post number {n}" in doc.markdown
+
+
 def test_outside_a_forum_an_aside_in_an_article_still_goes():
     html = page(
         "<main><article><h1>Council budget</h1><p>" + LOREM + "</p>"

@@ -200,9 +200,8 @@ def _read(post: HtmlElement, *, include_links: bool) -> Post:
     from tools.fetch.markdown import element_markdown
 
     author, date = _author(post), _date(post)
-    for element in _clutter(post):
-        if element.getparent() is not None:
-            element.drop_tree()
+    for element in [*_clutter(post), *_copies(post, {author, date} - {""})]:
+        _remove(element)
     bodies = _bodies(post)
     body = "\n\n".join(element_markdown(element, include_links=include_links) for element in bodies)
     return Post(author, date, body.strip())
@@ -259,6 +258,17 @@ def _date_line(element: HtmlElement, post: HtmlElement) -> HtmlElement:
             break
         element = parent
     return element
+
+
+def _copies(post: HtmlElement, texts: set[str]) -> list[HtmlElement]:
+    """What says no more than the post's author or date, which its header line gives: the
+    copies a page lays out for each screen size, once the marked ones have gone."""
+    found = [
+        element
+        for element in post.iterdescendants()
+        if isinstance(element.tag, str) and _squash(element.text_content()) in texts
+    ]
+    return _outermost(found)
 
 
 def _remove(element: HtmlElement) -> None:
