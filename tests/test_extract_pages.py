@@ -476,32 +476,48 @@ def test_a_page_wrapped_in_a_nav_stays_when_its_footer_outweighs_the_rest():
     assert "Legal note" not in text
 
 
-def test_a_menu_goes_even_when_it_holds_most_of_the_page_text():
-    # A shop's mega-menu can outweigh a product page whose details its scripts render: it
-    # is all short links, so it is a menu whatever its size.
-    menu = "".join(f"<a href='/c/{n}'>Sofas {n}</a>" for n in range(200))
-    html = f"<html><body><nav>{menu}</nav><h1>Oak chair</h1><p>{LOREM}</p></body></html>"
+# A shop's mega-menu can outweigh a product page whose details its scripts render: it is all
+# short links, so it is a menu whatever its size.
+SHOP_MENU = "".join(f"<a href='/c/{n}'>Sofas {n}</a>" for n in range(200))
+# Each category has a line of text under its links, so this is not all short links; but a
+# navigation landmark whose words are mostly link text is navigation whatever its size.
+BLURBED = "".join(f"<a href='/c/{n}'>Best savings account number {n}</a>" for n in range(6))
+BLURBED_MENU = (
+    "<ul>" + "<li><a href=/c>Banking</a><p>Compare the rates and the fees of every account we have "
+    f"reviewed this year.</p>{BLURBED}</li>" * 10 + "</ul>"
+)
+# A page wrapped in a form: the form is weighed with the menus in. Once they are gone it
+# holds less than half of the page as it came, but it is still the whole page.
+FORM_MENU = "".join(f"<a href='/c/{n}'>Projectors {n}</a>" for n in range(120))
+
+
+@pytest.mark.parametrize(
+    ("html", "gone"),
+    [
+        pytest.param(
+            f"<html><body><nav>{SHOP_MENU}</nav><h1>Oak chair</h1><p>{LOREM}</p></body></html>",
+            "Sofas 7",
+            id="short-links",
+        ),
+        pytest.param(
+            f"<html><body><header role='banner'><nav>{BLURBED_MENU}</nav></header>"
+            f"<h1>Retirement calculator</h1><p>{LOREM}</p></body></html>",
+            "Best savings account",
+            id="mega-menu-with-blurbs",
+        ),
+        pytest.param(
+            f"<html><body><form id='main'><header>{FORM_MENU}</header>"
+            f"<h1>Laser projectors</h1><p>{LOREM}</p></form></body></html>",
+            "Projectors 7",
+            id="page-wrapped-in-a-form",
+        ),
+    ],
+)
+def test_a_menu_goes_even_when_it_holds_most_of_the_page_text(html, gone):
     tree = tree_of(html)
     region.prune(tree)
     text = tree.text_content()
-    assert "Sofas 7" not in text
-    assert "The committee met twice" in text
-
-
-def test_a_mega_menu_with_blurbs_goes_even_when_it_holds_most_of_the_page_text():
-    # Each category has a line of text under its links, so this is not all short links; but
-    # a navigation landmark whose words are mostly link text is navigation whatever its size.
-    blurb = "Compare the rates and the fees of every account we have reviewed this year."
-    links = "".join(f"<a href='/c/{n}'>Best savings account number {n}</a>" for n in range(6))
-    menu = f"<ul>{f'<li><a href=/c>Banking</a><p>{blurb}</p>{links}</li>' * 10}</ul>"
-    html = (
-        f"<html><body><header role='banner'><nav>{menu}</nav></header>"
-        f"<h1>Retirement calculator</h1><p>{LOREM}</p></body></html>"
-    )
-    tree = tree_of(html)
-    region.prune(tree)
-    text = tree.text_content()
-    assert "Best savings account" not in text
+    assert gone not in text
     assert "The committee met twice" in text
 
 
@@ -514,21 +530,6 @@ def test_a_banner_that_holds_the_page_s_own_text_stays():
     tree = tree_of(html)
     region.prune(tree)
     assert "The committee met twice" in tree.text_content()
-
-
-def test_a_page_wrapped_in_a_form_stays_when_its_menus_outweigh_the_rest():
-    # The form is weighed with the menus in: once they are gone it holds less than half of
-    # the page as it came, but it is still the whole page.
-    menu = "".join(f"<a href='/c/{n}'>Projectors {n}</a>" for n in range(120))
-    html = (
-        f"<html><body><form id='main'><header>{menu}</header><h1>Laser projectors</h1>"
-        f"<p>{LOREM}</p></form></body></html>"
-    )
-    tree = tree_of(html)
-    region.prune(tree)
-    text = tree.text_content()
-    assert "Projectors 7" not in text
-    assert "The committee met twice" in text
 
 
 def test_filters_and_facets_are_pruned():
