@@ -176,6 +176,18 @@ def test_inline_code_in_a_sentence_stays_inline():
     assert "```\nsow --now" not in markdown
 
 
+def test_an_underline_leaves_its_text_and_no_html_in_the_markdown():
+    page = ARTICLE.replace(
+        '<a href="../guides/soil.html">soil guide</a>',
+        '<a href="../guides/soil.html"><u>soil guide</u></a>, <u>twice</u>, and the tag '
+        "<code>&lt;u&gt;</code>",
+    )
+    markdown = html_to_markdown(page, URL).markdown
+    assert "[soil guide](https://example.com/blog/guides/soil.html), twice, and" in markdown
+    assert "`<u>`" in markdown  # a tag the page writes as text stays
+    assert "<u>soil" not in markdown
+
+
 def test_falls_back_to_readability_when_trafilatura_finds_nothing(monkeypatch):
     import trafilatura
 

@@ -608,8 +608,14 @@ def _prose_words(markdown: str) -> int:
 
 
 def _main_markdown(tree: HtmlElement, *, include_links: bool, large: bool) -> str:
+    from lxml import etree
+
     languages = _code_languages(tree)
     _remove(tree, _CAPTIONS)
+    # An underline is how a page draws its links, not emphasis: markdown has no mark for it,
+    # and trafilatura would keep it as inline HTML (`[<u>text</u>](...)`) where the page's
+    # other converter writes the text alone.
+    etree.strip_tags(tree, "u")
     # trafilatura without its own fallbacks first, which halves its time; they run only when
     # readability found another text altogether.
     primary = _trafilatura(tree, include_links=include_links, fast=True)
