@@ -724,17 +724,21 @@ def test_an_indented_tag_has_no_more_attributes_than_a_flat_one():
     assert nodes(indented) == nodes(flat) == 3000
 
 
-def test_lines_that_only_label_a_control_go():
+@pytest.mark.parametrize(
+    ("declared", "page_type"), [("ProfessionalService", "service"), ("Article", "article")]
+)
+def test_lines_that_only_label_a_control_go(declared, page_type):
     html = page(
         f"<main><h1>Bookkeeping</h1><p>{LOREM}</p><p><a href='/more'>Read more »</a></p>"
         "<p>Learn more about how we close your books.</p><div><a href='/c'>Compare</a></div>"
-        "<div><button>Add to cart</button></div><p>- Show all</p></main>",
-        head=ld({"@context": "https://schema.org", "@type": "ProfessionalService"}),
+        f"<div><button>Add to cart</button></div><p>- Show all</p><p>{LOREM}</p>"
+        "<p>Click to expand...</p></main>",
+        head=ld({"@context": "https://schema.org", "@type": declared}),
     )
     doc = html_to_markdown(html, "https://example.com/services/bookkeeping")
-    assert doc.page_type == "service"
+    assert doc.page_type == page_type
     assert "Learn more about how we close your books." in doc.markdown
-    for control in ("Read more", "Compare", "Add to cart", "Show all"):
+    for control in ("Read more", "Compare", "Add to cart", "Show all", "Click to expand"):
         assert control not in doc.markdown
 
 

@@ -608,6 +608,14 @@ def _prose_words(markdown: str) -> int:
 
 
 def _main_markdown(tree: HtmlElement, *, include_links: bool, large: bool) -> str:
+    """The article's markdown, without the lines that only label a control ("Read more",
+    "Share"), as every other page type's."""
+    from tools.fetch.pages import without_controls
+
+    return without_controls(_article_markdown(tree, include_links=include_links, large=large))
+
+
+def _article_markdown(tree: HtmlElement, *, include_links: bool, large: bool) -> str:
     from lxml import etree
 
     languages = _code_languages(tree)

@@ -34,7 +34,7 @@ _CONTROL = re.compile(
     r"|order now|book now|more options|view company profile|sign (?:in|up)|log ?in|subscribe"
     r"|share|print|close|menu|back to top|(?:next|previous)(?: (?:post|article|page|story))?"
     r"|leave a (?:comment|reply)|add a comment|get started|contact us|download"
-    r"|try (?:it )?(?:for )?free|start (?:your )?free trial",
+    r"|try (?:it )?(?:for )?free|start (?:your )?free trial|click to expand",
     re.IGNORECASE,
 )
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
@@ -53,14 +53,14 @@ def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_link
 
         thread = thread_markdown(region, include_links=include_links)
         if thread:
-            return _once(_without_controls(thread))
+            return _once(without_controls(thread))
     else:
         from tools.fetch.region import start_at_title
 
         start_at_title(region)
     # A product's description and specifications often sit in closed tabs or accordions.
     markdown = element_markdown(region, include_links=include_links, folded=page_type == "product")
-    markdown = _without_controls(markdown)
+    markdown = without_controls(markdown)
     if page_type in _DUPLICATED:
         markdown = _once(markdown)
     if page_type == "product":
@@ -97,7 +97,7 @@ def _once(markdown: str) -> str:
     return "\n".join(lines)
 
 
-def _without_controls(markdown: str) -> str:
+def without_controls(markdown: str) -> str:
     """The markdown without the lines that only label a control."""
     return "\n".join(line for line in markdown.split("\n") if not _is_control(line))
 
