@@ -732,14 +732,15 @@ def test_lines_that_only_label_a_control_go(declared, page_type):
         f"<main><h1>Bookkeeping</h1><p>{LOREM}</p><p><a href='/more'>Read more »</a></p>"
         "<p>Learn more about how we close your books.</p><div><a href='/c'>Compare</a></div>"
         f"<div><button>Add to cart</button></div><p>- Show all</p><p>{LOREM}</p>"
-        "<p>Click to expand...</p></main>",
+        "<p>Click to expand...</p><p>Advertisement</p><p>4 min read</p></main>",
         head=ld({"@context": "https://schema.org", "@type": declared}),
     )
     doc = html_to_markdown(html, "https://example.com/services/bookkeeping")
     assert doc.page_type == page_type
     assert "Learn more about how we close your books." in doc.markdown
-    for control in ("Read more", "Compare", "Add to cart", "Show all", "Click to expand"):
-        assert control not in doc.markdown
+    controls = ("Read more", "Compare", "Add to cart", "Show all", "Click to expand")
+    for label in (*controls, "Advertisement", "min read"):
+        assert label not in doc.markdown
 
 
 def test_an_article_that_does_not_declare_itself_goes_to_trafilatura_too(monkeypatch):
