@@ -75,6 +75,23 @@ def test_a_microdata_thread_gives_every_post_with_its_author_and_date():
         assert clutter not in doc.markdown
 
 
+@pytest.mark.parametrize(
+    ("stamp", "header"),
+    [
+        ("<meta itemprop='dateCreated' content='2024-03-01T23:15:57Z'>", "2024-03-01"),
+        ("<time itemprop='dateCreated' datetime='2024-03-01 23:15:57+02:00'></time>", "2024-03-01"),
+        ("<meta itemprop='dateCreated' content='March 2024'>", "March 2024"),
+        ("<time datetime='2024-03-01T23:15'>Yesterday, 23:15</time>", "Yesterday, 23:15"),
+    ],
+)
+def test_a_post_s_machine_timestamp_gives_its_day_and_a_shown_date_stays(stamp, header):
+    html = MICRODATA_THREAD.replace(
+        "<time itemprop='dateCreated' datetime='2024-03-01'>Mar 1, 2024</time>", stamp
+    )
+    markdown = html_to_markdown(html, "https://qa.example.org/questions/12/bread").markdown
+    assert markdown.startswith(f"**baker1** · {header}\n\nMy dough stays flat.")
+
+
 # A bulletin board without microdata: repeated `post` blocks, each with its author box,
 # signature and buttons; the opening post is marked unlike the replies.
 BOARD = page(

@@ -42,6 +42,7 @@ _AUTHOR_WORDS_MAX = 5
 _DATE_WORDS = frozenset({"date", "time", "timestamp", "posted", "postdate", "published"})
 _DATE_WORDS_MAX = 8
 _DATE_LABEL = 2  # words beside a date that label it ("Posted", "(edited)")
+_TIMESTAMP = re.compile(r"(\d{4}-\d\d-\d\d)[T ]\d\d:\d\d")
 # Class and id words of the post's text.
 _BODY_WORDS = frozenset(
     {"body", "content", "message", "text", "cooked", "bbwrapper", "postbody", "md", "prose"}
@@ -236,9 +237,8 @@ def _innermost_author(element: HtmlElement) -> HtmlElement:
 def _date(post: HtmlElement) -> str:
     for element in post.iter():
         if element.tag == "time" or _prop(element) in _DATE_PROPS:
-            text = (
-                _squash(element.text_content()) or element.get("datetime") or element.get("content")
-            )
+            shown = _squash(element.text_content())
+            text = shown or _day(element.get("datetime") or element.get("content") or "")
         elif _DATE_WORDS & _class_words(element):
             text = _squash(element.text_content())
         else:
@@ -247,6 +247,13 @@ def _date(post: HtmlElement) -> str:
             _remove(_date_line(element, post))
             return text
     return ""
+
+
+def _day(timestamp: str) -> str:
+    """A machine timestamp the page does not show, as the day it names: its time of day, to
+    the second and in UTC or the server's zone, is not the reader's."""
+    found = _TIMESTAMP.match(timestamp)
+    return found.group(1) if found else timestamp
 
 
 def _date_line(element: HtmlElement, post: HtmlElement) -> HtmlElement:
