@@ -176,6 +176,25 @@ def test_inline_code_in_a_sentence_stays_inline():
     assert "```\nsow --now" not in markdown
 
 
+@pytest.mark.parametrize("full_page", [False, True])
+def test_a_video_or_audio_s_fallback_text_goes_and_its_source_stays(full_page):
+    players = (
+        "<video src='clip.mp4' controls>Your browser does not support the video tag.</video>"
+        # The parser knows no <source>: unclosed, it holds the next source and the fallback.
+        "<video controls><source src='talk.webm'><source src='talk.mp4'>Your browser cannot "
+        "play this video.<p>Old browsers: <a href='talk.mp4'>download it</a>.</p></video>"
+        "<audio><source src='song.mp3'>No audio support here.</audio>"
+    )
+    page = ARTICLE.replace("<h2>What you need</h2>", f"{players}<h2>What you need</h2>")
+    markdown = html_to_markdown(page, URL, full_page=full_page).markdown
+    for fallback in ("does not support", "cannot play", "Old browsers", "No audio"):
+        assert fallback not in markdown
+    assert "What you need" in markdown
+    if full_page:  # the page's media, as links to what they play
+        for source in ("clip.mp4", "talk.webm", "song.mp3"):
+            assert f"(https://example.com/blog/2024/{source})" in markdown
+
+
 def test_an_underline_leaves_its_text_and_no_html_in_the_markdown():
     page = ARTICLE.replace(
         '<a href="../guides/soil.html">soil guide</a>',

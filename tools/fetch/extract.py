@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 _CAPTIONS = '//figcaption | //*[contains(@class, "caption") and not(.//img)]'
 # Never content, whatever the mode.
 _NEVER = "//script | //style | //template | //svg | //iframe | //object | //embed"
+_SOURCES = frozenset({"source", "track"})  # what a <video> or <audio> plays
 # What a reader of the whole page never sees.
 _HIDDEN = '//*[@hidden] | //*[contains(translate(@style, " ", ""), "display:none")]'
 _LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
@@ -392,6 +393,7 @@ def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -
     signals = read(tree)
     scripted = scripted or tree.find(".//script") is not None
     _remove(tree, _NEVER)
+    _without_fallbacks(tree)
     shell = _is_shell(tree)
     if shell:  # what a browser without JavaScript shows is the content
         for element in tree.iter("noscript"):
@@ -429,6 +431,23 @@ def _tree(text: str, url: str) -> tuple[HtmlElement, tuple[dict[str, str], ...]]
         raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, str(exc))) from None
     assert isinstance(tree, lxml.html.HtmlElement)
     return tree, warnings
+
+
+def _without_fallbacks(tree: HtmlElement) -> None:
+    """Every <video> and <audio> without its fallback content, what a browser that cannot play
+    it shows instead ("Your browser does not support the video tag."); its sources stay."""
+    from lxml import etree
+
+    # The parser knows no <source>: an unclosed one holds the fallback and the next sources.
+    for player in list(tree.iter("video", "audio")):
+        sources = [
+            (source.tag, dict(source.attrib)) for source in player.iterdescendants(*_SOURCES)
+        ]
+        attributes = dict(player.attrib)
+        player.clear(keep_tail=True)
+        player.attrib.update(attributes)
+        for tag, attributes in sources:
+            etree.SubElement(player, tag, attributes)
 
 
 def _flatten(html: str) -> str:
