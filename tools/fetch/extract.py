@@ -446,8 +446,8 @@ def _without_fallbacks(tree: HtmlElement) -> None:
         attributes = dict(player.attrib)
         player.clear(keep_tail=True)
         player.attrib.update(attributes)
-        for tag, attributes in sources:
-            etree.SubElement(player, tag, attributes)
+        for tag, kept in sources:
+            etree.SubElement(player, tag, kept)
 
 
 def _flatten(html: str) -> str:
