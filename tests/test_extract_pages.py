@@ -760,6 +760,19 @@ def test_lines_that_only_label_a_control_go(declared, page_type):
         assert label not in doc.markdown
 
 
+def test_a_code_block_keeps_its_lines_that_read_like_a_control():
+    markdown = "Run it:\n\n```\nshare\nclose\n```\n\nRead more\n\n~~~\nmenu\n~~~\nShare"
+    kept = "Run it:\n\n```\nshare\nclose\n```\n\n\n~~~\nmenu\n~~~"
+    assert pages.without_controls(markdown) == kept
+    html = page(
+        f"<main><h1>Sharing</h1><p>{LOREM}</p><pre><code>share\nclose</code></pre>"
+        f"<p>{LOREM}</p><p><a href='/s'>Share</a></p></main>"
+    )
+    doc = html_to_markdown(html, "https://example.com/blog/sharing")
+    assert "```\nshare\nclose\n```" in doc.markdown
+    assert "[Share]" not in doc.markdown
+
+
 def test_an_article_that_does_not_declare_itself_goes_to_trafilatura_too(monkeypatch):
     """Every article takes the article path, declared or not: the region path kept the
     boilerplate of classic news pages (issue 19)."""

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from tools.fetch.links import clean_markdown
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from lxml.html import HtmlElement
 
 _BLANKS = re.compile(r"\n{3,}")
@@ -67,13 +69,19 @@ def _tables(markdown: str) -> str:
     """Table rows without trailing spaces, and every separator row as |---|:---:|---:|."""
     if "|" not in markdown:
         return markdown
-    lines, fenced = markdown.split("\n"), False
-    for number, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced and line.lstrip().startswith("|"):
-            lines[number] = _row(line)
-    return "\n".join(lines)
+    return "\n".join(
+        line if code or not line.lstrip().startswith("|") else _row(line)
+        for line, code in fenced_lines(markdown)
+    )
+
+
+def fenced_lines(markdown: str) -> Iterator[tuple[str, bool]]:
+    """Each line of the markdown, and whether it is code: a fence or a line between two."""
+    fenced = False
+    for line in markdown.split("\n"):
+        fence = _FENCE.match(line) is not None
+        fenced = fenced != fence
+        yield line, fenced or fence
 
 
 def _row(line: str) -> str:

@@ -100,8 +100,11 @@ def _once(markdown: str) -> str:
 
 
 def without_controls(markdown: str) -> str:
-    """The markdown without the lines that only label a control."""
-    return "\n".join(line for line in markdown.split("\n") if not _is_control(line))
+    """The markdown without the lines that only label a control; code stays as it is."""
+    from tools.fetch.markdown import fenced_lines
+
+    lines = fenced_lines(markdown)
+    return "\n".join(line for line, code in lines if code or not _is_control(line))
 
 
 def _is_control(line: str) -> bool:
