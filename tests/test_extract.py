@@ -285,6 +285,36 @@ def test_choose_keeps_trafilatura_when_readability_found_another_part():
     assert extract._choose(words(100), words(100, start=1000)) == words(100)
 
 
+def test_choose_keeps_what_trafilatura_adds_between_readability_s_passages():
+    # A table readability skipped inside the article, not teasers around it: no prose, and
+    # far more than readability's, yet part of the article.
+    start, end = paragraphs(3, 0), paragraphs(3, 300)
+    table = "\n".join(f"| {words(4, 900 + 4 * n)} |" for n in range(20))
+    primary = f"{start}\n\n{table}\n\n{end}"
+    assert extract._choose(primary, f"{start}\n\n{end}") == primary
+    # The same table after the article is the page's furniture.
+    assert extract._choose(f"{start}\n\n{end}\n\n{table}", f"{start}\n\n{end}") != primary
+
+
+def test_choose_takes_readability_when_it_fills_a_gap_trafilatura_left():
+    start, middle, end = paragraphs(4, 0), paragraphs(2, 300), paragraphs(4, 600)
+    fallback = f"{start}\n\n{middle}\n\n{end}"
+    assert extract._choose(f"{start}\n\n{end}", fallback) == fallback
+    # Readability's additions around trafilatura's text are no gap that trafilatura left.
+    around = f"{start}\n\n{end}\n\n{middle}"
+    assert extract._choose(f"{start}\n\n{end}", around) == f"{start}\n\n{end}"
+
+
+def test_the_text_between_shared_passages_is_measured_in_4_grams():
+    assert extract._between(words(100), words(100)) == 0
+    gap = f"{words(50)} {words(20, start=500)} {words(50, start=50)}"
+    # Twenty words and the three 4-grams on each side of them that span the seam.
+    assert extract._between(gap, words(100)) == 23 / 117
+    # Seen from the other side, the gap is only a seam: the three 4-grams that span it.
+    assert extract._between(words(100), gap) == 3 / 97
+    assert extract._between(words(100), words(100, start=1000)) == 0
+
+
 FAIR = [
     "The county fair opened on Saturday with a parade of tractors down the main street.",
     "Farmers brought their best pumpkins, and the heaviest weighed more than a small car.",

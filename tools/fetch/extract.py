@@ -61,6 +61,12 @@ _MARKED_SHARE = 0.2  # ...when the marking holds a fifth of the page's text, not
 _HALF_THE_PAGE = 0.5
 _ALL_PROSE = 0.9
 _APART = 0.5  # neither text has half of its 4-grams in the other: they disagree
+# A text that holds a tenth of its words between the passages it shares with the other, where
+# the other has none, kept what the other skipped inside the article (a table, a list, a
+# section); text before or after the shared passages is a header or teasers. Chosen on dev/,
+# broad-dev/, wcxb-dev/ and the WCXB dev pages outside it whose id's CRC-32 is even; reported
+# on the odd ones.
+_BETWEEN = 0.1
 # Both texts hold under a fifth of the page's words: trafilatura's own fallbacks look further
 # (found on WCXB dev pages outside wcxb-dev/; no page of dev/, broad-dev/ or wcxb-dev/ changes).
 _SCANT = 0.2
@@ -726,6 +732,12 @@ def _choose(primary: str, fallback: str) -> str:
 
     Readability also wins when trafilatura kept a table-laid page's layout (see `_layout`)
     and the two texts share at least half of each other: the same text, as paragraphs.
+
+    Where the two texts share their passages, the one that fills the gaps between them wins
+    (see `_fills`): what lies between two passages of an article is the article (a table, a
+    list, a section one extractor skipped), what lies around them is the page's furniture.
+    So trafilatura's additions stay when they fill gaps, and readability's text wins when it
+    holds at least half of trafilatura's and fills gaps that trafilatura left.
     """
     ours, theirs = _shingles(primary), _shingles(fallback)
     if not ours:
@@ -740,8 +752,9 @@ def _choose(primary: str, fallback: str) -> str:
         return primary if _no_more_prose(primary, fallback) else fallback
     added = theirs_kept >= _SUBSET and ours_kept < _EXTRA
     if added and theirs.total() >= _PART * ours.total():
-        return primary if _prose_words(primary) > _RUNNING * _prose_words(fallback) else fallback
-    return primary
+        running = _prose_words(primary) > _RUNNING * _prose_words(fallback)
+        return primary if running or _fills(primary, fallback) else fallback
+    return fallback if ours_kept >= _APART and _fills(fallback, primary) else primary
 
 
 def _no_more_prose(primary: str, fallback: str) -> bool:
@@ -763,11 +776,34 @@ def _layout(markdown: str) -> bool:
     return any(len(cell.split()) >= _LAYOUT_CELL for row in rows for cell in row.split("|"))
 
 
-# The two texts are compared twice (`_doubtful`, then `_choose`): split them once.
+def _fills(markdown: str, other: str) -> bool:
+    """Whether `markdown` holds text that `other` lacks between the passages the two share
+    (at least _BETWEEN of its words), and more of it than `other` holds the other way."""
+    between = _between(markdown, other)
+    return between >= _BETWEEN and between > _between(other, markdown)
+
+
+def _between(markdown: str, other: str) -> float:
+    """The share of `markdown`'s 4-grams that are not `other`'s and lie between the first
+    and the last 4-gram the two share."""
+    sequence, theirs = _sequence(markdown), _shingles(other)
+    shared = [at for at, shingle in enumerate(sequence) if shingle in theirs]
+    if not shared:
+        return 0.0
+    return (shared[-1] - shared[0] + 1 - len(shared)) / len(sequence)
+
+
+# The two texts are compared more than once (`_doubtful`, then `_choose`): split them once.
 @lru_cache(maxsize=4)
 def _shingles(markdown: str) -> Counter[tuple[str, ...]]:
+    return Counter(_sequence(markdown))
+
+
+@lru_cache(maxsize=4)
+def _sequence(markdown: str) -> tuple[tuple[str, ...], ...]:
+    """The markdown's word 4-grams in order, link and image targets left out."""
     words = _WORD.findall(_link_text(markdown))[:_MAX_WORDS]
-    return Counter(zip(words, words[1:], words[2:], words[3:], strict=False))
+    return tuple(zip(words, words[1:], words[2:], words[3:], strict=False))
 
 
 def _link_text(markdown: str) -> str:
