@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
@@ -609,3 +611,42 @@ def test_words_tip_the_decision_by_their_weights():
     # A word the model has no weights for counts for nothing.
     unknown = pagetype.Model(WEIGHTS, {"heading:other": forum})
     assert pagetype.decide(found, used, unknown) == "article"
+
+
+def test_every_page_type_has_one_policy():
+    from tools.fetch.policies import POLICIES
+
+    assert sorted(POLICIES) == sorted(pagetype.PAGE_TYPES)
+    assert [name for name, policy in POLICIES.items() if policy.article] == ["article"]
+
+
+def test_no_extraction_module_tells_page_types_apart_by_name():
+    # Each type's policy is one row of policies.POLICIES; a comparison with a type's name
+    # elsewhere is policy that the table does not show.
+    names = "|".join(pagetype.PAGE_TYPES)
+    comparison = re.compile(rf"(?:==|!=|\bin)\s*[(\[{{]?\s*[\"'](?:{names})[\"']")
+    fetch = Path(pagetype.__file__).parent
+    defining = {"policies.py", "pagetype.py", "pagetype_model.py"}
+    for module in sorted(fetch.glob("*.py")):
+        if module.name not in defining:
+            assert not comparison.findall(module.read_text()), module.name
+
+
+def test_a_thread_and_the_page_type_name_posts_with_one_vocabulary():
+    from tools.fetch import forum
+
+    markup = "<div class='{}'>" + LOREM + "</div>"
+    for word in sorted(forum.POST_WORDS):
+        element = lxml_fragment(markup.format(f"topic-{word}"))
+        assert pagetype._is_post(element, element.get("class"))
+        assert forum._post_key(element) == ("div", f"topic-{word}")
+    # A thread's entries are its posts; for the page type, `entry` names an article's text.
+    entry = lxml_fragment(markup.format("entry-content"))
+    assert forum._post_key(entry) == ("div", "entry-content")
+    assert not pagetype._is_post(entry, entry.get("class"))
+
+
+def lxml_fragment(markup: str):
+    import lxml.html
+
+    return lxml.html.fragment_fromstring(markup)

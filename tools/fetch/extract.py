@@ -197,12 +197,13 @@ def html_to_markdown(
     """
     from tools.fetch.markdown import tidy
     from tools.fetch.pagetype import detect
+    from tools.fetch.policies import POLICIES
 
     page = html if isinstance(html, Bounded) else bound(html)
     parsed = _parse(page.html, url, declared=page.declared, scripted=page.scripted)
     tree, signals = parsed.tree, parsed.signals
     page_type = detect(tree, url, signals)
-    meta = _metadata(tree, url, signals, dated=page_type == "article")
+    meta = _metadata(tree, url, signals, dated=POLICIES[page_type].dated)
     if full_page:
         body = _page_markdown(tree, include_links=include_links)
     else:
@@ -210,8 +211,7 @@ def html_to_markdown(
             tree, page_type, signals, include_links=include_links, large=page.large
         )
         body = tidy(body)
-        # A product's heading is its name, which the price and specifications belong to.
-        body = body if page_type == "product" else _drop_title(body, meta["title"])
+        body = body if POLICIES[page_type].named else _drop_title(body, meta["title"])
     warnings = list(parsed.warnings)
     if parsed.shell and not full_page and not _words(body):
         from tools.fetch.embedded import embedded_markdown
@@ -569,8 +569,9 @@ def _extract(
     is next to nothing (under _FEW words) where the article candidate is not.
     """
     from tools.fetch import pages
+    from tools.fetch.policies import POLICIES
 
-    if page_type == "article":
+    if POLICIES[page_type].article:
         return _main_markdown(tree, include_links=include_links, large=large), page_type
     # The type's extractor prunes the tree in place; the article candidate needs it whole.
     article_tree = deepcopy(tree)

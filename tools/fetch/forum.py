@@ -29,7 +29,13 @@ _POST_TYPES = frozenset(
         "blogposting",
     }
 )
-_POST_WORDS = frozenset({"post", "message", "comment", "reply", "answer", "entry"})
+# The words a post's class is named with, here and where the page's type counts its posts
+# (pagetype.py). A thread found calls its posts entries too, but the page type does not count
+# "entry": every WordPress article's text is an `entry-content`.
+POST_WORDS = frozenset({"post", "message", "comment", "reply", "answer"})
+_THREAD_WORDS = POST_WORDS | {"entry"}
+# Tags that carry a post's class name on its links, labels and controls, never on a post.
+NOT_POSTS = frozenset({"a", "span", "button", "form"})
 _WORD = re.compile(r"[a-z]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
 _MIN_POSTS = 2
@@ -171,10 +177,10 @@ def _classed_posts(region: HtmlElement) -> list[HtmlElement]:
 
 def _post_key(element: HtmlElement) -> tuple[str, str] | None:
     """(tag, first class name naming a post) for an element that may be a post."""
-    if not isinstance(element.tag, str) or element.tag in ("a", "span", "button", "form"):
+    if not isinstance(element.tag, str) or element.tag in NOT_POSTS:
         return None
     for name in element.get("class", "").split():
-        if _POST_WORDS & set(_words(name)):
+        if _THREAD_WORDS & set(_words(name)):
             return (str(element.tag), name.lower())
     return None
 

@@ -2,10 +2,11 @@
 
 All of them start from the page's main region, pruned of boilerplate (region.py): landmarks,
 boilerplate class names, sections whose heading says they are about something else, and menus
-of short links (except on listings and collections, whose items are such links). Then:
-documentation, listing, collection and service keep the region whole from its title on; a
-forum gives its thread post by post (forum.py); a product keeps also what its closed tabs
-hold, plus what its structured data says that the visible page does not (product.py).
+of short links (except where the type's items are such links). Then, by the type's policy
+(policies.py): the region is kept whole from its title on, or a forum's thread is given post
+by post (forum.py); a product keeps also what its folded tabs hold, plus what its structured
+data says that the visible page does not (product.py); and the types whose repeated lines
+are copies keep the first.
 """
 
 from __future__ import annotations
@@ -16,12 +17,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
+    from tools.fetch.policies import Policy
     from tools.fetch.signals import Signals
 
-_ITEMS = frozenset({"listing", "collection"})
-# Page types whose repeated lines are copies (a layout for each screen size, a quoted post),
-# unlike a listing's repeated labels or documentation's repeated code.
-_DUPLICATED = frozenset({"product", "service", "forum"})
 _WORD = re.compile(r"\w+")
 _TARGET = re.compile(r"\]\([^)]*\)")
 _ONCE_WORDS = 5  # shorter lines (labels, prices) repeat for good reasons
@@ -48,37 +46,38 @@ _TRAILING = ".:!> \u00bb\u203a\u2192"  # arrows and guillemets after a label
 def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
     """The page's content as markdown; "" when this way finds nothing."""
     from tools.fetch.markdown import element_markdown
+    from tools.fetch.policies import POLICIES
 
-    region = _region(tree, page_type)
-    if page_type == "forum":
+    policy = POLICIES[page_type]
+    region = _region(tree, policy)
+    if policy.thread:
         from tools.fetch.forum import thread_markdown
 
         thread = thread_markdown(region, include_links=include_links)
-        if thread:
+        if thread:  # its quoted posts are copies
             return _once(without_controls(thread))
     else:
         from tools.fetch.region import start_at_title
 
         start_at_title(region)
-    # A product's description and specifications often sit in closed tabs or accordions.
-    markdown = element_markdown(region, include_links=include_links, folded=page_type == "product")
+    markdown = element_markdown(region, include_links=include_links, folded=policy.folded)
     markdown = without_controls(markdown)
-    if page_type in _DUPLICATED:
+    if policy.copies:
         markdown = _once(markdown)
-    if page_type == "product":
+    if policy.structured:
         from tools.fetch.product import with_structured_data
 
         markdown = with_structured_data(markdown, signals)
     return markdown
 
 
-def _region(tree: HtmlElement, page_type: str) -> HtmlElement:
+def _region(tree: HtmlElement, policy: Policy) -> HtmlElement:
     """The main region, pruned of what is not this page type's content."""
     from tools.fetch import region
 
-    region.prune(tree, thread=page_type == "forum", reviews=page_type == "product")
-    region.drop_aside_sections(tree, items=page_type in _ITEMS)
-    if page_type not in _ITEMS:
+    region.prune(tree, thread=policy.thread, reviews=policy.reviews)
+    region.drop_aside_sections(tree, items=policy.items)
+    if not policy.items:
         region.drop_menus(tree)
     main = region.main_region(tree)
     region.space_out(main)

@@ -23,6 +23,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
+from tools.fetch.forum import NOT_POSTS, POST_WORDS
 from tools.fetch.region import hidden
 from tools.fetch.signals import of_type, text_of, walk
 
@@ -130,9 +131,9 @@ _PATHS = (
 )
 
 _PRICE = re.compile(r"(?:[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP)\b)")
+_POST_NAMES = "|".join(sorted(POST_WORDS))  # no word is the start of another: order is free
 _POST_CLASS = re.compile(
-    r"(?:^|[\s_-])(?:post|message|comment|reply|answer)(?:s|body|content|text)?(?:$|[\s_-])",
-    re.IGNORECASE,
+    rf"(?:^|[\s_-])(?:{_POST_NAMES})(?:s|body|content|text)?(?:$|[\s_-])", re.IGNORECASE
 )
 # Phrases counted in one pass over the lower-cased text (a case-blind pattern is several
 # times slower), each group a feature: buying, calls to action, the vocabulary of threads.
@@ -376,9 +377,8 @@ _ITEM_SHARE = 0.5
 _PROSE = "//p[string-length(normalize-space()) > 250]/text()"
 # Headings that are links: the titles of cards in a feed or a grid.
 _CARD_TITLES = "count(//h2[.//a or parent::a] | //h3[.//a or parent::a] | //h4[.//a or parent::a])"
-# A post's class holds one of these words, as written (a quick test before _POST_CLASS).
-_POST_WORDS = re.compile("post|message|comment|reply|answer")
-_NOT_POSTS = frozenset({"a", "span", "button", "form"})
+# A post's class holds one of the words, as written (a quick test before _POST_CLASS).
+_POST_WORDS = re.compile(_POST_NAMES)
 _BYLINE = re.compile("author|byline")  # as written, as the class names of bylines are
 
 
@@ -400,7 +400,7 @@ def _marked(tree: HtmlElement) -> tuple[int, int]:
 def _is_post(element: HtmlElement, value: str) -> bool:
     return (
         _POST_WORDS.search(value) is not None  # the quick test first
-        and element.tag not in _NOT_POSTS
+        and element.tag not in NOT_POSTS
         and _POST_CLASS.search(value) is not None
         and len(element.text_content()) > _POST_CHARS
     )
