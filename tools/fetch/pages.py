@@ -45,22 +45,18 @@ _TRAILING = ".:!> \u00bb\u203a\u2192"  # arrows and guillemets after a label
 
 def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
     """The page's content as markdown; "" when this way finds nothing."""
+    from tools.fetch.forum import thread_markdown
     from tools.fetch.markdown import element_markdown
     from tools.fetch.policies import POLICIES
+    from tools.fetch.region import start_at_title
 
     policy = POLICIES[page_type]
     region = _region(tree, policy)
-    if policy.thread:
-        from tools.fetch.forum import thread_markdown
-
-        thread = thread_markdown(region, include_links=include_links)
-        if thread:  # its quoted posts are copies
-            return _once(without_controls(thread))
-    else:
-        from tools.fetch.region import start_at_title
-
-        start_at_title(region)
-    markdown = element_markdown(region, include_links=include_links, folded=policy.folded)
+    markdown = thread_markdown(region, include_links=include_links) if policy.thread else ""
+    if not markdown:
+        if not policy.thread:  # a forum page is read from its whole region, thread or not
+            start_at_title(region)
+        markdown = element_markdown(region, include_links=include_links, folded=policy.folded)
     markdown = without_controls(markdown)
     if policy.copies:
         markdown = _once(markdown)
