@@ -729,6 +729,22 @@ def test_attribute_values_cost_less_than_text_of_the_same_length():
     assert extract._chunk_cost(text, 0, len(text)) > 400
 
 
+@pytest.mark.parametrize(
+    "attribute",
+    ["href='{}'", 'HREF="{}"', "src='{}'", "alt='{}'", "Title='{}'", "href = '{}'", "x ='{}'"],
+)
+def test_values_copied_into_the_markdown_cost_as_text_does(attribute):
+    # A link's target, an image's source, alt text and title become Python strings and
+    # markdown; so does any value written with a space before its "=" (the higher cost is
+    # the safe guess for a form the quick search does not name).
+    value = "x" * 12_800
+    copied = "<a " + attribute.format(value) + ">w</a>"
+    kept = "<a data-x='" + value + "'>w</a>"
+    assert extract._chunk_cost(copied, 0, len(copied)) > 400
+    assert extract._chunk_cost(kept, 0, len(kept)) < 110
+    assert extract._chunk_cost("<a data-href='" + value + "'>w</a>", 0, 12_830) < 110
+
+
 def test_a_shop_page_megabytes_long_in_attribute_values_converts_whole():
     # Product records, srcsets and class lists in every card: the bytes of a modern shop's
     # category page, which lxml keeps once and nothing copies; its text is small.

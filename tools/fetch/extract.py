@@ -97,7 +97,12 @@ _MAX_COST = 64_000
 _TEXT = re.compile(r">[^<]+")
 _QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")  # an attribute's quoted value
 # The values that become text and links (Python strings, markdown) and cost as text does.
-_COPIED = re.compile(r"(?i:\s(?:href|src|alt|title))\s*=\s*(\"[^\"]*\"|'[^']*')")
+# Searched for by their "=" (four times faster than by the name before it); a value whose
+# "=" follows a space is counted too, whatever its name: the higher cost, never the lower.
+_COPIED = re.compile(
+    r"=(?:(?i:(?<=\shref=)|(?<=\ssrc=)|(?<=\salt=)|(?<=\stitle=))|(?<=\s=))"
+    r"\s*(\"[^\"]*\"|'[^']*')"
+)
 _CHUNK = 1 << 18
 _WORD_SEARCH = 1000  # characters back from the cut to look for a line or word end
 # What `bound` removes from a large page before parsing: never content (see _NEVER), and
@@ -255,8 +260,8 @@ def bound(html: str) -> Bounded:
     if not _exceeds(lean, _LARGE_COST - spent):
         return Bounded(lean, declared=declared, scripted=scripted)
     # Inline images are kept on normal pages (full-page mode shows them) but not at any size.
-    lean = _DATA.sub("data:,", lean)
-    if not _exceeds(lean, _LARGE_COST - spent):
+    lean, inlined = _DATA.subn("data:,", lean)
+    if inlined and not _exceeds(lean, _LARGE_COST - spent):
         return Bounded(lean, declared=declared, scripted=scripted)
     end = _cut_at(lean, _MAX_COST - spent)
     if end is None:
