@@ -166,11 +166,12 @@ def matches(url: str, domains: Sequence[str]) -> bool:
 
 def keep(results: Iterable[Result], allowed: Sequence[str], blocked: Sequence[str]) -> list[Result]:
     """Post-filter: only allowed hosts (when any are given), never blocked ones."""
-    return [
-        r
-        for r in results
-        if (not allowed or matches(r["url"], allowed)) and not matches(r["url"], blocked)
-    ]
+    return [r for r in results if wanted(r["url"], allowed, blocked)]
+
+
+def wanted(url: str, allowed: Sequence[str], blocked: Sequence[str]) -> bool:
+    """Whether the filters let `url` through: allowed (when any are given), not blocked."""
+    return (not allowed or matches(url, allowed)) and not matches(url, blocked)
 
 
 def split(count: int, n: int) -> list[int]:

@@ -693,6 +693,24 @@ def test_max_sources_and_domains_filter_the_sources(httpx_mock, configured, monk
     assert "-site:old.reddit.com" in sent
 
 
+def test_an_unresolved_redirect_link_is_filtered_by_the_domain_google_titles_it_with(
+    httpx_mock, configured, monkeypatch
+):
+    # Unresolved, a source's URL is on Google's host: the site it leads to is its title.
+    monkeypatch.setenv("IKIGAI_WEB_GEMINI_RESOLVE", "0")
+    chunks = [
+        chunk(f"{REDIRECT}/1", "en.wikipedia.org"),
+        chunk(f"{REDIRECT}/2", "uefa.com"),
+        chunk(f"{REDIRECT}/3", "A page Google titled in words"),
+        chunk("https://wikipedia.org/direct", "uefa.com"),  # not a redirect: its own host
+    ]
+    httpx_mock.add_response(url=API, json=grounded(chunks=chunks, supports=[]), is_reusable=True)
+    out = gem.execute({"query": "euro 2024", "blocked_domains": ["wikipedia.org"]}, load())
+    assert [r["url"] for r in out["results"]] == [f"{REDIRECT}/2", f"{REDIRECT}/3"]
+    out = gem.execute({"query": "euro 2024", "allowed_domains": ["wikipedia.org"]}, load())
+    assert [r["url"] for r in out["results"]] == [f"{REDIRECT}/1", "https://wikipedia.org/direct"]
+
+
 def test_endpoint_override_and_model_in_the_path(httpx_mock, configured, monkeypatch):
     monkeypatch.setenv("GEMINI_API_URL", "https://gateway.test/gemini/v1beta/")
     url = "https://gateway.test/gemini/v1beta/models/gemini-2.5-flash:generateContent"

@@ -19,7 +19,7 @@ from common import domains
 from common import params as p
 from common.credentials import PROVIDERS
 from common.credentials import resolve as credentials
-from common.domains import Page, Result, host_of, keep, url_key
+from common.domains import Page, Result, host_of, url_key, wanted
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
 from common.search import (
@@ -258,11 +258,11 @@ def resolve_links(urls: Sequence[str], deadline: Deadline, settings: Settings) -
     """
     import threading
 
-    from common.http import Deadline, endpoint
+    from common.http import Deadline
     from tools.fetch.session import Session
 
     budget = min(RESOLVE_SECONDS, deadline.remaining() - RESOLVE_RESERVE)
-    prefix = endpoint("GEMINI_REDIRECT_URL", REDIRECT_PREFIX)
+    prefix = redirect_prefix()
     targets = [u for u in dict.fromkeys(urls) if redirect_link(u, prefix)]
     if budget <= 0 or not targets:
         return {}
@@ -276,6 +276,13 @@ def resolve_links(urls: Sequence[str], deadline: Deadline, settings: Settings) -
         for thread in threads:
             thread.join(within.remaining())
         return dict(found)
+
+
+def redirect_prefix() -> str:
+    """Where Google's grounding redirect links live (GEMINI_REDIRECT_URL overrides it)."""
+    from common.http import endpoint
+
+    return endpoint("GEMINI_REDIRECT_URL", REDIRECT_PREFIX)
 
 
 def redirect_link(url: str, prefix: str) -> bool:
@@ -484,7 +491,12 @@ def page(
     """The answer as a Page: sources as results (real URLs where resolved), de-duplicated by
     URL and domain-filtered; the answer, queries and entry point as extras. Not cached when a
     link could not be resolved: next time it may be."""
-    results = keep(sources_as_results(grounded.sources, real or {}), params.allowed, params.blocked)
+    prefix = redirect_prefix()
+    results = [
+        found
+        for found in sources_as_results(grounded.sources, real or {})
+        if wanted(_site(found, prefix), params.allowed, params.blocked)
+    ]
     extra: dict[str, Any] = {"answer": grounded.answer, "search_queries": grounded.queries}
     if entry_point and grounded.entry_point:
         extra["search_entry_point"] = grounded.entry_point
@@ -516,6 +528,13 @@ def _result(source: Source, real: str | None) -> Result | None:
     # Google's title is often only the site's domain: the real URL's host says more.
     title = host_of(real) if real and _bare_domain(source.title) else source.title
     return result(title, real or source.url, source.snippet)
+
+
+def _site(result: Result, prefix: str) -> str:
+    """The URL a result is filtered by. A redirect link left unresolved is on Google's host;
+    the site it leads to is the domain Google titles it with, when it does."""
+    url, title = str(result["url"]), str(result["title"]).strip().lower()
+    return f"https://{title}/" if redirect_link(url, prefix) and _bare_domain(title) else url
 
 
 def _bare_domain(title: str) -> bool:
