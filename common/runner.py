@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from common.errors import ErrorCode, ToolError, UsageError
+from common.protocol import silence, write_text
 from common.redact import mask, redact
 from common.settings import load
 from common.text import compact, encodable, encodable_json, visible
@@ -64,6 +65,8 @@ class Tool(NamedTuple):
 
 def main(tool: Tool) -> int:
     """One invocation on this process's argv and streams; returns the exit code."""
+    if sys.stdout is None:  # started with stdout closed: no one can read an answer
+        return 1
     output = Output(sys.stdout.buffer)
     with output.guarded():
         return run(tool, sys.argv[1:], sys.stdin.buffer, output)
@@ -80,9 +83,8 @@ def run(tool: Tool, argv: list[str], stdin: IO[bytes], output: Output | IO[bytes
     except UsageError as exc:
         sys.stderr.write(f"{name}: {exc}\n")
         return 1
-    if invocation.text is not None:
-        sys.stdout.write(invocation.text)
-        return 0
+    if invocation.text is not None:  # for a person: help, version
+        return 0 if write_text(invocation.text) else 1
     return _call(tool, invocation, out)
 
 
@@ -371,8 +373,9 @@ class Output:
             try:
                 self.stream.write(data)
                 self.stream.flush()
-            except (BrokenPipeError, ValueError):
-                return False  # the host stopped reading: nobody is left to tell
+            except (OSError, ValueError):  # the reader has gone, or the disk is full
+                silence(self.stream)
+                return False  # nobody is left to tell
             finally:
                 self.writing = False
         if self.pending is not None:

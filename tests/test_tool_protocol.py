@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import BIN
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted(
@@ -94,3 +97,37 @@ def test_version(run_tool, script):
 
     out = run_tool(script, args=("--version",), raw=b"")
     assert (out.code, out.stdout) == (0, f"{script} (ikigai-web-tools) {__version__}\n")
+
+
+def _closed_stdout() -> None:
+    os.close(1)
+
+
+@pytest.mark.parametrize("how", ["closed", "gone", "full"])
+@pytest.mark.parametrize(
+    ("args", "raw"),
+    [(("--schema",), b""), ((), b'{"query": "x", "count": 999}'), (("--version",), b"")],
+)
+def test_an_answer_nobody_can_read_exits_1_quietly(how, args, raw, tmp_path):
+    # The contract's exit 1 with nothing said: no traceback, no "Exception ignored", no 120.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    target: Any = write_end
+    if how == "full":
+        if not Path("/dev/full").exists():
+            pytest.skip("no /dev/full here")
+        target = Path("/dev/full").open("wb")  # noqa: SIM115 - closed below
+    proc = subprocess.run(
+        [str(BIN / "web-search-brave-tool"), *args],
+        input=raw,
+        stdout=target,
+        stderr=subprocess.PIPE,
+        preexec_fn=_closed_stdout if how == "closed" else None,
+        env=os.environ | {"HOME": str(tmp_path), "BRAVE_API_KEY": "k"},
+        timeout=60,
+        check=False,
+    )
+    os.close(write_end)
+    if how == "full":
+        target.close()
+    assert (proc.returncode, proc.stderr.decode()) == (1, "")
