@@ -793,6 +793,9 @@ def test_a_multi_megabyte_page_is_cut_and_ends_with_a_note(full_page):
     assert "Section 9999" not in body
     assert len(body) > 200_000  # hundreds of kilobytes still come through
     assert doc.title == "Huge page"
+    assert [w["code"] for w in doc.warnings] == ["TOO_LARGE"]
+    assert doc.warnings[0]["message"].startswith("This page is too large to convert whole")
+    assert f"({len(html) / 1e6:.1f} million characters of HTML" in doc.warnings[0]["message"]
 
 
 def test_one_giant_pre_is_cut_at_a_line_and_its_fence_closed():

@@ -335,6 +335,16 @@ def test_an_empty_app_shell_warns_that_it_needs_javascript():
     assert "JavaScript" in doc.warnings[0]["message"]
 
 
+def test_a_page_whose_text_was_cut_off_does_not_say_it_needs_javascript(monkeypatch):
+    # Too large: the cut falls before any text, which does not make the page an app shell.
+    monkeypatch.setattr(extract, "_LARGE_COST", 50)
+    monkeypatch.setattr(extract, "_MAX_COST", 150)
+    html = "<html><body>" + "<div>" * 400 + "<p>The text.</p>" + "</div>" * 400 + "</body></html>"
+    doc = html_to_markdown(html, "https://e.org/deep")
+    assert "The text." not in doc.markdown
+    assert [w["code"] for w in doc.warnings] == ["TOO_LARGE"]
+
+
 def test_an_app_shell_gives_the_text_of_its_embedded_data():
     data = {
         "props": {

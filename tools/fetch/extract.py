@@ -222,10 +222,14 @@ def html_to_markdown(
         from tools.fetch.embedded import embedded_markdown
 
         body = tidy(embedded_markdown(signals, include_links=include_links), url)
-    if parsed.shell and not _words(body):
+    if parsed.shell and not page.note and not _words(body):  # a cut page lost its text
         warnings.append(_NEEDS_JAVASCRIPT)
-    if page.note:
-        body = f"{body}\n\n{page.note}" if body else page.note
+    if page.note:  # where the content stops, and for the caller as a partial failure
+        rest = "and the rest of the page is not available from web-fetch"
+        note = f"> [web-fetch: {page.note}: the content above stops there, {rest}.]"
+        body = f"{body}\n\n{note}" if body else note
+        said = f"{page.note[0].upper()}{page.note[1:]}: a note ends the content there, {rest}."
+        warnings.append({"code": "TOO_LARGE", "message": said})
     return Document(
         markdown=body,
         **meta,
@@ -241,7 +245,7 @@ class Bounded:
 
     html: str
     large: bool = False  # big enough to skip the costly second opinion
-    note: str = ""
+    note: str = ""  # why and where the page was cut, when it was
     declared: str = ""  # the data scripts set aside from a large page's HTML (see _strip)
     scripted: bool = False  # scripts were stripped from it
 
@@ -267,10 +271,9 @@ def bound(html: str) -> Bounded:
     if end is None:
         return Bounded(lean, large=True, declared=declared, scripted=scripted)
     note = (
-        f"> [web-fetch: this page is too large to convert whole ({_size(len(html))} of HTML, "
+        f"this page is too large to convert whole ({_size(len(html))} of HTML, "
         f"{_size(len(lean))} without scripts, styles and inline data). Only its first "
-        f"{_size(end)} ({end * 100 // len(lean)}%) were converted: the content above stops "
-        "there, and the rest of the page is not available from web-fetch.]"
+        f"{_size(end)} ({end * 100 // len(lean)}%) were converted"
     )
     return Bounded(lean[:end], large=True, note=note, declared=declared, scripted=scripted)
 
