@@ -339,6 +339,14 @@ def test_401_without_auth_says_set_it():
     assert "SEARXNG_AUTH is not set" in err.message
 
 
+def test_401_with_a_login_in_the_url_says_that_login_was_rejected():
+    where = sx.Instance("https://me:pw@searx.example.org/search", "https://searx.example.org", {})
+    err = sx.error_for(reply(401, NGINX_401, {"WWW-Authenticate": 'Basic realm="searx"'}), where)
+    assert err.code is ErrorCode.AUTH_INVALID
+    assert "rejected the login in SEARXNG_URL" in err.message
+    assert "is not set" not in err.message
+
+
 def test_401_with_auth_says_rejected():
     err = sx.error_for(reply(401, "", {}), WHERE_AUTH)
     assert err.code is ErrorCode.AUTH_INVALID

@@ -138,6 +138,11 @@ class Instance(NamedTuple):
     def has_auth(self) -> bool:
         return "Authorization" in self.headers
 
+    @property
+    def url_login(self) -> bool:
+        """SEARXNG_URL carries user:password, which goes as HTTP Basic auth."""
+        return "@" in urlsplit(self.endpoint).netloc
+
 
 def parse_input(raw: dict[str, Any]) -> Params:
     return Params(
@@ -318,6 +323,8 @@ def _auth_failure(reply: Reply) -> bool:
 def _auth_invalid(told: str, where: Instance) -> ToolError:
     if where.has_auth:
         why = "the instance (or the proxy in front of it) rejected SEARXNG_AUTH"
+    elif where.url_login:
+        why = "the instance (or the proxy in front of it) rejected the login in SEARXNG_URL"
     else:
         why = "the instance sits behind a login and SEARXNG_AUTH is not set"
     message = (
