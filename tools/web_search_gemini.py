@@ -240,7 +240,8 @@ def fetch_page(
     grounded = shape_output(link.get_json(request, "Gemini", error_for, retry_seconds))
     links = [s.url for s in grounded.sources]
     real = resolve_links(links, link.deadline, settings) if settings.gemini_resolve else None
-    return page(grounded, real, params, entry_point=settings.gemini_search_entry_point)
+    entry_point = settings.gemini_search_entry_point
+    return page(grounded, real, params, prefix=redirect_prefix(), entry_point=entry_point)
 
 
 def resolve_links(urls: Sequence[str], deadline: Deadline, settings: Settings) -> dict[str, str]:
@@ -486,12 +487,16 @@ def _entry_point(meta: dict[str, Any]) -> str | None:
 
 
 def page(
-    grounded: Grounded, real: Mapping[str, str] | None, params: Params, *, entry_point: bool
+    grounded: Grounded,
+    real: Mapping[str, str] | None,
+    params: Params,
+    *,
+    prefix: str,
+    entry_point: bool,
 ) -> Page:
     """The answer as a Page: sources as results (real URLs where resolved), de-duplicated by
     URL and domain-filtered; the answer, queries and entry point as extras. Not cached when a
-    link could not be resolved: next time it may be."""
-    prefix = redirect_prefix()
+    link could not be resolved: next time it may be. `prefix`: where redirect links live."""
     results = [
         found
         for found in sources_as_results(grounded.sources, real or {})

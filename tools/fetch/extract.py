@@ -224,12 +224,9 @@ def html_to_markdown(
         body = tidy(embedded_markdown(signals, include_links=include_links), url)
     if parsed.shell and not page.note and not _words(body):  # a cut page lost its text
         warnings.append(_NEEDS_JAVASCRIPT)
-    if page.note:  # where the content stops, and for the caller as a partial failure
-        rest = "and the rest of the page is not available from web-fetch"
-        note = f"> [web-fetch: {page.note}: the content above stops there, {rest}.]"
-        body = f"{body}\n\n{note}" if body else note
-        said = f"{page.note[0].upper()}{page.note[1:]}: a note ends the content there, {rest}."
-        warnings.append({"code": "TOO_LARGE", "message": said})
+    if page.note:
+        body, cut = _cut_off(body, page.note)
+        warnings.append(cut)
     return Document(
         markdown=body,
         **meta,
@@ -245,7 +242,7 @@ class Bounded:
 
     html: str
     large: bool = False  # big enough to skip the costly second opinion
-    note: str = ""  # why and where the page was cut, when it was
+    note: str = ""  # when the page was cut: "too large to convert whole (sizes)..."
     declared: str = ""  # the data scripts set aside from a large page's HTML (see _strip)
     scripted: bool = False  # scripts were stripped from it
 
@@ -271,11 +268,20 @@ def bound(html: str) -> Bounded:
     if end is None:
         return Bounded(lean, large=True, declared=declared, scripted=scripted)
     note = (
-        f"this page is too large to convert whole ({_size(len(html))} of HTML, "
+        f"too large to convert whole ({_size(len(html))} of HTML, "
         f"{_size(len(lean))} without scripts, styles and inline data). Only its first "
         f"{_size(end)} ({end * 100 // len(lean)}%) were converted"
     )
     return Bounded(lean[:end], large=True, note=note, declared=declared, scripted=scripted)
+
+
+def _cut_off(markdown: str, note: str) -> tuple[str, dict[str, str]]:
+    """The markdown of a cut page, ended by a note where its content stops; and a TOO_LARGE
+    warning saying the same to a caller who pages through it and may never see the end."""
+    rest = "and the rest of the page is not available from web-fetch"
+    ended = f"> [web-fetch: this page is {note}: the content above stops there, {rest}.]"
+    said = f"This page is {note}: a note ends the content there, {rest}."
+    return (f"{markdown}\n\n{ended}" if markdown else ended), {"code": "TOO_LARGE", "message": said}
 
 
 def _exceeds(html: str, budget: float) -> bool:

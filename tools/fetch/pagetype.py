@@ -378,7 +378,7 @@ _PROSE = "//p[string-length(normalize-space()) > 250]/text()"
 # Headings that are links: the titles of cards in a feed or a grid.
 _CARD_TITLES = "count(//h2[.//a or parent::a] | //h3[.//a or parent::a] | //h4[.//a or parent::a])"
 # A post's class holds one of the words, as written (a quick test before _POST_CLASS).
-_POST_WORDS = re.compile(_POST_NAMES)
+_ANY_POST_WORD = re.compile(_POST_NAMES)
 _BYLINE = re.compile("author|byline")  # as written, as the class names of bylines are
 
 
@@ -399,7 +399,7 @@ def _marked(tree: HtmlElement) -> tuple[int, int]:
 
 def _is_post(element: HtmlElement, value: str) -> bool:
     return (
-        _POST_WORDS.search(value) is not None  # the quick test first
+        _ANY_POST_WORD.search(value) is not None  # the quick test first
         and element.tag not in NOT_POSTS
         and _POST_CLASS.search(value) is not None
         and len(element.text_content()) > _POST_CHARS
