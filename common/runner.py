@@ -52,6 +52,8 @@ _EXIT_CRASH = 2
 _INT_RANGE = (-(1 << 63), (1 << 64) - 1)  # what every JSON reader of the answer takes
 _STRING_SHARE = 4  # before results are dropped, no one string may take over 1/4 of the budget
 _CUT_ROUNDS = 8
+# Bytes to save beyond the excess: the note the cut adds, and each cut string's "…".
+_CUT_SLACK = 128
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -266,8 +268,8 @@ def render(result: dict[str, Any], budget: int) -> bytes:
     """Compact JSON plus newline, never over `budget` bytes.
 
     Too large: first no single string may take over a quarter of the budget (one huge
-    snippet must not empty the answer), then trailing results go, then the longest strings
-    are cut; each step says so in `warnings`.
+    snippet must not empty the answer), then trailing results go (never the first), then the
+    longest strings are cut; each step says so in `warnings`.
     """
     kept = scrub(result)
     data = _dumps(kept)
@@ -297,7 +299,9 @@ def _drop_results(result: dict[str, Any], budget: int) -> tuple[dict[str, Any], 
     kept, data = result, _dumps(result)
     if not isinstance(results, list):
         return kept, data
-    for count in range(len(results) - 1, -1, -1):
+    # The first result stays: cutting its text (the next step) tells the reader more than
+    # an empty list would.
+    for count in range(len(results) - 1, 0, -1):
         note = f"{len(results) - count} results dropped to fit the {budget}-byte output"
         kept = _note(result | {"results": results[:count], "count": count}, note)
         data = _dumps(kept)
@@ -311,10 +315,24 @@ def _cut_longest(result: dict[str, Any], budget: int) -> tuple[dict[str, Any], b
     for _ in range(_CUT_ROUNDS):
         if len(data) <= budget:
             break
-        longest = _longest(kept)
-        kept = _cut_strings(kept, max(0, longest - (len(data) - budget) - 64))
+        most = _level(_sizes(kept), len(data) - budget + _CUT_SLACK)
+        kept = _cut_strings(kept, most, _size)
         data = _dumps(_note(kept, "the longest text was cut to fit the answer"))
     return kept, data
+
+
+def _level(sizes: list[int], excess: int) -> int:
+    """The size to cut every larger string to so as to save `excess` bytes: the largest
+    strings are cut first, and small ones (a result's URL, a warning's code) are kept whole
+    while the large ones can give up enough."""
+    ranked = sorted(sizes, reverse=True)
+    saved = 0
+    for count, length in enumerate(ranked, start=1):
+        below = ranked[count] if count < len(ranked) else 0
+        if saved + (length - below) * count >= excess:
+            return length - math.ceil((excess - saved) / count)
+        saved += (length - below) * count
+    return 0
 
 
 def _note(result: dict[str, Any], message: str) -> dict[str, Any]:
@@ -322,26 +340,36 @@ def _note(result: dict[str, Any], message: str) -> dict[str, Any]:
     return result | {"warnings": [*warnings, {"code": "TRUNCATED", "message": message}]}
 
 
-def _cut_strings(value: Any, most: int) -> Any:
+def _cut_strings(value: Any, most: int, size: Callable[[str], int] = len) -> Any:
+    """`value` with every string over `most` (characters, or as `size` measures) cut to it,
+    "…" included; a string measured in bytes keeps the share of its characters that fits."""
     if isinstance(value, str):
-        return value if len(value) <= most else value[: max(0, most - 1)] + "…"
+        measured = size(value)
+        if measured <= most:
+            return value
+        return value[: max(0, len(value) * most // measured - 1)] + "…"
     if isinstance(value, dict):
-        cut = {k: _cut_strings(v, most) for k, v in value.items()}
+        cut = {k: _cut_strings(v, most, size) for k, v in value.items()}
         return value if all(cut[k] is value[k] for k in value) else cut
     if isinstance(value, list):
-        items = [_cut_strings(v, most) for v in value]
+        items = [_cut_strings(v, most, size) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     return value
 
 
-def _longest(value: Any) -> int:
+def _sizes(value: Any) -> list[int]:
     if isinstance(value, str):
-        return len(value)
+        return [_size(value)]
     if isinstance(value, dict):
-        return max((_longest(v) for v in value.values()), default=0)
+        return [n for v in value.values() for n in _sizes(v)]
     if isinstance(value, list):
-        return max((_longest(v) for v in value), default=0)
-    return 0
+        return [n for v in value for n in _sizes(v)]
+    return []
+
+
+def _size(text: str) -> int:
+    """The bytes `text` takes in the answer: escapes and UTF-8 make it more than its length."""
+    return len(compact(text)) - 2
 
 
 def _over_budget(budget: int) -> bytes:

@@ -229,6 +229,31 @@ def test_one_oversized_result_is_cut_and_the_others_kept():
     assert out["results"][1]["snippet"] == "s" * 10
 
 
+@pytest.mark.parametrize("budget", [1024, 5000])
+def test_a_result_too_large_alone_is_cut_not_dropped(budget):
+    # Even with every string at a quarter of the budget, one result does not fit.
+    result = _results(20, 20_000)
+    for item in result["results"]:
+        item |= {"title": "T" * 3000, "extra": ["e" * 9000] * 4}
+    data = runner.render(result, budget)
+    out = json.loads(data)
+    assert len(data) <= budget
+    assert out["count"] == len(out["results"]) == 1
+    assert out["results"][0]["url"] == "https://e.test/0"
+    assert out["results"][0]["title"].startswith("TTT")
+    assert [w["code"] for w in out["warnings"]] == ["TRUNCATED"] * 3
+
+
+@pytest.mark.parametrize("text", ['"\\' * 300, "\u00e9\U0001f600" * 300, "\x01" * 600])
+def test_render_fits_text_that_takes_more_bytes_than_characters(text):
+    # Quotes and backslashes are escaped, é and emoji take 2 and 4 bytes, a control
+    # character is dropped: none of it may push the answer over the budget.
+    result = {"success": True, "results": [{"url": "https://e.test/", "a": [text] * 20}]}
+    data = runner.render(result, 1024)
+    assert len(data) <= 1024
+    assert json.loads(data)["results"][0]["url"] == "https://e.test/"
+
+
 def test_render_always_fits_many_long_strings():
     result = {"success": True, "a": ["z" * 14_000] * 30, "b": {"c": "w" * 14_000}}
     data = runner.render(result, 20_000)
