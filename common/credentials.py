@@ -7,7 +7,6 @@ the ikigai config directory, flat (keyed by the variable name) or nested
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -158,14 +157,16 @@ def _from_env(field: Field) -> str | None:
 
 
 def _from_file(values: dict[str, Any], provider: Provider, field: Field) -> str | None:
+    return next(iter(_in_file(values, provider, field)), None)
+
+
+def _in_file(values: dict[str, Any], provider: Provider, field: Field) -> list[str]:
+    """Every value the file gives `field`, flat entries first, then the nested one."""
     candidates: list[object] = [values.get(name) for name in field.env]
     nested = values.get("web_search")
     if isinstance(nested, dict) and isinstance(nested.get(provider.key), dict):
         candidates.append(nested[provider.key].get(field.name))
-    for value in candidates:
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
+    return [value.strip() for value in candidates if isinstance(value, str) and value.strip()]
 
 
 def _read_file() -> tuple[dict[str, Any], str]:
@@ -329,12 +330,26 @@ def _filled(value: object) -> bool:
 
 
 def register_all(extra: tuple[Field, ...] = ()) -> None:
-    """Register every secret credential this machine has (environment and file) for masking:
-    for a process that shows other programs' output, such as the MCP server. `extra` are
-    optional fields (SearXNG's login) looked up for every provider that knows them."""
+    """Register every credential this machine holds for masking, wherever it is set: each
+    variable of each field (an alias another one shadows too), each flat and nested entry of
+    the file, and the login a URL carries (SEARXNG_URL, a proxy setting). For a process that
+    shows other programs' output (the MCP server, `web-tools doctor`): a third-party tool
+    may print any of them. `extra` are optional fields (SearXNG's login), looked up for
+    every provider."""
+    from common.http import register_url_login
+    from common.proxy import VARIABLES
+
+    values = _read_file()[0]
     for provider in PROVIDERS.values():
-        with contextlib.suppress(ToolError):
-            resolve(provider)  # registers what it finds, also when something else is missing
-        for field in extra:
-            with contextlib.suppress(ToolError):
-                optional(provider, field)
+        for field in (*provider.fields, *extra):
+            for value in _from_env_all(field) + _in_file(values, provider, field):
+                if field.secret:
+                    register_secret(value)
+                register_url_login(value)
+    for variable in VARIABLES:
+        register_url_login(os.environ.get(variable, "").strip())
+
+
+def _from_env_all(field: Field) -> list[str]:
+    found = (os.environ.get(name, "").strip() for name in field.env)
+    return [value for value in found if value]

@@ -274,6 +274,31 @@ def basic_token(user: str, password: str) -> str:
     return base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
 
 
+def register_login(user: str, password: str) -> str:
+    """Mask a login written as in a URL: its password (as written and unescaped), the
+    `user:password` pair and the HTTP Basic token made of them, which a server that echoes
+    its request may show; the token."""
+    from common.redact import register_secret
+
+    token = basic_token(user, password)
+    pair = f"{unquote(user)}:{unquote(password)}"
+    for secret in (password, unquote(password), f"{user}:{password}", pair, token):
+        register_secret(secret)
+    return token
+
+
+def register_url_login(value: str) -> None:
+    """Mask the login `value` carries when it is a URL with one (`https://user:pw@host/`, or
+    `user:pw@host:port` as a proxy setting may be written)."""
+    text = value if "://" in value else f"http://{value}"
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return
+    if parts.password:
+        register_login(parts.username or "", parts.password)
+
+
 class Client:
     """The HTTP side of one call: default headers, its deadline, whether it follows redirects."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from typing import NamedTuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from common.errors import ErrorCode, ToolError
 
@@ -44,6 +44,10 @@ def for_url(url: str) -> Proxy | None:
         if value:
             return None if bypassed(host) else parse(value, variable)
     return None
+
+
+# Every variable a proxy may be set in, each in both cases.
+VARIABLES = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
 
 
 def _setting(name: str) -> tuple[str, str]:
@@ -80,8 +84,7 @@ def _matches(host: str, entry: str) -> bool:
 
 def parse(value: str, variable: str) -> Proxy:
     """The proxy `value` names; INVALID_INPUT naming `variable` when it cannot be used."""
-    from common.http import basic_token
-    from common.redact import register_secret
+    from common.http import register_login
 
     text = value if "://" in value else f"http://{value}"  # curl's reading of host:port
     try:
@@ -96,10 +99,8 @@ def parse(value: str, variable: str) -> Proxy:
         raise _unusable(variable, value, "it has no usable host")
     if parts.username is None and parts.password is None:
         return Proxy(parts.hostname, port, None, variable)
-    user, password = parts.username or "", parts.password or ""
-    token = basic_token(user, password)
-    for secret in (unquote(user), unquote(password), password, token):
-        register_secret(secret)  # a proxy that echoes them shows *** instead
+    # A proxy that echoes the login shows *** instead.
+    token = register_login(parts.username or "", parts.password or "")
     return Proxy(parts.hostname, port, f"Basic {token}", variable)
 
 

@@ -16,6 +16,7 @@ from host import process
 from host.discovery import exit_text
 
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Mapping
 
     from host.discovery import Tool
@@ -35,17 +36,32 @@ class Answer:
     result: dict[str, Any] | None = None
 
 
+def mask_every_credential() -> None:
+    """Have every answer's text masked of every credential this machine holds, wherever it
+    is set, not only of those the own tools would use: a third-party tool may print any."""
+    from common.credentials import register_all
+    from tools.web_search_searxng import AUTH
+
+    register_all((AUTH,))
+
+
 def call(
-    tool: Tool, arguments: Mapping[str, Any], timeout: float = CALL_TIMEOUT, *, tied: bool = False
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    timeout: float = CALL_TIMEOUT,
+    *,
+    tied: bool = False,
+    cancel: threading.Event | None = None,
 ) -> Answer:
-    """Run `tool` with `arguments`, as the ikigai host would; `tied` as in `process.run`.
+    """Run `tool` with `arguments`, as the ikigai host would; `tied` and `cancel` as in
+    `process.run`.
 
     The answer's text is masked: a third-party tool may print the user's keys (which every
     tool may read from the environment) in its error output or its answer."""
     data = json.dumps(arguments).encode()
     try:
         outcome = process.run(
-            [str(tool.path)], data, timeout=timeout, limit=ANSWER_LIMIT, tied=tied
+            [str(tool.path)], data, timeout=timeout, limit=ANSWER_LIMIT, tied=tied, cancel=cancel
         )
     except OSError as exc:
         return Answer(ok=False, text=f"{tool.name} could not be started ({exc.strerror}).")
@@ -56,26 +72,37 @@ def call(
 def interpret(name: str, outcome: process.Outcome, timeout: float) -> Answer:
     """The Answer for what the program did."""
     if outcome.timed_out:
-        return Answer(ok=False, text=f"{name} did not answer within {timeout:g} s and was stopped.")
+        text = f"{name} did not answer within {timeout:g} s and was stopped."
+        return Answer(ok=False, text=_with_stderr(text, outcome))
     if outcome.overflowed:
-        return Answer(
-            ok=False,
-            text=f"{name} printed more than {ANSWER_LIMIT:,} bytes, more than an ikigai host "
-            "reads; the answer was dropped. Ask for less (fewer results, a smaller limit).",
+        text = (
+            f"{name} printed more than {ANSWER_LIMIT:,} bytes, more than an ikigai host "
+            "reads; the answer was dropped. Ask for less (fewer results, a smaller limit)."
         )
+        return Answer(ok=False, text=_with_stderr(text, outcome))
     if outcome.status != 0:
         return Answer(ok=False, text=_failed(name, outcome))
-    return _answer(name, outcome.stdout)
+    answer = _answer(name, outcome.stdout)
+    if answer.ok or answer.result is not None:  # the tool's own answer says it all
+        return answer
+    return Answer(ok=False, text=_with_stderr(answer.text, outcome))
 
 
 def _failed(name: str, outcome: process.Outcome) -> str:
     stderr = outcome.stderr.decode(errors="replace").strip()
     if outcome.status == 1 and stderr and "\n" not in stderr:
         return stderr  # the protocol's unusable-input exit: one line saying what is wrong
+    text = f"{name} failed: it {exit_text(outcome.status)}"
+    return _with_stderr(text, outcome) if stderr else f"{text}, without an error message."
+
+
+def _with_stderr(text: str, outcome: process.Outcome) -> str:
+    """`text`, then the end of what the program wrote on stderr, if anything."""
+    stderr = outcome.stderr.decode(errors="replace").strip()
+    if not stderr:
+        return text
     said = stderr if len(stderr) <= _STDERR_SHOWN else "…" + stderr[-_STDERR_SHOWN:]
-    return f"{name} failed: it {exit_text(outcome.status)}" + (
-        f". Its error output:\n{said}" if said else ", without an error message."
-    )
+    return f"{text.removesuffix('.')}. Its error output:\n{said}"
 
 
 def _answer(name: str, stdout: bytes) -> Answer:

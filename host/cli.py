@@ -125,7 +125,10 @@ def _doctor_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:  # `--only ""` must not serve everything
+        raise argparse.ArgumentTypeError(f"{text!r} names no tool (NAME,NAME,...)")
+    return names
 
 
 def _seconds(text: str) -> float:
@@ -157,7 +160,11 @@ def _trust_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]
 def run_trust(args: argparse.Namespace) -> int:
     from host import trust
 
-    path = trust.trust(args.directory)
+    try:
+        path = trust.trust(args.directory)
+    except trust.Unusable as exc:
+        sys.stderr.write(f"web-tools trust: {exc}\n")
+        return 1
     sys.stdout.write(f"trusted {args.directory.resolve()} (in {path})\n")
     return 0
 
@@ -165,7 +172,11 @@ def run_trust(args: argparse.Namespace) -> int:
 def run_untrust(args: argparse.Namespace) -> int:
     from host import trust
 
-    path = trust.untrust(args.directory)
+    try:
+        path = trust.untrust(args.directory)
+    except trust.Unusable as exc:
+        sys.stderr.write(f"web-tools untrust: {exc}\n")
+        return 1
     sys.stdout.write(f"no longer trusted: {args.directory.resolve()} (in {path})\n")
     return 0
 
@@ -177,6 +188,9 @@ def run_mcp(args: argparse.Namespace) -> int:
         sys.stderr.write(f"web-tools mcp: not serving {tool.path}: {tool.reason}\n")
     for name in unknown:
         sys.stderr.write(f"web-tools mcp: no tool named {name!r} was found (web-tools list)\n")
+    if args.only and not tools:  # a misspelt name: an MCP client shows why it failed to start
+        sys.stderr.write("web-tools mcp: --only names no tool that was found; not serving\n")
+        return 2
     if not tools:
         sys.stderr.write("web-tools mcp: no tool to serve; `web-tools doctor` says why\n")
     from host.mcp_server import serve
@@ -194,7 +208,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_doctor(args: argparse.Namespace) -> int:
     from host import doctor
+    from host.calls import mask_every_credential
 
+    mask_every_credential()  # `--online` shows what tools print, third-party ones too
     report = doctor.examine(discovery.discover(), online=args.online)
     text = json.dumps(report.as_dict(), indent=2) if args.json else doctor.render(report)
     sys.stdout.write(text + "\n")

@@ -27,7 +27,7 @@ OK, PROBLEM, UNKNOWN = "ok", "problem", "unknown"
 UNTRUSTED = "not run: untrusted project"  # as host.discovery words it
 # The cheapest search: one result, through the tool like any call (`--online`).
 ONLINE_QUERY = "ikigai"
-_COUNT_PARAMETERS = ("count", "num", "max_results")
+_COUNT_PARAMETERS = ("count", "num", "max_results", "max_sources")
 
 
 @dataclass

@@ -28,7 +28,7 @@ from mcp.types import jsonrpc_message_adapter
 
 from common import __version__
 from host import process
-from host.calls import Answer, call
+from host.calls import Answer, call, mask_every_credential
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
@@ -60,10 +60,7 @@ def serve(tools: Mapping[str, Tool], timeout: float) -> None:  # pragma: no cove
     Only a real process can own stdin and stdout: tests/test_host_mcp.py runs this one as a
     subprocess, where coverage does not follow.
     """
-    from common.credentials import register_all
-    from tools.web_search_searxng import AUTH
-
-    register_all((AUTH,))
+    mask_every_credential()
     process.adopt_orphans()
     guardian = process.start_guardian()
     keep = frozenset({guardian.pid})
@@ -156,21 +153,33 @@ def malformed(line: str) -> str | None:
     if line is _TOO_LONG:
         return _error(None, PARSE_ERROR, f"Parse error: a message longer than {MAX_LINE} bytes")
     try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return _error(None, PARSE_ERROR, "Parse error: the line is not JSON")
+    return _invalid(line, data if isinstance(data, dict) else {})
+
+
+def _invalid(line: str, request: dict[str, Any]) -> str | None:
+    """`malformed` for a line that is JSON (`request` when it is an object)."""
+    if "method" in request and "id" in request and not _is_id(request["id"]):
+        # The SDK would take it for a notification and never answer: the client would wait.
+        return _error(None, INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
+    try:
         jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValueError:
         pass
     else:
         return None
-    try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):
-        return _error(None, PARSE_ERROR, "Parse error: the line is not JSON")
-    request = data if isinstance(data, dict) else {}
     if "method" in request and "id" not in request:
         return ""  # a notification: JSON-RPC answers none, even a bad one
     ident = request.get("id")
-    ident = ident if isinstance(ident, str | int) and not isinstance(ident, bool) else None
-    return _error(ident, INVALID_REQUEST, "Invalid Request: not a JSON-RPC message MCP reads")
+    return _error(ident if _is_id(ident) else None, INVALID_REQUEST,
+                  "Invalid Request: not a JSON-RPC message MCP reads")  # fmt: skip
+
+
+def _is_id(value: object) -> bool:
+    """Whether `value` is an id MCP allows: a string or an integer, never null."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def _error(ident: str | int | None, code: int, message: str) -> str:
@@ -221,9 +230,13 @@ def describe(tool: Tool) -> types.Tool:
 
 
 async def _run(tool: Tool, arguments: dict[str, Any], seconds: float) -> Answer:
+    cancel = threading.Event()
     try:
-        run = partial(call, tool, arguments, seconds, tied=True)
-        return await anyio.to_thread.run_sync(run, limiter=CALLS)
+        run = partial(call, tool, arguments, seconds, tied=True, cancel=cancel)
+        return await anyio.to_thread.run_sync(run, limiter=CALLS, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        cancel.set()  # the client cancelled the call: the tool stops now, not at its deadline
+        raise
     except Exception:  # noqa: BLE001 - the server outlives any tool, and any bug of ours
         sys.stderr.write(traceback.format_exc())
         return Answer(ok=False, text=f"web-tools could not run {tool.name}; see the server's log.")

@@ -58,11 +58,14 @@ def run(
     timeout: float,
     limit: int,
     tied: bool = False,
+    cancel: threading.Event | None = None,
 ) -> Outcome:
     """Run `argv` with `data` on stdin (None: no stdin). OSError when it cannot be started.
 
     `tied`: the program is killed by the kernel if this process dies, even by SIGKILL (Linux's
-    parent-death signal), for a long-lived caller such as the MCP server.
+    parent-death signal), for a long-lived caller such as the MCP server. `cancel`, once set,
+    stops the program as its deadline would (within _EXIT_POLL seconds): nobody waits for it.
+    What the program leaves running in its process group when it ends is killed with it.
     """
     command = [*_tie(), *argv] if tied else list(argv)  # may probe setpriv: not locked
     with _RUNNING_LOCK:  # started and registered at once: `stop_all` misses none
@@ -76,7 +79,7 @@ def run(
             start_new_session=True,  # its own process group, so a kill reaches what it started
         )
         RUNNING[proc.pid] = proc
-    exchange = _Exchange(proc, data or b"", time.monotonic() + timeout, limit)
+    exchange = _Exchange(proc, data or b"", time.monotonic() + timeout, limit, cancel)
     try:
         return exchange.run()
     finally:
@@ -155,9 +158,15 @@ class _Exchange:
     """The pipes of one running program, served by one selector until it is done."""
 
     def __init__(
-        self, proc: subprocess.Popen[bytes], data: bytes, deadline: float, limit: int
+        self,
+        proc: subprocess.Popen[bytes],
+        data: bytes,
+        deadline: float,
+        limit: int,
+        cancel: threading.Event | None,
     ) -> None:
         self.proc = proc
+        self.cancel = cancel
         self.pending = memoryview(data)
         self.deadline = deadline
         self.limit = limit
@@ -178,6 +187,8 @@ class _Exchange:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
                 return self._stop(timed_out=True)
+            if self.cancel is not None and self.cancel.is_set():
+                return self._stop()
             ready = self.selector.select(min(remaining, _EXIT_POLL))
             if not ready and self.proc.poll() is not None:
                 break
@@ -233,6 +244,11 @@ class _Exchange:
                 stream.close()
         if self.proc.returncode is None:  # only reachable through an exception above
             self._kill()
+        # What it left running in the background (`cmd &`), holding no pipe of ours: the
+        # group outlives its leader while a member lives. Right after the wait, so its id
+        # cannot have been given to another group yet (ids are handed out in turn).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
 
 
 def start_guardian() -> subprocess.Popen[bytes]:

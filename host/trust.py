@@ -43,15 +43,25 @@ def is_trusted(project: Path) -> bool:
     return project.resolve() in trusted()[0]
 
 
+class Unusable(Exception):  # noqa: N818 - says what the list is, as ValueError does
+    """The list is there but not used (see `trusted`): rewriting it would drop its entries."""
+
+
 def trust(project: Path) -> Path:
     """Add `project` to the list (made 0600 in a 0700 directory); the list's path."""
-    found, _ = trusted()
-    return _write(found | {project.resolve()})
+    return _write(_usable() | {project.resolve()})
 
 
 def untrust(project: Path) -> Path:
-    found, _ = trusted()
-    return _write(found - {project.resolve()})
+    return _write(_usable() - {project.resolve()})
+
+
+def _usable() -> frozenset[Path]:
+    found, why = trusted()
+    if why:
+        msg = f"{why}; check the projects it lists, then run this again (it was left as it is)"
+        raise Unusable(msg)
+    return found
 
 
 def _write(projects: frozenset[Path]) -> Path:

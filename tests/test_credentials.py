@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -168,3 +169,29 @@ def test_the_message_alone_tells_the_user_what_to_do(isolated_env, key):
         assert field.env[0] in message
     assert str(c.credentials_path()) in message
     assert provider.signup_url in message
+
+
+def test_register_all_masks_every_credential_the_machine_holds(isolated_env, monkeypatch):
+    from common.redact import mask
+    from tools.web_search_searxng import AUTH
+
+    nested = {
+        "brave": {"api_key": "nested-shadowed-LEAK-2"},
+        "gemini": {"api_key": "nested-gemini-LEAK-3"},
+        "searxng": {"url": "https://sxfile:filepass-LEAK-4@searx.test/"},
+    }
+    file = {"BRAVE_API_KEY": "flat-shadowed-LEAK-1", "web_search": nested}
+    (isolated_env / "credentials.json").write_text(json.dumps(file))
+    monkeypatch.setenv("BRAVE_API_KEY", "env-brave-LEAK-5")
+    monkeypatch.setenv("GEMINI_API_KEY", "env-gemini-LEAK-6")
+    monkeypatch.setenv("GOOGLE_API_KEY", "alias-shadowed-LEAK-7")
+    monkeypatch.setenv("SEARXNG_URL", "http://sxuser:envpass-LEAK-8@127.0.0.1:9/")
+    monkeypatch.setenv("SEARXNG_AUTH", "bearer-LEAK-9")
+    monkeypatch.setenv("HTTPS_PROXY", "http://px:proxypass-LEAK-10@127.0.0.1:3128")
+    monkeypatch.setenv("all_proxy", "px2:proxypass-LEAK-11@127.0.0.1:3129")  # no scheme
+    monkeypatch.setenv("GOOGLE_SEARCH_ENGINE_ID", "cx-engine-id")
+    c.register_all((AUTH,))
+    shown = mask(json.dumps(file) + " ".join(os.environ.values()))
+    assert "LEAK" not in shown
+    assert "sxuser:***" not in shown  # the pair goes whole
+    assert "cx-engine-id" in shown  # an engine ID is no secret

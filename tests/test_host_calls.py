@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from host import calls, discovery
 from host.process import Outcome
 
@@ -69,6 +71,28 @@ def test_answers_that_are_not_json_objects():
     assert answer(b"").text == "x answered something that is not JSON: ''"
     assert answer(b"hello\n").text == "x answered something that is not JSON: 'hello'"
     assert answer(b"[1, 2]").text == "x answered JSON that is not an object: [1, 2]"
+
+
+@pytest.mark.parametrize(
+    ("outcome", "said"),
+    [
+        ({"status": None, "timed_out": True}, "x did not answer within 30 s and was stopped"),
+        ({"status": None, "overflowed": True}, "more than 65,536 bytes"),
+        ({"stdout": b"hello\n"}, "x answered something that is not JSON: 'hello'"),
+        ({"stdout": b"[1, 2]"}, "x answered JSON that is not an object: [1, 2]"),
+    ],
+    ids=["timeout", "too-much", "not-json", "not-an-object"],
+)
+def test_every_failure_of_the_program_shows_its_stderr(outcome, said):
+    got = answer(stderr=b"warming up\nconnection refused: 127.0.0.1:9\n", **outcome)
+    assert not got.ok
+    assert said in got.text
+    assert got.text.endswith(". Its error output:\nwarming up\nconnection refused: 127.0.0.1:9")
+
+
+def test_a_tools_own_failure_needs_no_stderr():
+    got = answer(b'{"success": false, "error": "nope"}', stderr=b"debug noise\n")
+    assert got.text == "nope"
 
 
 def test_a_call_pipes_the_arguments(tmp_path, fake_tool):

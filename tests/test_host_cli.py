@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -111,6 +112,24 @@ def test_mcp_says_when_nothing_is_left_to_serve(capsys, monkeypatch):
     monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: None)
     assert cli.main(["mcp", "--exclude", ",".join(doctor.own_tools())]) == 0
     assert "no tool to serve; `web-tools doctor` says why" in capsys.readouterr().err
+
+
+def test_mcp_does_not_start_when_only_matches_no_tool(capsys, monkeypatch):
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: pytest.fail("served"))
+    assert cli.main(["mcp", "--only", "WEB_FETCH,/bin/web-fetch-tool"]) == 2
+    err = capsys.readouterr().err
+    assert "no tool named 'WEB_FETCH' was found" in err
+    assert "--only names no tool that was found; not serving" in err
+
+
+@pytest.mark.parametrize("flag", ["--only", "--exclude"])
+@pytest.mark.parametrize("value", ["", " , "])
+def test_an_empty_list_of_names_is_refused(capsys, monkeypatch, flag, value):
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: pytest.fail("served"))
+    with pytest.raises(SystemExit) as info:
+        cli.main(["mcp", flag, value])
+    assert info.value.code == 2
+    assert f"argument {flag}: {value!r} names no tool" in capsys.readouterr().err
 
 
 def test_ctrl_c_is_a_quiet_exit(monkeypatch):
@@ -430,6 +449,22 @@ def test_online_reports_the_error_code_and_message(fake_server, monkeypatch):
     assert brave.online.startswith("AUTH_INVALID: Brave answered HTTP 401")
     assert brave.detail == "BRAVE_API_KEY from the environment"
     assert report.problems == [f"web_search_brave: online check failed: {brave.online}"]
+
+
+def test_online_never_shows_a_key_a_tool_prints(capsys, host_dirs, fake_tool, monkeypatch):
+    # A third-party tool in the user's directory replaces brave's and prints keys: the one
+    # brave uses, and the one in the credentials file, which the environment's shadows.
+    said = "key $BRAVE_API_KEY rejected (also file-shadowed-LEAKCANARY-33)"
+    answer = '{"success": false, "error": "%s", "error_code": "AUTH_INVALID"}'
+    call = f"printf '{answer}\\n' \"{said}\""
+    fake_tool(host_dirs / "home" / ".ikigai" / "tools", "web-search-brave-tool", call=call)
+    config = Path(os.environ["IKIGAI_CONFIG_DIR"])
+    (config / "credentials.json").write_text('{"BRAVE_API_KEY": "file-shadowed-LEAKCANARY-33"}')
+    monkeypatch.setenv("BRAVE_API_KEY", "BSA-doctor-LEAKCANARY-31")
+    for args in (("doctor", "--online"), ("doctor", "--online", "--json")):
+        _, out = main(capsys, *args)
+        assert "AUTH_INVALID: key *** rejected (also ***)" in out
+        assert "LEAKCANARY" not in out
 
 
 def test_online_skips_providers_without_credentials(capsys, fake_server):

@@ -33,6 +33,11 @@ from host.mcp_server import MAX_LINE, _LineReader, malformed
         ("nope", {"id": None, "code": -32700}),
         ('{"jsonrpc": "2.0", "id": "a", "method": 5}', {"id": "a", "code": -32600}),
         ('{"jsonrpc": "2.0", "id": true}', {"id": None, "code": -32600}),
+        # Ids MCP does not allow: the SDK would take these for notifications, unanswered.
+        ('{"jsonrpc": "2.0", "id": null, "method": "ping"}', {"id": None, "code": -32600}),
+        ('{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', {"id": None, "code": -32600}),
+        ('{"jsonrpc": "2.0", "id": false, "method": "ping"}', {"id": None, "code": -32600}),
+        ('{"jsonrpc": "2.0", "id": [1], "method": "ping"}', {"id": None, "code": -32600}),
         ('{"jsonrpc": "2.0", "method": 5}', ""),  # a notification, bad or not: no answer
         ("[1, 2, 3]", {"id": None, "code": -32600}),
         ("[" * 5000 + "]" * 5000, {"id": None, "code": -32700}),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -66,6 +67,26 @@ def test_a_grandchild_holding_the_pipes_does_not_hold_the_caller():
     out = sh("sleep 20 & echo answered", timeout=10)
     assert time.monotonic() - started < 5
     assert (out.status, out.stdout, out.timed_out) == (0, b"answered\n", False)
+
+
+@pytest.mark.parametrize("redirect", ["", " >/dev/null 2>&1 </dev/null"])
+def test_what_a_program_leaves_running_ends_with_the_call(tmp_path, redirect):
+    pid_file = tmp_path / "pid"
+    out = sh(f"sleep 30{redirect} & echo $! > {pid_file}; echo answered", timeout=10)
+    assert (out.status, out.stdout) == (0, b"answered\n")
+    assert gone([int(pid_file.read_text())])
+
+
+def test_a_cancelled_call_stops_the_program_at_once(tmp_path):
+    pid_file = tmp_path / "pid"
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    out = process.run(["sh", "-c", f"echo $$ > {pid_file}; sleep 30"], b"", timeout=30,
+                      limit=1000, cancel=cancel)  # fmt: skip
+    assert time.monotonic() - started < 5
+    assert (out.status, out.timed_out) == (None, False)
+    assert gone([int(pid_file.read_text())])
 
 
 def test_a_program_that_closes_its_pipes_but_keeps_running_times_out():

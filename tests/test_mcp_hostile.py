@@ -142,8 +142,11 @@ def test_pings_and_lists_are_answered_with_hundreds_of_calls_in_flight(server, p
         (b'{"jsonrpc": "2.0", "id": 9}', 9, -32600),
         (b"[1, 2", None, -32700),
         (b'{"a": ' * 100_000 + b"}" * 100_000, None, -32700),
+        (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', None, -32600),
+        (b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', None, -32600),
     ],
-    ids=["not-json", "lone-surrogate", "nested-300", "no-method", "cut-short", "nested-100k"],
+    ids=["not-json", "lone-surrogate", "nested-300", "no-method", "cut-short", "nested-100k",
+         "null-id", "float-id"],
 )  # fmt: skip
 def test_every_malformed_message_is_answered_and_the_server_goes_on(server, line, ident, code):
     server.raw(line + b"\n")
@@ -155,6 +158,17 @@ def test_every_malformed_message_is_answered_and_the_server_goes_on(server, line
         assert "error" in got or "result" in got
     server.send({"jsonrpc": "2.0", "id": 99, "method": "ping"})
     assert server.answer(99)["result"] == {}
+
+
+def test_a_cancelled_call_stops_its_tool(server, project):
+    _, pids = project
+    server.call(11, "hang")
+    [tool] = pids_in(pids, 1)
+    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                 "params": {"requestId": 11, "reason": "the user gave up"}})  # fmt: skip
+    assert gone([tool]), "the tool ran on after its call was cancelled"
+    server.send({"jsonrpc": "2.0", "id": 12, "method": "ping"})
+    assert server.answer(12)["result"] == {}
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])

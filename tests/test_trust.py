@@ -81,6 +81,19 @@ def test_a_trust_list_others_can_write_to_is_not_used(project):
     assert f"{path} is not used: others may write to it" in doctor.stdout
 
 
+@pytest.mark.parametrize("command", ["trust", "untrust"])
+def test_a_list_that_is_not_used_is_not_rewritten(project, tmp_path, command):
+    # Rewriting it from what was read (nothing) would drop every other trusted project.
+    root, _ = project
+    path = trust.trust(tmp_path / "another project")
+    path.chmod(0o666)
+    said = web_tools(root, command)
+    assert said.returncode == 1
+    assert f"web-tools {command}: {path} is not used: others may write to it" in said.stderr
+    assert "check the projects it lists, then run this again" in said.stderr
+    assert path.read_text() == f"{tmp_path / 'another project'}\n"
+
+
 def test_a_trust_list_that_is_a_fifo_is_not_used_and_hangs_nothing(project):
     root, mark = project
     path = trust.list_path()

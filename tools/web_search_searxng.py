@@ -13,7 +13,6 @@ from common.credentials import PROVIDERS, Field, optional, resolve, usable
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
-from common.redact import register_secret
 from common.search import (
     Link,
     Request,
@@ -203,14 +202,14 @@ def _names(raw: Mapping[str, Any], name: str, examples: str) -> tuple[str, ...]:
 def instance() -> Instance:
     """The configured instance: AUTH_MISSING when SEARXNG_URL is not set, INVALID_INPUT when
     it is no URL a request can go to."""
-    from common.http import configured_url
+    from common.http import configured_url, register_login
 
     provider = PROVIDERS["searxng"]
     base = resolve(provider)["url"]
     name = "SEARXNG_URL (or web_search.searxng.url)"
     parts = urlsplit(configured_url(base, name, "https://searx.example.org"))
     if parts.password:
-        _register_login(parts.username or "", parts.password)
+        register_login(parts.username or "", parts.password)
     shown = parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment="")
     endpoint = base.split("?", 1)[0].split("#", 1)[0].rstrip("/") + "/search"
     return Instance(endpoint, shown.geturl().rstrip("/"), _auth_headers(optional(provider, AUTH)))
@@ -218,29 +217,19 @@ def instance() -> Instance:
 
 def _auth_headers(auth: str | None) -> dict[str, str]:
     """SEARXNG_AUTH as a header: user:password is HTTP Basic, anything else a bearer token."""
+    from common.http import register_login
+
     if auth is None:
         return {}
     scheme = auth.split(" ", 1)[0].lower()
     if ":" in auth and not (scheme in ("basic", "bearer") and " " in auth):
         user, _, password = auth.partition(":")
-        return {"Authorization": f"Basic {_register_login(user, password)}"}
+        return {"Authorization": f"Basic {register_login(user, password)}"}
     # Sent as written: a header carries printable ASCII only (a password in user:password
     # may be any text: its Basic token is ASCII).
     usable(AUTH, auth, header=True)
     verbatim = scheme in ("basic", "bearer") and " " in auth
     return {"Authorization": auth if verbatim else f"Bearer {auth}"}
-
-
-def _register_login(user: str, password: str) -> str:
-    """Mask a login's password, the pair and the Basic token made from it; the token."""
-    from urllib.parse import unquote
-
-    from common.http import basic_token
-
-    token = basic_token(user, password)
-    for secret in (password, unquote(password), f"{user}:{password}", token):
-        register_secret(secret)
-    return token
 
 
 def request_params(params: Params, site: str | None) -> dict[str, str | int]:
