@@ -44,7 +44,7 @@ def test_the_report_keeps_every_column_apart_whatever_the_names(capsys):
         aggregate=lambda _counts: (1.0, 1.0, 1.0),
     )
     run = Run({"cleanportaleval.1": "a b", "article.2": "c"}, {"article.2": "article"}, 1.0)
-    methods = {"web-fetch": run, "base origin/main~12": run, "trafilatura": run}
+    methods = {"web-fetch": run, "base origin/main~12": run, "trafilatura": run, "one call": run}
     report("set", sorted(truth), truth, methods, score, labelled=True)  # type: ignore[arg-type]
     lines = capsys.readouterr().out.splitlines()
     head, rows = lines[2], lines[3:6]
@@ -53,7 +53,10 @@ def test_the_report_keeps_every_column_apart_whatever_the_names(capsys):
     for row in rows:
         assert "  1.000 (1.000 / 1.000)" in row
         assert row.split()[0] in {"article", "cleanportaleval", "all"}
-        assert re.search(r"  \d+%  +\d+%$", row)
+        assert re.search(r"  \d+%  +\d+%$", row)  # no page type from trafilatura's calls
+    assert lines[6].endswith(
+        "web-fetch / trafilatura 1.00x (its one trafilatura call alone: 1.00x)"
+    )
 
 
 def test_the_baseline_reads_the_pages_given_by_a_relative_path(tmp_path, monkeypatch):
