@@ -839,3 +839,28 @@ def test_protocol_relative_images_come_out_absolute():
     doc = html_to_markdown(ARTICLE.replace("<h2>What you need</h2>", image), URL)
     assert "](https://cdn.example.com/tomato.jpg)" in doc.markdown
     assert "](//" not in doc.markdown
+
+
+@pytest.mark.parametrize(
+    "char",
+    ["\x01", "\x08", "\x0b", "\x0c", "\x1b", "\x1f", "\ufffe", "&#27;", "&#x1B;", "&#12;",
+     "&#x0c", "&#0001;", "&#31;"],
+)  # fmt: skip
+def test_a_character_xml_forbids_costs_the_page_nothing(char):
+    # trafilatura and readability build XML from the tree: one such character in it made
+    # both give up, and the page came back empty, said to need JavaScript.
+    paragraph = "The committee met on Tuesday to discuss the annual budget and a new library."
+    html = f"<html><head><title>T</title></head>{char}<body><article><p>{char}{paragraph}"
+    document = html_to_markdown(html + "</p></article></body></html>", "https://example.org/a")
+    assert document.markdown == paragraph
+    assert document.warnings == []
+
+
+@pytest.mark.parametrize(
+    ("ref", "char"),
+    [("&#1234;", "\u04d2"), ("&#x1F600;", "\U0001f600"), ("&#65;", "A"), ("&#x31;", "1"),
+     ("&#3", "")],
+)  # fmt: skip
+def test_only_the_references_xml_forbids_go(ref, char):
+    document = html_to_markdown(f"<p>Budget {ref}x debate in the council.</p>", "https://e.org/")
+    assert document.markdown == f"Budget {char}x debate in the council."

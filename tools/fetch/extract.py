@@ -40,6 +40,14 @@ _ITEM = re.compile(r"^( *)(\d+\.|-) ")
 # Share of control characters, in the first 64 KiB, above which the input is not text at all.
 _CONTROL = re.compile(r"[\x01-\x08\x0b\x0e-\x1f\x7f]")
 _MAX_CONTROL = 0.05
+# What XML forbids in text (C0 controls but tab, line feed and carriage return; U+FFFE, U+FFFF),
+# raw or as a character reference: lxml keeps it in the tree, and trafilatura and readability,
+# which build XML from that tree, then give up on the whole page. A browser shows none of it
+# (a form feed is white space, and is made a space first).
+_NOT_XML = re.compile(
+    r"[\x01-\x08\x0b\x0e-\x1f\ufffe\uffff]"
+    r"|&#(?:0*(?:[1-8]|1[124-9]|2\d|3[01])(?!\d)|[xX]0*(?:[1-8bcefBCEF]|1[\da-fA-F])(?![\da-fA-F]));?"
+)
 _SAMPLE = 65536
 # `_choose` thresholds, over word 4-gram multisets of the two outputs.
 # _LITTLE: 0.6 and 0.7 did equally on dev/, broad-dev/ and wcxb-dev/ (one page gained), and
@@ -407,7 +415,7 @@ def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -
     sample = text[:_SAMPLE]
     if len(_CONTROL.findall(sample)) > _MAX_CONTROL * len(sample):
         raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, "it is binary data, not text"))
-    tree, warnings = _tree(text, url)
+    tree, warnings = _tree(_NOT_XML.sub("", text.replace("\x0c", " ")), url)
     if declared:  # read with the page, then removed with its other scripts
         tree.extend(_tree(declared.replace("\x00", ""), url)[0].xpath("//script"))
     signals = read(tree)
