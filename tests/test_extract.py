@@ -864,3 +864,74 @@ def test_a_character_xml_forbids_costs_the_page_nothing(char):
 def test_only_the_references_xml_forbids_go(ref, char):
     document = html_to_markdown(f"<p>Budget {ref}x debate in the council.</p>", "https://e.org/")
     assert document.markdown == f"Budget {char}x debate in the council."
+
+
+@pytest.mark.parametrize(
+    ("title", "site", "expected"),
+    [
+        ("Release notes 2.0 | Example Blog", "Example Blog", "Release notes 2.0"),
+        ("Example Blog | Release notes 2.0", "Example Blog", "Release notes 2.0"),
+        ("Node.js 22 is out - Example Blog", "Example Blog", "Node.js 22 is out"),
+        ("example.com | Python 3.12 changes", None, "Python 3.12 changes"),
+        ("Python 3.12 changes | Docs", None, "Python 3.12 changes"),
+        ("Release notes 2.0", "Example Blog", "Release notes 2.0"),
+        ("Example Blog | example.com", "Example Blog", "Example Blog | example.com"),
+    ],
+)
+def test_the_title_is_the_part_of_title_that_is_not_the_site(title, site, expected):
+    # trafilatura takes the first part without a dot: "Example Blog" for the first one.
+    meta = f'<meta property="og:site_name" content="{site}">' if site else ""
+    body = "<p>" + "Version 2.0 is out, with a faster start-up and a quiet flag. " * 5 + "</p>"
+    html = f"<html><head><title>{title}</title>{meta}</head><body>{body}</body></html>"
+    assert html_to_markdown(html, "https://example.com/notes").title == expected
+
+
+def test_json_ld_gives_the_headline_author_publisher_and_description():
+    data = {
+        "@context": "https://schema.org",
+        "@graph": [
+            {"@type": "Organization", "name": "LD Pub", "description": "Who we are."},
+            {"@type": "NewsArticle", "headline": "LD headline", "datePublished": "2023-07-04",
+             "author": {"@type": "Person", "name": "Lee Dee"}, "description": "What happened."},
+        ],
+    }  # fmt: skip
+    head = f'<script type="application/ld+json">{json.dumps(data)}</script>'
+    body = "<article>" + "<p>The council met on Tuesday to discuss the budget.</p>" * 4
+    doc = html_to_markdown(f"<html><head>{head}</head><body>{body}</article></body></html>", URL)
+    assert (doc.title, doc.author, doc.date) == ("LD headline", "Lee Dee", "2023-07-04")
+    assert (doc.site_name, doc.description) == ("LD Pub", "What happened.")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [[1, "two", None], {"@context": "https://schema.org", "@graph": [1, "x", {"@type": 7}]},
+     {"@context": "https://schema.org", "@type": "Article", "author": 5, "publisher": "P"},
+     {"@context": "https://schema.org", "@type": "Article", "author": [None, {"name": 3}]},
+     {"@context": "https://schema.org", "@type": ["Article", None], "headline": ["a"]}],
+)  # fmt: skip
+def test_json_ld_of_any_shape_gives_what_it_can_and_never_fails(data):
+    head = f'<script type="application/ld+json">{json.dumps(data)}</script><title>Kept</title>'
+    body = "<p>The council met on Tuesday to discuss the budget and the library.</p>"
+    doc = html_to_markdown(f"<html><head>{head}</head><body>{body}</body></html>", URL)
+    assert doc.markdown.startswith("The council met")
+    assert doc.title is None or isinstance(doc.title, str)
+
+
+def test_html_written_as_text_stays_text_in_every_mode():
+    # A reader of the markdown would render the tag: a link to javascript: among others.
+    text = 'Click &lt;a href="javascript:alert(12)"&gt;here&lt;/a&gt;, or &lt;img src=x&gt;.'
+    page = f"<html><body><article><p>{text} " + "More words of the article. " * 20
+    page += "</p><p>Code: <code>&lt;div&gt;</code></p><pre>&lt;b&gt;bold&lt;/b&gt;</pre>"
+    for full_page in (False, True):
+        markdown = html_to_markdown(page + "</article></body></html>", URL, full_page=full_page)
+        assert '\\<a href="javascript:alert(12)">here\\</a>' in markdown.markdown
+        assert "\\<img src=x>" in markdown.markdown
+        assert "`<div>`" in markdown.markdown
+    assert "```\n<b>bold</b>\n```" in markdown.markdown  # in its code block, whole
+
+
+def test_tidy_escapes_tags_but_not_code_autolinks_or_comparisons():
+    from tools.fetch.markdown import tidy
+
+    kept = "\n`<i>` and ``x`<i>`` and <https://e.org/x> and 1 < 2, \\<u>\n```\n<p>\n```"
+    assert tidy("a <b>b</b> c" + kept) == "a \\<b>b\\</b> c" + kept

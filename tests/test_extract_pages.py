@@ -810,6 +810,21 @@ def test_targets_resolve_against_the_first_base_and_a_broken_one_stays_as_it_is(
     assert not tree.xpath("//base")
 
 
+@pytest.mark.parametrize(
+    "base", ["javascript:alert(1)//", "data:text/html,x", " JaVa\tScript:void(0)", "mailto:a@b.c"]
+)
+def test_a_base_that_gives_no_web_address_is_ignored_as_a_browser_does(base):
+    from tools.fetch.links import clean_tree
+
+    tree = tree_of(
+        f"<html><head><base href='{base}'><base href='/docs/'></head><body>"
+        "<a href='intro.html'>Intro</a><img src='pic.png'></body></html>"
+    )
+    clean_tree(tree, "https://example.com/start/here")
+    targets = [element.get("href") or element.get("src") for element in tree.iter("a", "img")]
+    assert targets == ["https://example.com/start/intro.html", "https://example.com/start/pic.png"]
+
+
 def test_a_target_lxml_refuses_to_store_is_dropped_and_the_link_text_stays():
     from tools.fetch.links import clean_tree
 

@@ -602,3 +602,29 @@ def test_page_type_and_warnings_are_in_the_output_only_when_set():
     )
     assert "page_type" not in plain
     assert "warnings" not in plain
+
+
+@pytest.mark.parametrize("header", ["text/markdown", "text/plain; charset=utf-8"])
+def test_a_text_documents_links_are_made_safe_and_absolute(header):
+    body = bytearray(
+        b"# Notes\n\n[click](javascript:alert(1)) and ![i](data:image/png;base64,AA==), "
+        b"[rel](/docs/z) and [far](https://u:p@e.org/x).\n\n  indented <b>as is</b>\n"
+    )
+    document, kind = decode.to_document(body, header, "https://site.test/a/b.md", full_page=False,
+                                 include_links=True)  # fmt: skip
+    assert kind == header.split(";")[0]
+    assert document.markdown == (
+        "# Notes\n\nclick and i, [rel](https://site.test/docs/z) and [far](https://e.org/x)."
+        "\n\n  indented <b>as is</b>\n"
+    )
+
+
+@pytest.mark.parametrize("encoding", ["euc_jp", "iso2022_jp", "shift_jis"])
+def test_an_undeclared_japanese_page_is_read_in_its_encoding(encoding):
+    # The detector names EUC-JP pages by a superset browsers do not know, and ISO-2022-JP is
+    # 7-bit, valid UTF-8 that only its escape sequences tell apart.
+    japanese = (
+        "日本語のテキストです。これは記事の本文で、十分な長さがあります。東京都の天気は晴れです。"
+    )
+    page = f"<html><body><article><p>{japanese * 3}</p></article></body></html>"
+    assert decode.to_text(page.encode(encoding), "text/html") == page

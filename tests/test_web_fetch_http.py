@@ -217,7 +217,11 @@ def test_json_pretty_in_a_fence(web, private, ctype):
     assert out["content_type"] == ctype
 
 
-def make_pdf(text: str, font: bytes = b"", *extra: bytes) -> bytes:
+INFO = b"/Title (A PDF Title) /Author (Pat Writer) /Subject (Growing tomatoes) "
+INFO += b"/CreationDate (D:20240305120000+01'00')"
+
+
+def make_pdf(text: str, font: bytes = b"", *extra: bytes, info: bytes = INFO) -> bytes:
     content = f"BT /F1 24 Tf 72 700 Td ({text}) Tj ET".encode()
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
@@ -228,7 +232,7 @@ def make_pdf(text: str, font: bytes = b"", *extra: bytes) -> bytes:
         ),
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica %s>>" % font,
-        b"<< /Title (A PDF Title) /Author (Pat Writer) >>",
+        b"<< %s >>" % info,
         *extra,
     ]
     out = b"%PDF-1.4\n"
@@ -243,7 +247,9 @@ def make_pdf(text: str, font: bytes = b"", *extra: bytes) -> bytes:
     return out + b"startxref\n%d\n%%%%EOF\n" % xref
 
 
-@pytest.mark.parametrize("ctype", ["application/pdf", "application/octet-stream", None])
+@pytest.mark.parametrize(
+    "ctype", ["application/pdf", "application/x-pdf", "application/octet-stream", None]
+)
 def test_pdf_text_and_metadata(web, private, ctype):
     out = fetch(web.route("/doc.pdf", reply(make_pdf("Hello from a PDF"), ctype)))
     assert out["success"] is True, out
@@ -251,6 +257,16 @@ def test_pdf_text_and_metadata(web, private, ctype):
     assert "Hello from a PDF" in out["content"]
     assert out["title"] == "A PDF Title"
     assert out["author"] == "Pat Writer"
+    assert out["date"] == "2024-03-05"
+    assert out["description"] == "Growing tomatoes"
+
+
+@pytest.mark.parametrize("date", [b"(D:2024-13-99)", b"(yesterday)", b"42", b"()"])
+def test_a_pdf_date_that_does_not_parse_is_left_out(web, private, date):
+    pdf = make_pdf("Hello from a PDF", info=b"/Title (T) /CreationDate " + date)
+    out = fetch(web.route("/doc.pdf", reply(pdf, "application/pdf")))
+    assert out["success"] is True, out
+    assert "date" not in out
 
 
 def test_missing_content_type_is_sniffed_as_html(web, private):

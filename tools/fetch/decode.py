@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import fields, replace
+from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,16 @@ _HTML_START = re.compile(
 _PREVIEW = 4096
 _NO_CHARSET_SAMPLE = 1 << 20
 _CLOSE_CHAOS = 0.1
+_PDF_ALIASES = frozenset({"application/x-pdf", "application/acrobat", "text/pdf", "text/x-pdf"})
+# The detector names JIS X 0213 supersets; a browser reads such pages as their JIS X 0208 base.
+_JIS_BASES = {
+    "euc_jis_2004": "euc_jp",
+    "euc_jisx0213": "euc_jp",
+    "shift_jis_2004": "shift_jis",
+    "shift_jisx0213": "shift_jis",
+}
+# ISO-2022-JP is 7-bit, so valid UTF-8: its escape sequences to JIS X 0208 tell it apart.
+_ISO_2022_JP = re.compile(rb"\x1b\$[@B]")
 # Unlabelled bytes are UTF-8 with a few bad bytes when valid multi-byte characters outnumber
 # the invalid sequences at least this much; legacy CJK encodings score below 0.4 by chance.
 _UTF8_MAJORITY = 2
@@ -77,6 +88,8 @@ def valid_text(text: str) -> str:
 def _undeclared(body: bytes | bytearray) -> str:
     """UTF-8 when the body is UTF-8 but for a few bad bytes, else the detector's guess."""
     sample = bytes(body[:_NO_CHARSET_SAMPLE])
+    if sample.isascii() and _ISO_2022_JP.search(sample):
+        return "iso2022_jp"
     return "utf-8" if _mostly_utf8(sample) else _detect(sample)
 
 
@@ -108,6 +121,7 @@ def _detect(body: bytes) -> str:
 def _browser_codec(detected: str) -> str | None:
     """The WHATWG encoding a detector's Python codec name stands for, if any (utf_7: none)."""
     python = python_codec(detected)
+    python = _JIS_BASES.get(python or "", python)
     if python in _whatwg_codecs():
         return python
     spellings = (detected, detected.replace("_", "-"), python)
@@ -164,6 +178,7 @@ def _json_or_none(body: bytes | bytearray) -> object | None:
 def readable_type(header: str | None, body: bytes | bytearray) -> str:
     """The media type to read the body as, or UNSUPPORTED_CONTENT naming it."""
     kind = media_type(header)
+    kind = "application/pdf" if kind in _PDF_ALIASES else kind
     if kind in SNIFF_TYPES:
         kind = sniff(body) or kind
     if kind in HTML_TYPES or kind in TEXT_TYPES or kind == "application/pdf" or is_json(kind):
@@ -209,7 +224,11 @@ def _read_as(
         return pdf_document(bytes(body), url)
     if is_json(kind):
         return json_document(body, header, url)
-    return Document(markdown=to_text(body, header))
+    from tools.fetch.links import clean_markdown
+
+    # As they are, but for their links, made safe and absolute as a page's are: a reader may
+    # show the text as markdown.
+    return Document(markdown=clean_markdown(to_text(body, header), url))
 
 
 def html_document(html: str, url: str, *, full_page: bool, include_links: bool) -> Document:
@@ -294,8 +313,22 @@ def pdf_document(body: bytes, url: str) -> Document:
             "It may be damaged or encrypted; look for an HTML version.",
         ) from None
     text = "\n\n".join(p for p in pages if p)
-    title = _meta(info, "title")
-    return Document(markdown=text, title=title, author=_meta(info, "author"))
+    return Document(
+        markdown=text,
+        title=_meta(info, "title"),
+        author=_meta(info, "author"),
+        date=_created(info),
+        description=_meta(info, "subject"),
+    )
+
+
+def _created(info: object) -> str | None:
+    """The PDF's creation day, YYYY-MM-DD, when its metadata gives one that parses."""
+    try:
+        when = getattr(info, "creation_date", None) if info is not None else None
+    except (ValueError, TypeError, OverflowError):  # pypdf parses it when asked
+        return None
+    return when.date().isoformat() if isinstance(when, datetime) else None
 
 
 def _meta(info: object, name: str) -> str | None:

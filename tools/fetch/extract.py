@@ -9,6 +9,7 @@ Markdown comes from trafilatura's serializer or from html-to-markdown, tidied th
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
 from copy import deepcopy
@@ -158,6 +159,13 @@ _SPACE_RUN = re.compile(r"\s{2,}")
 _TABS = re.compile(r"\t|[ \t]{2,}")
 _LONG_RUN = 255
 _ISO_DATE = re.compile(r"^\d{4}-\d\d-\d\d")
+# A title's part that is a host name, not words: "example.com", "www.example.co.uk".
+_DOMAIN = re.compile(r"(?:[\w-]+\.)+[a-z]{2,}", re.IGNORECASE)
+# JSON-LD types whose description describes the page itself (not its publisher's).
+_DESCRIBED = (
+    "article", "newsarticle", "blogposting", "techarticle", "scholarlyarticle", "report",
+    "webpage", "aboutpage", "product", "event", "recipe", "howto", "course",
+)  # fmt: skip
 _SHELL_WORDS = 50  # fewer words outside <noscript> than this: the page needs JavaScript
 # A type's region gives way to the article candidate when over this share of its text is link
 # text, it is _LONGER times the article's length, and it holds no more prose (_boilerplate).
@@ -538,19 +546,65 @@ def _metadata(
     """Title, author, date, site name and description, from the page's meta tags and JSON-LD
     (trafilatura's readers). The date search through the whole page (htmldate) runs for
     articles only: it costs more than extracting a whole page, and elsewhere a date is rare."""
-    from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
+    from trafilatura.metadata import examine_meta
 
     found: Any = examine_meta(tree)
     if found.author and " " not in found.author:
         found.author = None  # a single word is a handle or a site name more often than not
-    found = extract_meta_json(tree, found)
+    found = _from_json_ld(signals, found)
     return {
-        "title": found.title or extract_title(tree) or None,
+        "title": _title(tree, found.title, found.sitename),
         "author": found.author or None,
         "date": _date(tree, url, signals) if dated else _declared_date(signals),
         "site_name": found.sitename or None,
-        "description": found.description or None,
+        "description": found.description or _ld_description(signals) or None,
     }
+
+
+def _from_json_ld(signals: Signals, found: Any) -> Any:
+    """trafilatura's metadata with what the page's JSON-LD adds (headline, author, publisher),
+    read by trafilatura's own reader from the scripts `signals` parsed before they were
+    removed. A script of an unexpected shape adds nothing."""
+    from trafilatura.json_metadata import extract_json
+
+    from tools.fetch.signals import text_of
+
+    for root in signals.roots:
+        items = root if isinstance(root, list) else [root]
+        schema = [item for item in items if isinstance(item, dict)]
+        with contextlib.suppress(AttributeError, KeyError, TypeError, ValueError):
+            found = extract_json(schema, found)
+    for name in ("title", "author", "sitename"):  # a list or an object where text belongs
+        if not isinstance(value := getattr(found, name), str | None):
+            setattr(found, name, text_of(value) or None)
+    return found
+
+
+def _ld_description(signals: Signals) -> str | None:
+    """The description of the page's main JSON-LD object (an article, a page, a product)."""
+    from tools.fetch.signals import of_type, text_of
+
+    for obj in of_type(signals, *_DESCRIBED):
+        if described := text_of(obj.get("description")):
+            return described
+    return None
+
+
+def _title(tree: HtmlElement, declared: str | None, site: str | None) -> str | None:
+    """The declared title; else trafilatura's pick, but of the parts of a `<title>` such as
+    "Release notes 2.0 | Example Blog", the first that names neither the site nor a domain
+    (trafilatura takes the first part without a dot, and so the site's name here)."""
+    from trafilatura.metadata import examine_title_element, extract_title
+
+    title = declared or extract_title(tree)
+    whole, *parts = examine_title_element(tree)
+    if not title or not any(parts) or title not in (whole, *parts):
+        return title or None
+    return next((part for part in parts if part and not _names_site(part, site)), whole)
+
+
+def _names_site(part: str, site: str | None) -> bool:
+    return part.casefold() == (site or "").casefold() or _DOMAIN.fullmatch(part) is not None
 
 
 def _date(tree: HtmlElement, url: str, signals: Signals) -> str | None:

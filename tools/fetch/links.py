@@ -80,15 +80,16 @@ def clean_tree(tree: HtmlElement, url: str) -> None:
 
 
 def _base(tree: HtmlElement, url: str) -> str:
-    """The URL relative targets resolve against; the <base> element goes, as lxml's own
-    resolution does, so that no converter resolves them twice."""
-    base = url
-    for element in tree.iter("base"):
-        href = element.get("href")
-        if href and base == url:
-            base = _absolute(url, href)
+    """The URL relative targets resolve against: the first <base href>, else `url`; also
+    `url` when that one gives no web address (a browser ignores a `javascript:` or `data:`
+    base, and looks at no other). The <base> elements go, as lxml's own resolution does, so
+    that no converter resolves them twice."""
+    hrefs = [element.get("href") for element in tree.iter("base")]
+    for element in list(tree.iter("base")):
         element.drop_tree()
-    return base
+    first = next((href for href in hrefs if href), None)
+    found = _absolute(url, first) if first else url
+    return found if found.startswith(_ABSOLUTE) else url
 
 
 def _absolute(base: str, target: str) -> str:

@@ -23,6 +23,10 @@ _SEPARATOR_CELL = re.compile(r"^\s*(:?)-+(:?)\s*$")
 _CELL_BORDER = re.compile(r"(?<!\\)\|")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE_IMAGES = ("a", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "li", "dt", "dd")
+# A tag's start in the text (`<a href="javascript:…">` that a page wrote as text or as app
+# data): a markdown reader would render it as HTML. An autolink (`<https://…>`) is markdown.
+_TAG_START = re.compile(r"(?<!\\)<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*>)")
+_CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
 
 
 @cache
@@ -60,9 +64,28 @@ def html_markdown(html: str, *, include_links: bool, folded: bool = False) -> st
 
 
 def tidy(markdown: str, base: str = "") -> str:
-    """One table style, safe links (absolute, given the page's `base`), at most one blank line
-    in a row, no outer blank lines."""
-    return _BLANKS.sub("\n\n", _tables(clean_markdown(markdown, base))).strip()
+    """One table style, safe links (absolute, given the page's `base`), no HTML, at most one
+    blank line in a row, no outer blank lines."""
+    return _BLANKS.sub("\n\n", _tables(_no_html(clean_markdown(markdown, base)))).strip()
+
+
+def _no_html(markdown: str) -> str:
+    """Markdown whose text can start no HTML tag (`\\<`), code aside: trafilatura escapes
+    such text, the other converter and a page's data do not."""
+    if "<" not in markdown:
+        return markdown
+    return "\n".join(
+        line if code or "<" not in line else _escape_outside_code(line)
+        for line, code in fenced_lines(markdown)
+    )
+
+
+def _escape_outside_code(line: str) -> str:
+    parts, start = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        parts += [_TAG_START.sub(r"\\<", line[start : span.start()]), span.group()]
+        start = span.end()
+    return "".join([*parts, _TAG_START.sub(r"\\<", line[start:])])
 
 
 def _tables(markdown: str) -> str:

@@ -28,10 +28,12 @@ class Signals:
     og_type: str  # lower-case, "" when absent; "article" when only article:* properties say so
     objects: tuple[dict[str, Any], ...]  # every JSON-LD object, nested ones included
     app_data: tuple[str, ...]  # raw text of the app-data scripts
+    roots: tuple[Any, ...] = ()  # each JSON-LD script's value, as parsed
 
 
 def read(tree: HtmlElement) -> Signals:
-    objects = tuple(_ld_objects(tree))
+    roots = tuple(_ld_roots(tree))
+    objects = tuple(_objects(roots))
     types = {t.lower() for obj in objects for t in _types(obj)}
     for itemtype in tree.xpath("//@itemtype"):
         types.update(word.rstrip("/").rsplit("/", 1)[-1].lower() for word in str(itemtype).split())
@@ -39,22 +41,26 @@ def read(tree: HtmlElement) -> Signals:
     if not og and tree.xpath('//meta[starts-with(@property, "article:")]'):
         og = "article"  # Open Graph's article properties belong to its article type
     apps = tuple(str(s.text) for s in tree.xpath(_APP_DATA) if s.text and len(s.text) < _MAX_SCRIPT)
-    return Signals(frozenset(types), og, objects, apps)
+    return Signals(frozenset(types), og, objects, apps, roots)
 
 
-def _ld_objects(tree: HtmlElement) -> Iterator[dict[str, Any]]:
+def _ld_roots(tree: HtmlElement) -> Iterator[Any]:
     import orjson
 
-    count = 0
     for script in tree.xpath('//script[contains(@type, "ld+json")]'):
         text = script.text or ""
         if len(text) > _MAX_SCRIPT:
             continue
         try:
-            data = orjson.loads(text.strip().removesuffix(";"))
+            yield orjson.loads(text.strip().removesuffix(";"))
         except orjson.JSONDecodeError:
             continue
-        for obj in walk(data):
+
+
+def _objects(roots: tuple[Any, ...]) -> Iterator[dict[str, Any]]:
+    count = 0
+    for root in roots:
+        for obj in walk(root):
             count += 1
             if count > _MAX_OBJECTS:
                 return
