@@ -628,3 +628,16 @@ def test_an_undeclared_japanese_page_is_read_in_its_encoding(encoding):
     )
     page = f"<html><body><article><p>{japanese * 3}</p></article></body></html>"
     assert decode.to_text(page.encode(encoding), "text/html") == page
+
+
+def test_html_in_a_markdown_document_loses_its_scripts_but_code_keeps_them():
+    body = bytearray(
+        b'Intro <a href="javascript:alert(2)" title="t">y</a> <img src=pic.png onerror=go()>\n'
+        b'and `<b onclick="x()">` in code\n\n```html\n<button onclick="go()">Go</button>\n```\n'
+    )
+    document, _ = decode.to_document(body, "text/markdown", "https://site.test/a/", full_page=False,
+                                     include_links=True)  # fmt: skip
+    assert document.markdown == (
+        'Intro <a title="t">y</a> <img src="https://site.test/a/pic.png">\n'
+        'and `<b onclick="x()">` in code\n\n```html\n<button onclick="go()">Go</button>\n```\n'
+    )

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
     from lxml.html import HtmlElement
 
 _SCRIPT_SCHEMES = ("javascript", "vbscript", "data")
@@ -27,6 +29,16 @@ _LINK = re.compile(
     r"(!?)\[((?:[^\[\]\\]|\\.)*)\]\(<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(\s+\"[^\"]*\")?\)"
 )
 _AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]*:[^<>\s]*)>")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
+# HTML a markdown document carries as it is (a README's <a>, <img>): a tag, and in it an
+# event handler or an attribute whose value is a target.
+_HTML_TAG = re.compile(r"(?<!\\)<[A-Za-z][^<>]*>")  # not `\<`: text that shows a tag
+_HTML_ATTRIBUTE = re.compile(
+    r"""\s(on[a-z]+|href|src|action|formaction|xlink:href|poster|background)\s*=\s*"""
+    r"""("[^"]*"|'[^']*'|[^\s>]+)""",
+    re.IGNORECASE,
+)
 # A srcset written into src ("a.jpg 100w, b.jpg 200w", every size of the image): a broken
 # image for a browser, and hundreds of kilobytes of targets in the markdown of some shops.
 _CANDIDATES = re.compile(r"\s*(\S+)\s+\d+(?:\.\d+)?[wx]\s*(?:,|$)")
@@ -121,4 +133,47 @@ def clean_markdown(markdown: str, base: str = "") -> str:
 
     if "](" not in markdown and "<" not in markdown:
         return markdown
+    if "<" in markdown:
+        markdown = outside_code(
+            markdown, lambda text: _HTML_TAG.sub(lambda tag: _safe_tag(tag.group(0), base), text)
+        )
     return _AUTOLINK.sub(autolink, _LINK.sub(link, markdown))
+
+
+def _safe_tag(tag: str, base: str) -> str:
+    """An HTML tag without its event handlers and script targets, which would run when a
+    reader renders the markdown; its other targets absolute, given `base`."""
+
+    def attribute(found: re.Match[str]) -> str:
+        name, value = found.group(1).lower(), found.group(2).strip("\"'")
+        if name.startswith("on") or is_script(value):
+            return ""
+        cleaned = without_userinfo(_absolute(base, value))
+        quote = "'" if '"' in cleaned else '"'
+        return found.group(0) if cleaned == value else f" {name}={quote}{cleaned}{quote}"
+
+    return _HTML_ATTRIBUTE.sub(attribute, tag)
+
+
+def fenced_lines(markdown: str) -> Iterator[tuple[str, bool]]:
+    """Each line of the markdown, and whether it is code: a fence or a line between two."""
+    fenced = False
+    for line in markdown.split("\n"):
+        fence = _FENCE.match(line) is not None
+        fenced = fenced != fence
+        yield line, fenced or fence
+
+
+def outside_code(markdown: str, change: Callable[[str], str]) -> str:
+    """The markdown with `change` made to its text, not to code blocks and code spans."""
+    return "\n".join(
+        line if code else _outside_spans(line, change) for line, code in fenced_lines(markdown)
+    )
+
+
+def _outside_spans(line: str, change: Callable[[str], str]) -> str:
+    parts, start = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        parts += [change(line[start : span.start()]), span.group()]
+        start = span.end()
+    return "".join([*parts, change(line[start:])])

@@ -11,22 +11,20 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from tools.fetch.links import clean_markdown
+from tools.fetch.links import clean_markdown, fenced_lines, outside_code
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from lxml.html import HtmlElement
+
+__all__ = ["fenced_lines", "html_markdown", "tidy"]
 
 _BLANKS = re.compile(r"\n{3,}")
 _SEPARATOR_CELL = re.compile(r"^\s*(:?)-+(:?)\s*$")
 _CELL_BORDER = re.compile(r"(?<!\\)\|")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE_IMAGES = ("a", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "li", "dt", "dd")
 # A tag's start in the text (`<a href="javascript:…">` that a page wrote as text or as app
 # data): a markdown reader would render it as HTML. An autolink (`<https://…>`) is markdown.
 _TAG_START = re.compile(r"(?<!\\)<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*>)")
-_CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
 
 
 @cache
@@ -66,7 +64,7 @@ def html_markdown(html: str, *, include_links: bool, folded: bool = False) -> st
 def tidy(markdown: str, base: str = "") -> str:
     """One table style, safe links (absolute, given the page's `base`), no HTML, at most one
     blank line in a row, no outer blank lines."""
-    return _BLANKS.sub("\n\n", _tables(_no_html(clean_markdown(markdown, base)))).strip()
+    return _BLANKS.sub("\n\n", _tables(clean_markdown(_no_html(markdown), base))).strip()
 
 
 def _no_html(markdown: str) -> str:
@@ -74,18 +72,7 @@ def _no_html(markdown: str) -> str:
     such text, the other converter and a page's data do not."""
     if "<" not in markdown:
         return markdown
-    return "\n".join(
-        line if code or "<" not in line else _escape_outside_code(line)
-        for line, code in fenced_lines(markdown)
-    )
-
-
-def _escape_outside_code(line: str) -> str:
-    parts, start = [], 0
-    for span in _CODE_SPAN.finditer(line):
-        parts += [_TAG_START.sub(r"\\<", line[start : span.start()]), span.group()]
-        start = span.end()
-    return "".join([*parts, _TAG_START.sub(r"\\<", line[start:])])
+    return outside_code(markdown, lambda text: _TAG_START.sub(r"\\<", text))
 
 
 def _tables(markdown: str) -> str:
@@ -96,15 +83,6 @@ def _tables(markdown: str) -> str:
         line if code or not line.lstrip().startswith("|") else _row(line)
         for line, code in fenced_lines(markdown)
     )
-
-
-def fenced_lines(markdown: str) -> Iterator[tuple[str, bool]]:
-    """Each line of the markdown, and whether it is code: a fence or a line between two."""
-    fenced = False
-    for line in markdown.split("\n"):
-        fence = _FENCE.match(line) is not None
-        fenced = fenced != fence
-        yield line, fenced or fence
 
 
 def _row(line: str) -> str:
