@@ -44,11 +44,14 @@ _MAX_CONTROL = 0.05
 # What XML forbids in text (C0 controls but tab, line feed and carriage return; U+FFFE, U+FFFF),
 # raw or as a character reference: lxml keeps it in the tree, and trafilatura and readability,
 # which build XML from that tree, then give up on the whole page. A browser shows none of it
-# (a form feed is white space, and is made a space first).
-_NOT_XML = re.compile(
-    r"[\x01-\x08\x0b\x0e-\x1f\ufffe\uffff]"
-    r"|&#(?:0*(?:[1-8]|1[124-9]|2\d|3[01])(?!\d)|[xX]0*(?:[1-8bcefBCEF]|1[\da-fA-F])(?![\da-fA-F]));?"
+# (a form feed is white space, and becomes a space). Removed from the UTF-8 bytes the parser
+# reads, where a control character is one byte: three times faster than a regex on the text.
+_FORM_FEED = bytes.maketrans(b"\x0c", b" ")
+_CONTROL_BYTES = bytes(range(0x01, 0x09)) + b"\x0b" + bytes(range(0x0E, 0x20))
+_CONTROL_REF = re.compile(
+    rb"&#(?:0*(?:[1-8]|1[124-9]|2\d|3[01])(?!\d)|[xX]0*(?:[1-8bcefBCEF]|1[\da-fA-F])(?![\da-fA-F]));?"
 )
+_NONCHARACTERS = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")  # U+FFFE, U+FFFF
 _SAMPLE = 65536
 # `_choose` thresholds, over word 4-gram multisets of the two outputs.
 # _LITTLE: 0.6 and 0.7 did equally on dev/, broad-dev/ and wcxb-dev/ (one page gained), and
@@ -423,7 +426,7 @@ def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -
     sample = text[:_SAMPLE]
     if len(_CONTROL.findall(sample)) > _MAX_CONTROL * len(sample):
         raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, "it is binary data, not text"))
-    tree, warnings = _tree(_NOT_XML.sub("", text.replace("\x0c", " ")), url)
+    tree, warnings = _tree(text, url)
     if declared:  # read with the page, then removed with its other scripts
         tree.extend(_tree(declared.replace("\x00", ""), url)[0].xpath("//script"))
     signals = read(tree)
@@ -457,16 +460,27 @@ def _tree(text: str, url: str) -> tuple[HtmlElement, tuple[dict[str, str], ...]]
         )
     )
     try:
-        tree = lxml.html.document_fromstring(text.encode("utf-8"), parser, base_url=url)
+        tree = lxml.html.document_fromstring(_xml_bytes(text), parser, base_url=url)
         warnings: tuple[dict[str, str], ...] = ()
         if any("depth" in entry.message for entry in parser.error_log):
-            flat = _flatten(text).encode("utf-8")
+            flat = _xml_bytes(_flatten(text))
             tree = lxml.html.document_fromstring(flat, parser, base_url=url)
             warnings = (_DEEP_MARKUP,)
     except (lxml.etree.ParserError, ValueError) as exc:
         raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, str(exc))) from None
     assert isinstance(tree, lxml.html.HtmlElement)
     return tree, warnings
+
+
+def _xml_bytes(text: str) -> bytes:
+    """`text` as UTF-8 without what XML forbids (see _CONTROL_BYTES)."""
+    data = text.encode("utf-8").translate(_FORM_FEED, _CONTROL_BYTES)
+    if b"&#" in data:
+        data = _CONTROL_REF.sub(b"", data)
+    for noncharacter in _NONCHARACTERS:
+        if noncharacter in data:
+            data = data.replace(noncharacter, b"")
+    return data
 
 
 def _without_fallbacks(tree: HtmlElement) -> None:

@@ -33,7 +33,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
 # HTML a markdown document carries as it is (a README's <a>, <img>): a tag, and in it an
 # event handler or an attribute whose value is a target.
-_HTML_TAG = re.compile(r"(?<!\\)<[A-Za-z][^<>]*>")  # not `\<`: text that shows a tag
+_HTML_TAG = re.compile(r"<(?<!\\<)[A-Za-z][^<>]*>")  # not `\<`: text that shows a tag
 _HTML_ATTRIBUTE = re.compile(
     r"""\s(on[a-z]+|href|src|action|formaction|xlink:href|poster|background)\s*=\s*"""
     r"""("[^"]*"|'[^']*'|[^\s>]+)""",
@@ -133,7 +133,7 @@ def clean_markdown(markdown: str, base: str = "") -> str:
 
     if "](" not in markdown and "<" not in markdown:
         return markdown
-    if "<" in markdown:
+    if _HTML_TAG.search(markdown):
         markdown = outside_code(
             markdown, lambda text: _HTML_TAG.sub(lambda tag: _safe_tag(tag.group(0), base), text)
         )

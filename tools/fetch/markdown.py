@@ -24,7 +24,8 @@ _CELL_BORDER = re.compile(r"(?<!\\)\|")
 _INLINE_IMAGES = ("a", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "li", "dt", "dd")
 # A tag's start in the text (`<a href="javascript:…">` that a page wrote as text or as app
 # data): a markdown reader would render it as HTML. An autolink (`<https://…>`) is markdown.
-_TAG_START = re.compile(r"(?<!\\)<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*>)")
+# Searched for by its "<" (the look-behind after it), not at every position.
+_TAG_START = re.compile(r"<(?<!\\<)(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*>)")
 
 
 @cache
@@ -70,7 +71,7 @@ def tidy(markdown: str, base: str = "") -> str:
 def _no_html(markdown: str) -> str:
     """Markdown whose text can start no HTML tag (`\\<`), code aside: trafilatura escapes
     such text, the other converter and a page's data do not."""
-    if "<" not in markdown:
+    if _TAG_START.search(markdown) is None:
         return markdown
     return outside_code(markdown, lambda text: _TAG_START.sub(r"\\<", text))
 
