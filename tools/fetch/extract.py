@@ -612,7 +612,7 @@ def _title(tree: HtmlElement, declared: str | None, site: str | None) -> str | N
 
     title = declared or extract_title(tree)
     whole, *parts = examine_title_element(tree)
-    if not title or not any(parts) or title not in (whole, *parts):
+    if not title or title not in parts:  # not a part of <title> that trafilatura chose
         return title or None
     return next((part for part in parts if part and not _names_site(part, site)), whole)
 

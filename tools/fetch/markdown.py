@@ -23,9 +23,13 @@ _SEPARATOR_CELL = re.compile(r"^\s*(:?)-+(:?)\s*$")
 _CELL_BORDER = re.compile(r"(?<!\\)\|")
 _INLINE_IMAGES = ("a", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "li", "dt", "dd")
 # A tag's start in the text (`<a href="javascript:…">` that a page wrote as text or as app
-# data): a markdown reader would render it as HTML. An autolink (`<https://…>`) is markdown.
-# Searched for by its "<" (the look-behind after it), not at every position.
-_TAG_START = re.compile(r"<(?<!\\<)(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*>)")
+# data): a markdown reader would render it as HTML. Not markdown's own: an autolink
+# (`<https://…>`), a link's target in brackets (`](</wiki/A_(b)>)`), nor the bare <sup>, <sub>
+# and <u> trafilatura writes for what markdown has no mark for. Searched for by its "<" (the
+# look-behinds after it), not at every position.
+_TAG_START = re.compile(
+    r"<(?<!\\<)(?<!\]\(<)(?=[A-Za-z/!?])(?!/?(?:sup|sub|u)>)(?![A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*>)"
+)
 
 
 @cache
