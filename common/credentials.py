@@ -149,11 +149,13 @@ def usable(field: Field, value: str, *, header: bool | None = None) -> str:
 
 
 def _from_env(field: Field) -> str | None:
-    for name in field.env:
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    return None
+    return next(iter(_in_env(field)), None)
+
+
+def _in_env(field: Field) -> list[str]:
+    """Every value the environment gives `field`, its variables in order."""
+    found = (os.environ.get(name, "").strip() for name in field.env)
+    return [value for value in found if value]
 
 
 def _from_file(values: dict[str, Any], provider: Provider, field: Field) -> str | None:
@@ -342,14 +344,9 @@ def register_all(extra: tuple[Field, ...] = ()) -> None:
     values = _read_file()[0]
     for provider in PROVIDERS.values():
         for field in (*provider.fields, *extra):
-            for value in _from_env_all(field) + _in_file(values, provider, field):
+            for value in _in_env(field) + _in_file(values, provider, field):
                 if field.secret:
                     register_secret(value)
                 register_url_login(value)
     for variable in VARIABLES:
         register_url_login(os.environ.get(variable, "").strip())
-
-
-def _from_env_all(field: Field) -> list[str]:
-    found = (os.environ.get(name, "").strip() for name in field.env)
-    return [value for value in found if value]

@@ -100,6 +100,13 @@ def is_hostname(text: str) -> bool:
     )
 
 
+def is_bare_host(text: str) -> bool:
+    """Whether `text` is nothing but a host name with a dot ("example.com", "www.bbc.co.uk"),
+    as a site names itself in a title, not words."""
+    name = text.strip().lower()
+    return "." in name and is_hostname(name)
+
+
 def _is_ipv4(text: str) -> bool:
     import ipaddress
 

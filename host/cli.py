@@ -158,26 +158,23 @@ def _trust_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def run_trust(args: argparse.Namespace) -> int:
-    from host import trust
-
-    try:
-        path = trust.trust(args.directory)
-    except trust.Unusable as exc:
-        sys.stderr.write(f"web-tools trust: {exc}\n")
-        return 1
-    sys.stdout.write(f"trusted {args.directory.resolve()} (in {path})\n")
-    return 0
+    return _change_trust(args, "trust", "trusted")
 
 
 def run_untrust(args: argparse.Namespace) -> int:
+    return _change_trust(args, "untrust", "no longer trusted:")
+
+
+def _change_trust(args: argparse.Namespace, command: str, done: str) -> int:
     from host import trust
 
+    change = trust.trust if command == "trust" else trust.untrust
     try:
-        path = trust.untrust(args.directory)
+        path = change(args.directory)
     except trust.Unusable as exc:
-        sys.stderr.write(f"web-tools untrust: {exc}\n")
+        sys.stderr.write(f"web-tools {command}: {exc}\n")
         return 1
-    sys.stdout.write(f"no longer trusted: {args.directory.resolve()} (in {path})\n")
+    sys.stdout.write(f"{done} {args.directory.resolve()} (in {path})\n")
     return 0
 
 

@@ -531,7 +531,7 @@ def sources_as_results(sources: Iterable[Source], real: Mapping[str, str]) -> li
 
 def _result(source: Source, real: str | None) -> Result | None:
     # Google's title is often only the site's domain: the real URL's host says more.
-    title = host_of(real) if real and _bare_domain(source.title) else source.title
+    title = host_of(real) if real and domains.is_bare_host(source.title) else source.title
     return result(title, real or source.url, source.snippet)
 
 
@@ -539,12 +539,9 @@ def _site(result: Result, prefix: str) -> str:
     """The URL a result is filtered by. A redirect link left unresolved is on Google's host;
     the site it leads to is the domain Google titles it with, when it does."""
     url, title = str(result["url"]), str(result["title"]).strip().lower()
-    return f"https://{title}/" if redirect_link(url, prefix) and _bare_domain(title) else url
-
-
-def _bare_domain(title: str) -> bool:
-    text = title.strip().lower()
-    return "." in text and domains.is_hostname(text)
+    return (
+        f"https://{title}/" if redirect_link(url, prefix) and domains.is_bare_host(title) else url
+    )
 
 
 def _joined(first: str, second: str) -> str:

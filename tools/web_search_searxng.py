@@ -202,14 +202,13 @@ def _names(raw: Mapping[str, Any], name: str, examples: str) -> tuple[str, ...]:
 def instance() -> Instance:
     """The configured instance: AUTH_MISSING when SEARXNG_URL is not set, INVALID_INPUT when
     it is no URL a request can go to."""
-    from common.http import configured_url, register_login
+    from common.http import configured_url, register_url_login
 
     provider = PROVIDERS["searxng"]
     base = resolve(provider)["url"]
     name = "SEARXNG_URL (or web_search.searxng.url)"
     parts = urlsplit(configured_url(base, name, "https://searx.example.org"))
-    if parts.password:
-        register_login(parts.username or "", parts.password)
+    register_url_login(base)
     shown = parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment="")
     endpoint = base.split("?", 1)[0].split("#", 1)[0].rstrip("/") + "/search"
     return Instance(endpoint, shown.geturl().rstrip("/"), _auth_headers(optional(provider, AUTH)))

@@ -162,8 +162,6 @@ _SPACE_RUN = re.compile(r"\s{2,}")
 _TABS = re.compile(r"\t|[ \t]{2,}")
 _LONG_RUN = 255
 _ISO_DATE = re.compile(r"^\d{4}-\d\d-\d\d")
-# A title's part that is a host name, not words: "example.com", "www.example.co.uk".
-_DOMAIN = re.compile(r"(?:[\w-]+\.)+[a-z]{2,}", re.IGNORECASE)
 # JSON-LD types whose description describes the page itself (not its publisher's).
 _DESCRIBED = (
     "article", "newsarticle", "blogposting", "techarticle", "scholarlyarticle", "report",
@@ -618,7 +616,9 @@ def _title(tree: HtmlElement, declared: str | None, site: str | None) -> str | N
 
 
 def _names_site(part: str, site: str | None) -> bool:
-    return part.casefold() == (site or "").casefold() or _DOMAIN.fullmatch(part) is not None
+    from common.domains import is_bare_host
+
+    return part.casefold() == (site or "").casefold() or is_bare_host(part)
 
 
 def _date(tree: HtmlElement, url: str, signals: Signals) -> str | None:

@@ -16,8 +16,6 @@ from tools.fetch.links import clean_markdown, fenced_lines, outside_code
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["fenced_lines", "html_markdown", "tidy"]
-
 _BLANKS = re.compile(r"\n{3,}")
 _SEPARATOR_CELL = re.compile(r"^\s*(:?)-+(:?)\s*$")
 _CELL_BORDER = re.compile(r"(?<!\\)\|")

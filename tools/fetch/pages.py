@@ -96,7 +96,7 @@ def _once(markdown: str) -> str:
 
 def without_controls(markdown: str) -> str:
     """The markdown without the lines that only label a control; code stays as it is."""
-    from tools.fetch.markdown import fenced_lines
+    from tools.fetch.links import fenced_lines
 
     lines = fenced_lines(markdown)
     return "\n".join(line for line, code in lines if code or not _is_control(line))
