@@ -52,6 +52,9 @@ class Tool:
     schema: Mapping[str, Any] = field(default_factory=dict)
     problem: str = ""
     overridden_by: Path | None = None
+    # `module:function` when the file runs this installation's own tool (its launcher or its
+    # console script); empty for any other program, a third-party tool or another installation.
+    entry: str = ""
 
     @property
     def reason(self) -> str:
@@ -181,7 +184,20 @@ def probe(path: Path, origin: str) -> Tool:
     except OSError as exc:
         return Tool(name, path, origin, problem=f"--schema could not be run ({exc.strerror})")
     schema, problem = read_schema(outcome, name)
-    return Tool(name, path, origin, schema, problem)
+    return Tool(name, path, origin, schema, problem, entry="" if problem else own_entry(path))
+
+
+def own_entry(path: Path) -> str:
+    """`module:function` when `path` runs this installation's own tool: one of the launchers
+    written for this Python's scripts, or such a script itself; "" for any other program."""
+    from common.launchers import target, tools
+
+    script = target(path) or path
+    try:
+        here = script.parent.resolve() == Path(sys.executable).parent.resolve()
+    except OSError:
+        return ""
+    return tools().get(script.name, "") if here else ""
 
 
 def _file_problem(path: Path) -> str:

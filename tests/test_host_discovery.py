@@ -222,3 +222,18 @@ def test_the_checkout_serves_its_own_tools():
     found = d.discover([d.installation()])
     assert {"web_search_brave", "web_fetch"} <= set(found.tools)
     assert found.skipped == []
+
+
+def test_own_tools_name_their_entry_point_and_others_none(tmp_path, fake_tool):
+    found = d.discover([d.installation()])
+    assert found.tools["web_fetch"].entry == "tools.web_fetch:main"
+    assert found.tools["web_search_brave"].entry == "tools.web_search_brave:main"
+    # A link to the launcher (make install-user) is the same program.
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "web-fetch-tool").symlink_to(found.tools["web_fetch"].path)
+    # A tool of the same name elsewhere is another program, whatever it is called.
+    fake_tool(tmp_path / "project", "web-search-brave-tool")
+    again = d.discover([d.installation(), *sources(tmp_path)])
+    assert again.tools["web_fetch"].entry == "tools.web_fetch:main"
+    assert again.tools["web_search_brave"].entry == ""
+    assert d.own_entry(tmp_path / "nowhere" / "web-fetch-tool") == ""
