@@ -23,7 +23,8 @@ A project's own tools (./.ikigai/tools/) run only once you trust the project (we
 """
 EXAMPLES = """\
 examples:
-  web-tools mcp                                serve every tool to an MCP client over stdio
+  web-tools mcp                                serve every tool that can work to an MCP client
+  web-tools mcp --all                          also the providers not set up (no key yet)
   web-tools mcp --only web_search_brave,web_fetch
   web-tools list                               which tools, from where, and what was skipped
   web-tools doctor --online                    check credentials and settings, one real call each
@@ -72,10 +73,12 @@ def _mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     mcp = commands.add_parser(
         "mcp",
         help="serve the tools as an MCP server over stdio",
-        description="Serve every discovered tool as an MCP tool over stdin/stdout, for an MCP "
-        "client (Claude Desktop, an IDE, an agent framework). Each tool's description and "
+        description="Serve the discovered tools as MCP tools over stdin/stdout, for an MCP "
+        "client (Claude Desktop, an IDE, an agent framework): every tool that can work, that "
+        "is, all but this installation's providers that are not set up (no key or URL; "
+        "`web-tools doctor` says how; --all serves them too). Each tool's description and "
         "parameters become the MCP tool's; a failed call is an error result that says what "
-        "to fix. Tools are discovered once, at start-up.",
+        "to fix. Tools are discovered once, at start-up: restart after setting up a provider.",
         epilog="an MCP client's configuration:\n"
         '  {"mcpServers": {"web-tools": {"command": "/path/to/web-tools", "args": ["mcp"]}}}',
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -86,6 +89,12 @@ def _mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     ):
         mcp.add_argument(flag, type=_names, action="extend", default=[], metavar="NAME,...",
                          help=what)  # fmt: skip
+    mcp.add_argument(
+        "--all",
+        action="store_true",
+        help="also serve this installation's tools that are not set up (no key, no URL): "
+        "by default they are left out, as their every call would fail",
+    )
     mcp.add_argument(
         "--timeout",
         type=_seconds,
@@ -181,6 +190,8 @@ def _change_trust(args: argparse.Namespace, command: str, done: str) -> int:
 def run_mcp(args: argparse.Namespace) -> int:
     found = discovery.discover()
     tools, unknown = discovery.choose(found, args.only, args.exclude)
+    if not (args.all or args.only):  # tools named with --only are served as asked
+        tools = _set_up(tools)
     for tool in found.skipped:
         sys.stderr.write(f"web-tools mcp: not serving {tool.path}: {tool.reason}\n")
     for name in unknown:
@@ -194,6 +205,21 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     serve(tools, args.timeout)
     return 0
+
+
+def _set_up(tools: dict[str, discovery.Tool]) -> dict[str, discovery.Tool]:
+    """The tools whose set-up is complete; each left out is named on stderr, with why."""
+    from host.doctor import servable
+
+    kept = {}
+    for name, tool in tools.items():
+        ok, why = servable(tool)
+        if ok:
+            kept[name] = tool
+        else:
+            sys.stderr.write(f"web-tools mcp: not serving {name}, not set up: {why} "
+                             "(web-tools doctor says how; --all serves it anyway)\n")  # fmt: skip
+    return kept
 
 
 def run_list(args: argparse.Namespace) -> int:

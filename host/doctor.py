@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from common.settings import Setting
     from host.discovery import Found, Source, Tool
 
-OK, PROBLEM, UNKNOWN = "ok", "problem", "unknown"
+# OPTIONAL: a provider none of whose credentials is set: nothing is broken, it is not set up.
+OK, PROBLEM, UNKNOWN, OPTIONAL = "ok", "problem", "unknown", "optional"
+AUTO = "web_search_auto"
 UNTRUSTED = "not run: untrusted project"  # as host.discovery words it
 # The cheapest search: one result, through the tool like any call (`--online`).
 ONLINE_QUERY = "ikigai"
@@ -50,6 +52,7 @@ class Report:
     directories: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    optional: list[str] = field(default_factory=list)  # how to set up each optional tool
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,12 +77,25 @@ def _check(tool: Tool, report: Report) -> ToolCheck:
     provider = provider_of(tool.name)
     if provider is not None:
         return _credentials(check, provider, report)
+    if tool.name == AUTO:
+        return _fallback(check, report)
     if tool.name in own_tools():
         check.detail = "needs no credentials"
     else:
         check.status = UNKNOWN
         check.detail = "a third-party tool: its credentials are not known to doctor"
     return check
+
+
+def servable(tool: Tool) -> tuple[bool, str]:
+    """Whether `web-tools mcp` serves `tool` by default, and why not: a tool of this
+    installation whose set-up is not complete could only answer that it is not."""
+    if not tool.entry:
+        return True, ""  # a third-party tool: what it needs is not known here
+    check = _check(tool, Report())
+    if check.status in (OK, UNKNOWN):
+        return True, ""
+    return False, check.detail
 
 
 def _trust_warnings(found: Found, report: Report) -> None:
@@ -141,8 +157,40 @@ def _credentials(check: ToolCheck, provider: credentials.Provider, report: Repor
     check.detail = "; ".join(_where(variables[name], place) for name, place in places.items())
     if None not in places.values():
         return check
-    missing = credentials.missing(provider, credentials.file_problem())
+    problem = credentials.file_problem()
+    absent = [f for f in provider.fields if places[f.name] is None]
+    missing = credentials.missing(provider, problem, absent)
+    if set(places.values()) == {None} and not problem:  # none set: a choice, not a fault
+        check.status = OPTIONAL
+        report.optional.append(f"{check.name}: not set up. {missing.message}")
+        return check
     return _fail(check, missing.message, report, detail=check.detail)
+
+
+def _fallback(check: ToolCheck, report: Report) -> ToolCheck:
+    """The fallback tool works while one provider of its order can: a keyless one or one
+    whose credentials are set."""
+    try:
+        order = load().search_order
+    except ToolError:
+        check.detail = "its order is unusable (see the settings)"
+        return check  # the setting itself is the problem, reported once with the settings
+    ready = [name for name in order if _ready(f"web_search_{name.removeprefix('web_search_')}")]
+    if ready:
+        check.detail = "tries " + ", ".join(ready)
+        return check
+    why = (
+        f"none of the providers in IKIGAI_WEB_SEARCH_ORDER ({','.join(order)}) can search: "
+        "add web_search_duckduckgo's 'duckduckgo', which needs no key, or set up one of them"
+    )
+    return _fail(check, why, report, detail="no provider of its order can search")
+
+
+def _ready(tool: str) -> bool:
+    if tool == AUTO or tool not in own_tools():
+        return False
+    provider = provider_of(tool)
+    return provider is None or credentials.configured(provider)
 
 
 def _where(variable: str, place: credentials.Location | None) -> str:
@@ -277,11 +325,24 @@ def render(report: Report) -> str:
     ]
     if report.warnings:
         sections.append("Warnings:\n" + "\n".join(f"  - {w}" for w in report.warnings))
+    if report.optional:
+        sections.append(
+            "Not set up (optional; `web-tools mcp` serves them once they are):\n"
+            + "\n".join(f"  - {o}" for o in report.optional)
+        )
     if report.problems:
         sections.append("Problems:\n" + "\n".join(f"  - {p}" for p in report.problems))
-    count = len(report.problems)
-    sections.append(f"{count} problem{'s' if count != 1 else ''} found." if count else "All good.")
+    sections.append(_verdict(report))
     return "\n\n".join(sections)
+
+
+def _verdict(report: Report) -> str:
+    count, unused = len(report.problems), len(report.optional)
+    if count:
+        return f"{count} problem{'s' if count != 1 else ''} found."
+    if unused:
+        return f"All good ({unused} optional tool{'s' if unused != 1 else ''} not set up)."
+    return "All good."
 
 
 def _tools_table(tools: list[ToolCheck]) -> str:
@@ -289,7 +350,7 @@ def _tools_table(tools: list[ToolCheck]) -> str:
         return "Tools: none found (see the tool directories below)."
     width = max(len(t.name) for t in tools)
     lines = [
-        f"  {t.status:<7}  {t.name:<{width}}  {t.origin:<12}  {t.detail}"
+        f"  {t.status:<8}  {t.name:<{width}}  {t.origin:<12}  {t.detail}"
         + (f"  [online: {t.online}]" if t.online else "")
         for t in tools
     ]

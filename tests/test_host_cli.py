@@ -23,8 +23,9 @@ ALL_PROVIDERS = {
     for provider in credentials.PROVIDERS.values()
     for field in provider.fields
 }
-# The tools of this project that need credentials: each is a problem while they are missing.
+# The tools of this project that need credentials: each is optional while none is set.
 NEEDING = sum(p.tool in doctor.own_tools() for p in credentials.PROVIDERS.values())
+KEYLESS = {"web_fetch", "web_search_auto", "web_search_duckduckgo"}
 
 
 @pytest.fixture(autouse=True)
@@ -36,9 +37,16 @@ def host_dirs(tmp_path, monkeypatch):
     return tmp_path
 
 
-def web_tools(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def web_tools(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BIN / "web-tools"), *args], capture_output=True, text=True, check=False, cwd=cwd
+        [str(BIN / "web-tools"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env=os.environ | (env or {}),
     )
 
 
@@ -66,7 +74,7 @@ def test_help_names_every_command_with_examples():
 @pytest.mark.parametrize(
     ("command", "words"),
     [
-        ("mcp", ("--only", "--exclude", "--timeout", '"mcpServers"', '"args": ["mcp"]')),
+        ("mcp", ("--only", "--exclude", "--all", "--timeout", '"mcpServers"', '"args": ["mcp"]')),
         ("list", ("--json", "skipped")),
         ("doctor", ("--online", "--json", "never the value", "Exits 1")),
     ],
@@ -106,6 +114,38 @@ def test_mcp_serves_the_chosen_tools_and_reports_the_rest(capsys, monkeypatch, f
     assert "not serving" in err
     assert "broken-tool: --schema exited with status 9" in err
     assert "no tool named 'nothing' was found" in err
+
+
+def served_by(monkeypatch, *args: str) -> set[str]:
+    """The tools `web-tools mcp ARGS` would serve."""
+    served: dict[str, object] = {}
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: served.update(tools))
+    assert cli.main(["mcp", *args]) == 0
+    return set(served)
+
+
+def test_mcp_serves_what_can_work_by_default(capsys, monkeypatch, fake_tool):
+    fake_tool(Path(".ikigai/tools").resolve(), "their-search-tool")
+    assert served_by(monkeypatch) == KEYLESS | {"their_search"}
+    err = capsys.readouterr().err
+    assert err.count("not set up") == NEEDING
+    assert (
+        "web-tools mcp: not serving web_search_brave, not set up: BRAVE_API_KEY not set "
+        "(web-tools doctor says how; --all serves it anyway)"
+    ) in err
+    monkeypatch.setenv("BRAVE_API_KEY", KEY)
+    monkeypatch.setenv("GOOGLE_SEARCH_API_KEY", KEY)  # half set up: no engine ID
+    assert served_by(monkeypatch) == KEYLESS | {"their_search", "web_search_brave"}
+
+
+def test_mcp_serves_every_tool_with_all_or_the_ones_named_with_only(capsys, monkeypatch):
+    assert served_by(monkeypatch, "--all") == set(doctor.own_tools())
+    assert served_by(monkeypatch, "--only", "web_search_brave,web_fetch") == {
+        "web_search_brave",
+        "web_fetch",
+    }
+    assert "not set up" not in capsys.readouterr().err
+    assert served_by(monkeypatch, "--exclude", "web_fetch") == KEYLESS - {"web_fetch"}
 
 
 def test_mcp_says_when_nothing_is_left_to_serve(capsys, monkeypatch):
@@ -214,13 +254,16 @@ def rows(out: str) -> dict[str, list[str]]:
 def test_doctor_credentials_from_the_environment(capsys, monkeypatch):
     monkeypatch.setenv("BRAVE_API_KEY", KEY)
     code, out = main(capsys, "doctor")
-    assert code == 1  # the other providers are not configured
+    assert code == 0  # the other providers are not set up, which breaks nothing
     table = rows(out)
     assert table["web_search_brave"] == ["ok", "installation", "BRAVE_API_KEY from the environment"]
     assert table["web_fetch"] == ["ok", "installation", "needs no credentials"]
     assert table["web_search_duckduckgo"][2] == "needs no credentials"
-    assert table["web_search_tavily"] == ["problem", "installation", "TAVILY_API_KEY not set"]
-    assert "web_search_tavily needs a Tavily API key: set TAVILY_API_KEY" in out
+    assert table["web_search_auto"] == ["ok", "installation", "tries brave, duckduckgo"]
+    assert table["web_search_tavily"] == ["optional", "installation", "TAVILY_API_KEY not set"]
+    optional = out.split("Not set up (optional")[1].split("\n\n")[0]
+    assert "web_search_tavily: not set up. web_search_tavily needs a Tavily API key" in optional
+    assert out.endswith(f"All good ({NEEDING - 1} optional tools not set up).\n")
     assert KEY not in out
 
 
@@ -253,14 +296,50 @@ def test_doctor_credentials_from_a_nested_file(capsys, isolated_env, monkeypatch
     assert "cx-" not in out
 
 
-def test_doctor_missing_credentials(capsys, isolated_env):
+def test_doctor_on_a_keyless_machine_is_green_and_says_what_is_optional(capsys, isolated_env):
+    code, out = main(capsys, "doctor")
+    assert code == 0
+    table = rows(out)
+    assert table["web_search_google"] == [
+        "optional",
+        "installation",
+        "GOOGLE_SEARCH_API_KEY not set; GOOGLE_SEARCH_ENGINE_ID not set",
+    ]
+    assert {name for name, row in table.items() if row[0] == "ok"} == KEYLESS
+    assert table["web_search_auto"][2] == "tries duckduckgo"
+    assert f"Credentials file: {isolated_env / 'credentials.json'} (does not exist)" in out
+    assert "Problems:" not in out
+    assert out.count("\n  - web_search_") == NEEDING  # one line each says how to set it up
+    assert out.endswith(f"All good ({NEEDING} optional tools not set up).\n")
+
+
+def test_doctor_calls_a_half_set_up_provider_a_problem(capsys, monkeypatch):
+    monkeypatch.setenv("GOOGLE_SEARCH_API_KEY", "AIza-secret")
     code, out = main(capsys, "doctor")
     assert code == 1
-    assert rows(out)["web_search_google"][2] == (
-        "GOOGLE_SEARCH_API_KEY not set; GOOGLE_SEARCH_ENGINE_ID not set"
-    )
-    assert f"Credentials file: {isolated_env / 'credentials.json'} (does not exist)" in out
-    assert f"{NEEDING} problems found." in out
+    assert rows(out)["web_search_google"][0] == "problem"
+    assert "GOOGLE_SEARCH_ENGINE_ID is not set" in out.split("Problems:")[1]
+    assert out.endswith("1 problem found.\n")
+
+
+def test_doctor_calls_every_provider_a_problem_when_the_file_is_unusable(capsys, isolated_env):
+    (isolated_env / "credentials.json").write_text("{not json")
+    code, out = main(capsys, "doctor")
+    assert code == 1  # the keys may well be in it: nothing says they are optional
+    assert rows(out)["web_search_brave"][0] == "problem"
+    assert "Not set up (optional" not in out
+
+
+def test_doctor_says_when_the_fallback_has_no_provider_that_can_search(capsys, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,tavily")
+    code, out = main(capsys, "doctor")
+    assert code == 1
+    assert rows(out)["web_search_auto"] == [
+        "problem",
+        "installation",
+        "no provider of its order can search",
+    ]
+    assert "none of the providers in IKIGAI_WEB_SEARCH_ORDER (brave,tavily) can search" in out
 
 
 def test_doctor_exits_0_when_every_tool_can_work(capsys, monkeypatch):
@@ -373,20 +452,23 @@ def test_doctor_json(capsys, monkeypatch):
     monkeypatch.setenv("BRAVE_API_KEY", KEY)
     code, out = main(capsys, "doctor", "--json")
     report = json.loads(out)
-    assert code == 1
+    assert code == 0
     brave = next(t for t in report["tools"] if t["name"] == "web_search_brave")
     assert brave["status"] == "ok"
     assert brave["detail"] == "BRAVE_API_KEY from the environment"
     assert {s["variable"] for s in report["settings"]} >= {"IKIGAI_WEB_TIMEOUT"}
     assert report["cache"].endswith("ikigai-web-tools")
-    assert len(report["problems"]) == NEEDING - 1
+    assert report["problems"] == []
+    assert len(report["optional"]) == NEEDING - 1
     assert KEY not in out
 
 
 def test_doctor_exit_codes_from_the_command_line(host_dirs):
     out = web_tools("doctor", cwd=host_dirs)
-    assert out.returncode == 1
-    assert out.stdout.endswith(f"{NEEDING} problems found.\n")
+    last = f"All good ({NEEDING} optional tools not set up)."
+    assert (out.returncode, out.stdout.splitlines()[-1]) == (0, last)
+    broken = web_tools("doctor", cwd=host_dirs, env={"IKIGAI_WEB_TIMEOUT": "soon"})
+    assert (broken.returncode, broken.stdout.splitlines()[-1]) == (1, "1 problem found.")
 
 
 def test_doctor_with_no_tool_at_all(capsys, monkeypatch):
@@ -478,7 +560,7 @@ def test_online_from_the_command_line(capsys, fake_server, monkeypatch):
     monkeypatch.setenv("BRAVE_API_KEY", KEY)
     monkeypatch.setenv("BRAVE_SEARCH_API_URL", url)
     code, out = main(capsys, "doctor", "--online")
-    assert code == 1  # the other providers lack credentials, and are not called
+    assert code == 0  # the other providers lack credentials: optional, and not called
     assert "[online: ok (0 results)]" in out
     assert len(fake_server.seen) == 1
 

@@ -73,7 +73,7 @@ def test_lists_every_tool_with_its_schema(tmp_path, fake_tool):
     listed: dict[str, types.Tool] = {}
 
     async def scenario() -> None:
-        async with connect(tmp_path) as session:
+        async with connect(tmp_path, "--all") as session:
             listed.update({tool.name: tool for tool in (await session.list_tools()).tools})
 
     run(scenario)
@@ -109,9 +109,25 @@ def test_a_search_against_a_loopback_brave(tmp_path, fake_server):
     assert fake_server.seen[0].query["q"] == ["ikigai"]
 
 
+def test_by_default_only_what_can_work_is_served(tmp_path, fake_tool):
+    fake_tool(tmp_path / "system", "third-party-tool")
+    listed: list[set[str]] = []
+
+    async def scenario() -> None:
+        for env in ({}, {"TAVILY_API_KEY": KEY}):
+            async with connect(tmp_path, env=env) as session:
+                listed.append({tool.name for tool in (await session.list_tools()).tools})
+
+    run(scenario)
+    keyless = {"web_fetch", "web_search_auto", "web_search_duckduckgo", "third_party"}
+    assert listed == [keyless, keyless | {"web_search_tavily"}]
+    log = (tmp_path / "server.log").read_text()
+    assert "not serving web_search_brave, not set up: BRAVE_API_KEY not set" in log
+
+
 def test_failures_and_bad_input_are_error_results(tmp_path, isolated_env):
     async def scenario() -> None:
-        async with connect(tmp_path) as session:
+        async with connect(tmp_path, "--all") as session:
             missing = await session.call_tool("web_search_brave", {"query": "ikigai"})
             assert missing.is_error
             text = text_of(missing)
@@ -220,7 +236,7 @@ def test_only_and_exclude_choose_the_tools(tmp_path, fake_tool):
     async def scenario() -> None:
         for args in (
             ("--only", "web_search_brave,extra-tool", "--only", "missing"),
-            ("--exclude", "web_fetch", "--exclude", "extra,web-search-google-tool"),
+            ("--all", "--exclude", "web_fetch", "--exclude", "extra,web-search-google-tool"),
         ):
             async with connect(tmp_path, *args) as session:
                 names.append({tool.name for tool in (await session.list_tools()).tools})
