@@ -54,11 +54,14 @@ lint: $(BIN)/.installed
 # installs one (.ci/run), so there it counts.
 HAS_BROWSER := $(BIN)/python -c 'from common.settings import Settings; \
 	from tools.fetch.browser import executable; executable(Settings(environ={}))' 2>/dev/null
+# The suite runs on every core (pytest-xdist), two workers at least: many tests spend their
+# time waiting on a deadline or a subprocess, which another worker's test uses meanwhile.
+# JOBS=1 runs it in one process.
+JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -lt 2 ] && n=2; echo $$n)
 
 test: lint launchers
 	rm -f .coverage .coverage.*
-	$(BIN)/coverage run -m pytest
-	$(BIN)/coverage combine -q
+	$(BIN)/pytest -n $(JOBS) --dist loadgroup --cov --cov-report= --cov-fail-under=0
 	@$(HAS_BROWSER) || echo 'make test: no Chromium found, so tools/fetch/browser.py is left out of the coverage total'
 	$(BIN)/coverage report $$($(HAS_BROWSER) || echo --omit=tools/fetch/browser.py)
 

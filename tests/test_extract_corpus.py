@@ -1,10 +1,16 @@
 """No dev page of the extraction benchmarks makes the extractor raise: every page of every
-set under ../shared/bench/extraction goes through `html_to_markdown`, one test per set."""
+set under ../shared/bench/extraction goes through `html_to_markdown`.
+
+The pages are dealt into shards, one test each, so a parallel run (pytest-xdist) spreads the
+work over every core; a page that two sets share (wcxb-dev is part of wcxb-dev-full) is run
+once."""
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -13,19 +19,34 @@ from tools.fetch.extract import html_to_markdown
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "extraction"
 SETS = ("dev", "broad-dev", "wcxb-dev", "wcxb-dev-full")
+SHARDS = 16
 
 
-@pytest.mark.parametrize("name", SETS)
-def test_no_dev_page_makes_the_extractor_raise(name):
-    if not (DATA / name / "ground-truth.json").is_file():
-        pytest.skip(f"no benchmark data at {DATA / name}")
-    truth = json.loads((DATA / name / "ground-truth.json").read_text(encoding="utf-8"))
+@cache
+def pages() -> tuple[tuple[str, Path, str], ...]:
+    """(set/id, the gzipped page, its URL) for every distinct page of every set present."""
+    found: dict[str, tuple[str, Path, str]] = {}
+    for name in SETS:
+        truth_file = DATA / name / "ground-truth.json"
+        if not truth_file.is_file():
+            continue
+        for page_id, entry in sorted(json.loads(truth_file.read_text(encoding="utf-8")).items()):
+            path = DATA / name / "html" / f"{page_id}.html.gz"
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            url = entry.get("url") or f"http://page.test/{page_id}"
+            found.setdefault(digest, (f"{name}/{page_id}", path, url))
+    return tuple(found.values())
+
+
+@pytest.mark.parametrize("shard", range(SHARDS), ids=lambda n: f"shard-{n + 1}-of-{SHARDS}")
+def test_no_dev_page_makes_the_extractor_raise(shard):
+    if not pages():
+        pytest.skip(f"no benchmark data at {DATA}")
     failures = []
-    for page_id, entry in sorted(truth.items()):
-        html = gzip.decompress((DATA / name / "html" / f"{page_id}.html.gz").read_bytes())
-        url = entry.get("url") or f"http://page.test/{page_id}"
+    for name, path, url in pages()[shard::SHARDS]:
+        html = gzip.decompress(path.read_bytes())
         try:
             html_to_markdown(html.decode("utf-8", "replace"), url)
         except Exception as error:  # noqa: BLE001 - every exception is the failure reported
-            failures.append(f"{page_id}: {type(error).__name__}: {error}")
+            failures.append(f"{name}: {type(error).__name__}: {error}")
     assert not failures, "\n".join(failures)

@@ -57,7 +57,11 @@ if TYPE_CHECKING:
     from toolbox import Handler
 
 # Nothing is mocked: loopback requests reach the server, and the names below never reach DNS.
-pytestmark = pytest.mark.httpx_mock(should_mock=lambda _: False)
+# One worker of a parallel run holds the whole matrix: its columns are run once and kept.
+pytestmark = [
+    pytest.mark.httpx_mock(should_mock=lambda _: False),
+    pytest.mark.xdist_group("hostile-remote"),
+]
 
 MARGIN = 1.5  # seconds past IKIGAI_WEB_TIMEOUT a call may take to answer, on a busy CI
 PROCESS_MARGIN = 4.0  # plus an interpreter's start-up, with the other processes of the column
