@@ -420,8 +420,8 @@ def test_a_renderer_bug_leaves_the_json_as_the_text(tmp_path, fake_server, monke
 @pytest.mark.parametrize(
     ("answer", "text", "structured"),
     [
-        (Answer(True, '{"success": true}', {"success": True}), '{"success": true}',
-         {"success": True}),
+        (Answer(True, '{"success": true, "l": [1]}', {"success": True, "l": [1]}),
+         '{"success": true, "l": [1]}', {"success": True, "l": [1]}),
         (Answer(False, "API_ERROR: down", {"success": False, "error": "down"}),
          "API_ERROR: down", {"success": False, "error": "down"}),
         (Answer(False, "x: missing required field 'query'"), "x: missing required field 'query'",
