@@ -14,6 +14,8 @@ from datetime import date
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from common import answers
+from common.answers import PERSON, Reader
 from common.domains import Fetch, Page, Result, fan_out, keep
 from common.errors import ErrorCode, ToolError
 from common.text import visible
@@ -281,21 +283,125 @@ def rejected(key: str, said: str, advice: str) -> ToolError:
     )
 
 
-# --- for a person: --format markdown -------------------------------------------------------
+# --- the answer's shape: each search tool's MCP outputSchema ----------------------------------
+
+# What a result may carry beyond title, url and snippet, and an answer beyond its results
+# (protocol.md, section 6); each tool names those it gives. web_search_auto relays any.
+RESULT_EXTRAS: dict[str, dict[str, Any]] = {
+    "published": {"type": "string", "description": "The page's date, YYYY-MM-DD."},
+    "age": {"type": "string", "description": "Brave's own words, e.g. 3 days ago."},
+    "extra_snippets": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "More excerpts of the page (Brave).",
+    },
+    "engines": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "The SearXNG engines that found it.",
+    },
+    "score": {"type": "number", "description": "Tavily's relevance, 0 to 1."},
+}
+ANSWER_EXTRAS: dict[str, dict[str, Any]] = {
+    "next_offset": {
+        "type": "integer",
+        "description": "More results exist: pass this as offset (SearXNG: page).",
+    },
+    "next_start": {
+        "type": "integer",
+        "description": "More results exist: pass this as start.",
+    },
+    "answer": {"type": "string", "description": "An answer written from the results."},
+    "search_queries": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "The queries Google ran (Gemini).",
+    },
+    "search_entry_point": {
+        "type": "string",
+        "description": "Google's Search Suggestions, as HTML to show the user (Gemini).",
+    },
+    "answers": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "SearXNG's direct answers.",
+    },
+    "suggestions": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Queries SearXNG suggests.",
+    },
+    "infoboxes": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {k: {"type": "string"} for k in ("title", "content", "url")},
+        },
+        "description": "SearXNG's infoboxes.",
+    },
+}
 
 
-def markdown(call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
-    """Search results in the original design's format, for reading or pasting into a prompt."""
+def output_schema(
+    results: Sequence[str] = (), extras: Sequence[str] = (), required: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The outputSchema of a search tool whose results may carry `results` (names of
+    RESULT_EXTRAS) and whose answer may carry `extras` (of ANSWER_EXTRAS), `required` always."""
+    shared = {k: {"type": "string"} for k in ("title", "url", "snippet")}
+    result_schema = {
+        "type": "object",
+        "properties": shared | {k: RESULT_EXTRAS[k] for k in results},
+        "required": ["title", "url", "snippet"],
+    }
+    properties: dict[str, Any] = {
+        "provider": {"type": "string", "description": "Who answered: " + ", ".join(NAMES)},
+        "results": {"type": "array", "items": result_schema, "description": "In rank order."},
+        "count": {"type": "integer", "description": "How many results there are."},
+    }
+    properties |= {k: ANSWER_EXTRAS[k] for k in extras}
+    return answers.output_schema(
+        "Search results.", properties, ["provider", "results", "count", *required]
+    )
+
+
+# --- for a person (--format markdown) and for the model (MCP) --------------------------------
+
+
+def markdown(
+    call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON, paging: str = ""
+) -> str:
+    """Search results in the original design's format: numbered results under the query,
+    the provider's own answers first, notes after, then how to get more, when `paging` (the
+    tool's parameter that takes next_offset or next_start) is given and there is more."""
     name = NAMES.get(str(answer.get("provider")), str(answer.get("provider")))
     lines = [f"# Search Results for: {call.get('query', '')}", f"Search engine: {name}", ""]
-    if answer.get("answer"):
-        lines += [f"Answer: {answer['answer']}", ""]
+    lines += _answers(answer)
     blocks = [_block(n, r) for n, r in enumerate(answer.get("results", []), 1)]
     lines += ["\n---\n\n".join(blocks) if blocks else "No results.\n"]
     lines += [f"Note: {w['message']}" for w in answer.get("warnings", [])]
+    if suggested := answer.get("suggestions"):
+        lines += ["Suggested searches: " + "; ".join(suggested)]
+    following = answer.get("next_offset", answer.get("next_start"))
+    if paging and isinstance(following, int):
+        lines += [f"[More results: {reader.next_part(paging, following)}]"]
     return "\n".join(lines)
+
+
+def _answers(answer: Mapping[str, Any]) -> list[str]:
+    """The provider's own answers, each a paragraph: Tavily's, SearXNG's and its infoboxes."""
+    said = [answer["answer"]] if answer.get("answer") else []
+    said += answer.get("answers", [])
+    lines = [f"Answer: {text}\n" for text in said]
+    for box in answer.get("infoboxes", []):
+        where = f" ({box['url']})" if box.get("url") else ""
+        lines += [f"Infobox: {box.get('title', '')}{where}\n{box.get('content', '')}".rstrip()]
+        lines[-1] += "\n"
+    return lines
 
 
 def _block(number: int, item: Mapping[str, Any]) -> str:
     text = f"## Result {number}: {item['title']}\nSource: {item['url']}\n"
-    return text + (f"\n{item['snippet']}\n" if item.get("snippet") else "")
+    if item.get("published"):
+        text += f"Published: {item['published']}\n"
+    said = (s for s in (item["snippet"], *item.get("extra_snippets", [])) if s)
+    return text + "".join(f"\n{s}\n" for s in said)

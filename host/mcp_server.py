@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import jsonrpc_message_adapter
 
 from common import __version__
-from host import process
+from host import answers, process
 from host.calls import Answer, call, mask_every_credential
 
 if TYPE_CHECKING:
@@ -190,7 +190,10 @@ def _error(ident: str | int | None, code: int, message: str) -> str:
 def build(tools: Mapping[str, Tool], timeout: float) -> Server[Any]:
     """The MCP server for `tools`: a call runs the tool with at most `timeout` seconds."""
     served = servable(tools)
-    listing = types.ListToolsResult(tools=[describe(tool) for tool in served.values()])
+    owned = {name: answers.own(tool) for name, tool in served.items()}
+    listing = types.ListToolsResult(
+        tools=[answers.listing(tool, owned[name]) for name, tool in served.items()]
+    )
 
     async def list_tools(
         _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
@@ -204,10 +207,9 @@ def build(tools: Mapping[str, Tool], timeout: float) -> Server[Any]:
         if tool is None:
             known = ", ".join(served) or "none"
             raise MCPError(types.INVALID_PARAMS, f"No tool {params.name!r}; tools: {known}.")
-        answer = await _run(tool, params.arguments or {}, timeout)
-        return types.CallToolResult(
-            content=[types.TextContent(text=answer.text)], is_error=not answer.ok
-        )
+        arguments = params.arguments or {}
+        answer = await _run(tool, arguments, timeout)
+        return answers.result(tool, owned[tool.name], arguments, answer)
 
     return Server(
         "ikigai-web-tools",
@@ -223,10 +225,6 @@ def servable(tools: Mapping[str, Tool]) -> dict[str, Tool]:
         if not MCP_NAME.match(name):
             sys.stderr.write(f"web-tools mcp: {tool.path} left out: {name!r} is no MCP name\n")
     return {name: tool for name, tool in tools.items() if MCP_NAME.match(name)}
-
-
-def describe(tool: Tool) -> types.Tool:
-    return types.Tool(name=tool.name, description=tool.description, input_schema=tool.parameters)
 
 
 async def _run(tool: Tool, arguments: dict[str, Any], seconds: float) -> Answer:

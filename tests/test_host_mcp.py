@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import time
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,8 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from common import launchers
-from host import discovery, mcp_server, trust
+from host import answers, discovery, mcp_server, trust
+from host.calls import Answer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -85,7 +87,21 @@ def test_lists_every_tool_with_its_schema(tmp_path, fake_tool):
     )
     assert listed["web_search_brave"].description == schema["description"]
     assert listed["web_search_brave"].input_schema == schema["parameters"]
-    assert listed["third_party"].description == "A third-party tool, third-party-tool."
+    for name in OURS:  # what each says of itself, beside its SCHEMA
+        module = import_module(f"tools.{name}")
+        assert listed[name].title == module.TITLE
+        assert listed[name].output_schema == module.OUTPUT_SCHEMA
+        hints = listed[name].annotations
+        assert hints is not None
+        assert (hints.title, hints.read_only_hint, hints.open_world_hint) == (
+            module.TITLE,
+            True,
+            True,
+        )
+        assert hints.destructive_hint is None  # meaningless for a read-only tool
+    third = listed["third_party"]
+    assert third.description == "A third-party tool, third-party-tool."
+    assert (third.title, third.output_schema, third.annotations) == (None, None, None)
     log = (tmp_path / "server.log").read_text()
     assert f"not serving {tmp_path}/.ikigai/tools/broken-tool: --schema exited with status 4" in log
 
@@ -97,12 +113,24 @@ def test_a_search_against_a_loopback_brave(tmp_path, fake_server):
 
     async def scenario() -> None:
         async with connect(tmp_path, env=env) as session:
+            # The client checks structuredContent against the listed outputSchema itself.
             result = await session.call_tool("web_search_brave", {"query": "ikigai", "count": 3})
             assert not result.is_error
-            answer = json.loads(text_of(result))
+            answer = result.structured_content
+            assert answer is not None
             assert answer["provider"] == "brave"
             assert answer["results"][0]["url"] == "https://en.wikipedia.org/wiki/Ikigai"
             assert answer["count"] == 3
+            text = text_of(result)
+            first = answer["results"][0]
+            assert text.startswith(
+                "# Search Results for: ikigai\nSearch engine: Brave Search\n\n"
+                f"## Result 1: {first['title']}\nSource: {first['url']}\n"
+            )
+            assert "## Result 3: " in text
+            assert text.endswith(
+                "[More results: call web_search_brave again with the same arguments but offset 1]"
+            )
 
     run(scenario)
     assert fake_server.seen[0].headers["X-Subscription-Token"] == KEY
@@ -130,6 +158,9 @@ def test_failures_and_bad_input_are_error_results(tmp_path, isolated_env):
         async with connect(tmp_path, "--all") as session:
             missing = await session.call_tool("web_search_brave", {"query": "ikigai"})
             assert missing.is_error
+            assert missing.structured_content is not None
+            assert missing.structured_content["error_code"] == "AUTH_MISSING"
+            assert missing.structured_content["_event"]["data"]["env"] == ["BRAVE_API_KEY"]
             text = text_of(missing)
             assert text.startswith("AUTH_MISSING: web_search_brave needs a Brave Search API key")
             assert "\n\n⚠ Configuration Required\n\n" in text
@@ -138,13 +169,89 @@ def test_failures_and_bad_input_are_error_results(tmp_path, isolated_env):
             no_query = await session.call_tool("web_search_brave", {})
             assert no_query.is_error
             assert text_of(no_query) == "web_search_brave: missing required field 'query'"
+            assert no_query.structured_content is None  # the tool gave no JSON
             wrong = await session.call_tool("web_fetch", {"url": 5})
             assert text_of(wrong) == "web_fetch: field 'url' must be a string, got integer"
             out_of_range = await session.call_tool("web_search_brave", {"query": "x", "count": 99})
             assert out_of_range.is_error
             assert text_of(out_of_range).startswith("INVALID_INPUT: ")
+            assert out_of_range.structured_content is not None
+            assert out_of_range.structured_content["error"] in text_of(out_of_range)
             with pytest.raises(MCPError, match="No tool 'nope'; tools: web_fetch, "):
                 await session.call_tool("nope", {})
+
+    run(scenario)
+
+
+ARTICLE = (
+    "<html><head><title>Release notes 2.0</title></head><body><article>"
+    + "".join(f"<p>Paragraph {i} of the release notes.</p>" for i in range(30))
+    + "</article></body></html>"
+)
+LOOPBACK_PAGES = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}
+
+
+def test_a_cut_page_reads_as_a_page_and_says_how_to_read_on(tmp_path, fake_server):
+    url = fake_server.route("/notes", Reply(body=ARTICLE, headers={"Content-Type": "text/html"}))
+
+    async def scenario() -> None:
+        async with connect(tmp_path, env=LOOPBACK_PAGES) as session:
+            first = await session.call_tool("web_fetch", {"url": url, "limit": 3})
+            assert first.structured_content is not None
+            page = first.structured_content
+            assert (page["truncated"], page["next_offset"]) == (True, 4)
+            shown = page["content"].split("\n")
+            assert text_of(first) == (
+                f"# Release notes 2.0\n\nSource: {url}\n\n{page['content']}\n\n"
+                f"[{page['total_lines'] - 3} more lines: to read on, call web_fetch again with "
+                "the same arguments but offset 4]"
+            )
+            assert shown[0] == "Paragraph 0 of the release notes."
+            # As the text says: the same arguments, the next offset.
+            rest = await session.call_tool("web_fetch", {"url": url, "limit": 3, "offset": 4})
+            assert rest.structured_content is not None
+            assert rest.structured_content["cached"] is True
+            assert rest.structured_content["content"].strip() == "Paragraph 2 of the release notes."
+
+    run(scenario)
+
+
+def test_a_page_at_the_budget_is_twice_its_bytes_on_the_wire(tmp_path, fake_server):
+    # What an MCP client gets for the largest page web_fetch answers (protocol.md, section
+    # 17): the text the model reads is no larger than the tool's JSON, the JSON comes beside
+    # it, and the whole result is about twice the tools' 60,000-byte budget.
+    words = 'Words with “quotes”, "escapes" and ü. ' * 6
+    body = "".join(f"<p>{i}: {words}</p>" for i in range(2000))
+    url = fake_server.route("/big", Reply(body=f"<html><body><article>{body}</article></body>",
+                                          headers={"Content-Type": "text/html"}))  # fmt: skip
+    sizes: dict[str, int] = {}
+
+    async def scenario() -> None:
+        async with connect(tmp_path, env=LOOPBACK_PAGES) as session:
+            result = await session.call_tool("web_fetch", {"url": url})
+            assert result.structured_content is not None
+            assert result.structured_content["truncated"] is True
+            as_json = json.dumps(result.structured_content, ensure_ascii=False)
+            sizes["text"] = len(text_of(result).encode())
+            sizes["json"] = len(as_json.encode())
+            sizes["result"] = len(result.model_dump_json(by_alias=True, exclude_none=True))
+
+    run(scenario)
+    assert 55_000 < sizes["json"] <= 60_000
+    assert sizes["text"] <= sizes["json"]
+    assert sizes["result"] <= 2 * 60_000 + 2_000
+
+
+def test_a_third_party_answer_is_its_json_masked_in_text_and_structure(tmp_path, fake_tool):
+    echo = 'cat >/dev/null; printf \'{"success": true, "said": "key %s"}\\n\' "$BRAVE_API_KEY"'
+    fake_tool(tmp_path / "system", "leak-tool", call=echo)
+
+    async def scenario() -> None:
+        async with connect(tmp_path, env={"BRAVE_API_KEY": KEY}) as session:
+            result = await session.call_tool("leak", {})
+            assert not result.is_error
+            assert json.loads(text_of(result)) == {"success": True, "said": "key ***"}
+            assert result.structured_content == {"success": True, "said": "key ***"}
 
     run(scenario)
 
@@ -166,9 +273,11 @@ def test_a_crashing_tool_is_an_error_result_and_the_server_lives_on(tmp_path, fa
                 "crash failed: it exited with status 2. Its error output:\n"
                 "Traceback (most recent call last):\nKeyError: x"
             )
+            assert crashed.structured_content is None
             echoed = await session.call_tool("echo", {"query": "still here"})
             assert not echoed.is_error
             assert json.loads(text_of(echoed))["got"] == {"query": "still here"}
+            assert echoed.structured_content == json.loads(text_of(echoed))
 
     run(scenario)
 
@@ -296,3 +405,65 @@ def test_a_bug_of_ours_is_an_error_result_not_a_dead_server(tmp_path, fake_tool,
             assert text_of(result) == "web-tools could not run echo; see the server's log."
 
     run(scenario)
+
+
+def own_tools() -> dict[str, discovery.Tool]:
+    """This installation's tools, found as `web-tools mcp` finds them."""
+    found = discovery.discover([discovery.installation()])
+    assert all(tool.entry for tool in found.tools.values())
+    return found.tools
+
+
+def test_a_renderer_bug_leaves_the_json_as_the_text(tmp_path, fake_server, monkeypatch, capsys):
+    url = fake_server.route("/notes", Reply(body=ARTICLE, headers={"Content-Type": "text/html"}))
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
+
+    def broken(*_: object) -> str:
+        raise RuntimeError("a renderer bug")
+
+    monkeypatch.setattr("tools.web_fetch.markdown", broken)
+
+    async def scenario() -> None:
+        async with Client(mcp_server.build(own_tools(), 30)) as client:
+            result = await client.call_tool("web_fetch", {"url": url})
+            assert not result.is_error
+            assert json.loads(text_of(result)) == result.structured_content
+
+    run(scenario)
+    assert "RuntimeError: a renderer bug" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("answer", "text", "structured"),
+    [
+        (Answer(True, '{"success": true, "l": [1]}', {"success": True, "l": [1]}),
+         '{"success": true, "l": [1]}', {"success": True, "l": [1]}),
+        (Answer(False, "API_ERROR: down", {"success": False, "error": "down"}),
+         "API_ERROR: down", {"success": False, "error": "down"}),
+        (Answer(False, "x: missing required field 'query'"), "x: missing required field 'query'",
+         None),
+    ],
+    ids=["success", "its-own-failure", "no-json"],
+)  # fmt: skip
+def test_a_third_party_result_is_the_protocols_text(answer, text, structured):
+    tool = discovery.Tool("x", Path("/x-tool"), discovery.USER)
+    result = answers.result(tool, answers.own(tool), {}, answer)
+    assert (text_of(result), result.structured_content) == (text, structured)
+    assert result.is_error is not answer.ok
+
+
+def test_only_an_own_tools_success_is_rendered():
+    fetch = own_tools()["web_fetch"]
+    its = answers.own(fetch)
+    assert its is not None
+    page = {"success": True, "url": "https://e.test/", "title": "", "content": "Hi.",
+            "content_type": "text/plain", "total_lines": 1, "truncated": False}  # fmt: skip
+    done = answers.result(fetch, its, {"url": "https://e.test/"}, Answer(True, "{}", page))
+    assert text_of(done) == "Source: https://e.test/\n\nHi."
+    failed = {"success": False, "error": "gone", "error_code": "HTTP_ERROR"}
+    error = answers.result(fetch, its, {}, Answer(False, "HTTP_ERROR: gone", failed))
+    assert (text_of(error), error.structured_content, error.is_error) == (
+        "HTTP_ERROR: gone",
+        failed,
+        True,
+    )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from common import launchers
 from common.params import NOT_SET
 
 if TYPE_CHECKING:
@@ -182,12 +183,13 @@ def test_the_dialect_check_finds_what_each_dialect_refuses():
 
 
 def test_the_mcp_server_offers_the_same_schemas():
+    from host.answers import listing, own
     from host.discovery import Tool
-    from host.mcp_server import describe
 
     for script in TOOLS:
         schema = module_of(script).SCHEMA
-        tool = Tool(schema["name"], Path(script), "installation", schema)
-        offered = describe(tool).input_schema
+        entry = launchers.tools()[script]
+        tool = Tool(schema["name"], Path(script), "installation", schema, entry=entry)
+        offered = listing(tool, own(tool)).input_schema
         assert offered == schema["parameters"]
         assert dialect_problems(offered) == []

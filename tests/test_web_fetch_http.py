@@ -1480,7 +1480,7 @@ def test_a_page_for_a_person_with_format_markdown(web, run_tool):
     cut = run_tool("web-fetch-tool", args=(url, "--limit", "3", "--format", "markdown"), raw=b"",
                    env=env)  # fmt: skip
     assert cut.code == 0
-    assert cut.stdout.rstrip().endswith("more lines: read on with --offset 4]")
+    assert cut.stdout.rstrip().endswith("more lines: to read on, run it again with --offset 4]")
     failed = run_tool("web-fetch-tool", args=(web.url + "/missing", "--format", "markdown"),
                       raw=b"", env=env)  # fmt: skip
     assert failed.code == 1

@@ -17,6 +17,7 @@ import threading
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -75,6 +76,37 @@ def check_answer(data: bytes, name: str, budget: int = DEFAULT_BUDGET) -> dict[s
     else:
         assert out.get("success") is True, f"success is neither true nor false: {out}"
         _check_success(out, name)
+    check_shape(out, name)
+    return out
+
+
+def check_shape(out: dict[str, Any], name: str) -> None:
+    """AssertionError unless `out` is what tool `name`'s MCP outputSchema describes, and
+    every key it holds is described there (the schema itself leaves objects open)."""
+    errors = sorted(str(e.message) for e in output_validator(name).iter_errors(out))
+    assert not errors, f"{name}'s answer is not what its OUTPUT_SCHEMA says: {errors[:3]}"
+
+
+@cache
+def output_validator(name: str) -> Any:
+    """A validator of tool `name`'s OUTPUT_SCHEMA, closed: an undescribed key is an error."""
+    from jsonschema import Draft202012Validator
+
+    schema = importlib.import_module(f"tools.{name}").OUTPUT_SCHEMA
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(closed(schema))
+
+
+def closed(schema: Any) -> Any:
+    """`schema` where each object that lists its properties allows no others."""
+    if isinstance(schema, list):
+        return [closed(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: closed(value) for key, value in schema.items() if key != "properties"}
+    if "properties" in schema:
+        out["properties"] = {key: closed(sub) for key, sub in schema["properties"].items()}
+        out.setdefault("additionalProperties", False)
     return out
 
 

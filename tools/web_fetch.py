@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from common import params as p
+from common.answers import PERSON, Reader, output_schema
 from common.errors import invalid
 from common.protocol import main as run_protocol
 from common.text import compact
@@ -28,7 +29,10 @@ KEEP_FOR_RENDER = 1 << 20
 META_LIMITS = {"title": 300, "author": 200, "date": 64, "site_name": 200, "description": 600}
 _WORST_CHAR_BYTES = 6  # a control character is escaped as \u00XX in JSON
 _MIN_WRAP = 40
+_ABOUT = (("author", "Author"), ("date", "Date"), ("site_name", "Site"))
 _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
+# tools.fetch.pagetype.PAGE_TYPES, which this module cannot import without slowing --schema.
+PAGE_TYPES = ("article", "collection", "documentation", "forum", "listing", "product", "service")
 
 SCHEMA: dict[str, Any] = {
     "name": "web_fetch",
@@ -70,6 +74,28 @@ SCHEMA: dict[str, Any] = {
         "required": ["url"],
     },
 }
+# What MCP clients show and check (protocol.md, sections 6 and 17).
+TITLE = "Fetch a web page"
+_TEXT: dict[str, Any] = {"type": "string"}
+OUTPUT_SCHEMA = output_schema(
+    "The page's markdown, or the part of it asked for, and what the page says of itself.",
+    {
+        "url": {"type": "string", "description": "The final URL, after redirects."},
+        "title": _TEXT,
+        "content": {"type": "string", "description": "Markdown: lines offset on."},
+        "content_type": {"type": "string", "description": "The media type read."},
+        "total_lines": {"type": "integer", "description": "Lines of the whole markdown."},
+        "truncated": {"type": "boolean", "description": "Lines follow those returned."},
+        "next_offset": {"type": "integer", "description": "When truncated: the offset to pass."},
+        "page_type": {
+            "type": "string",
+            "enum": [*PAGE_TYPES],
+            "description": "How an HTML page was read.",
+        },
+        **dict.fromkeys(("author", "date", "site_name", "description"), _TEXT),
+    },
+    ["url", "title", "content", "content_type", "total_lines", "truncated"],
+)
 
 
 @dataclass(frozen=True)
@@ -355,14 +381,32 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return shape_output(page, params.offset, params.limit, settings.output_budget, notes)
 
 
-def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
-    """The page for a person: a title line, its address, its markdown, where to read on."""
+def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:
+    """The page for a person or the model: its title, address, what it says of itself and
+    what went partly wrong, its markdown, and how to read on when it is cut."""
     head = f"# {answer['title']}\n\n" if answer.get("title") else ""
-    text = f"{head}Source: {answer['url']}\n\n{answer['content']}\n"
+    body = f"{answer['content']}\n" if answer["content"] else ""
+    return f"{head}Source: {answer['url']}\n{_about(answer)}\n{body}{_ending(answer, reader)}"
+
+
+def _ending(answer: Mapping[str, Any], reader: Reader) -> str:
+    """How to read on, when the page is cut; why there is nothing, when there is nothing."""
+    total = answer.get("total_lines", 0)
     if answer.get("truncated"):
-        rest = answer["total_lines"] - answer["next_offset"] + 1
-        text += f"\n[{rest} more lines: read on with --offset {answer['next_offset']}]\n"
-    return text
+        following = answer["next_offset"]
+        how = reader.next_part("offset", following)
+        return f"\n[{total - following + 1} more lines: to read on, {how}]\n"
+    if answer["content"]:
+        return ""
+    return f"[No lines from this offset: the page has {total}.]\n" if total else "[No text.]\n"
+
+
+def _about(answer: Mapping[str, Any]) -> str:
+    """Lines on the page's author, date and site, then its warnings, each a note."""
+    said = [f"{label}: {answer[key]}" for key, label in _ABOUT if answer.get(key)]
+    lines = ["; ".join(said)] if said else []
+    lines += [f"Note: {w['message']}" for w in answer.get("warnings", [])]
+    return "".join(f"{line}\n" for line in lines)
 
 
 def main() -> None:

@@ -18,7 +18,14 @@ from common import domains
 from common import params as p
 from common.errors import ErrorCode, ToolError
 from common.protocol import main as run_protocol
-from common.search import TIME_FILTERS, Request, markdown
+from common.search import (
+    ANSWER_EXTRAS,
+    RESULT_EXTRAS,
+    TIME_FILTERS,
+    Request,
+    markdown,
+    output_schema,
+)
 from common.text import seconds
 
 if TYPE_CHECKING:
@@ -74,6 +81,9 @@ SCHEMA: dict[str, Any] = {
         "required": ["query"],
     },
 }
+# What MCP clients show and check (protocol.md, section 17).
+TITLE = "Web search (the first configured provider)"
+OUTPUT_SCHEMA = output_schema(tuple(RESULT_EXTRAS), tuple(ANSWER_EXTRAS))
 
 
 def parse_input(raw: dict[str, Any]) -> Request:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import domains
 from common import params as p
+from common.answers import PERSON, Reader
 from common.credentials import PROVIDERS, resolve
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
@@ -19,8 +20,8 @@ from common.search import (
     as_dict,
     as_list,
     iso_date,
-    markdown,
     not_an_object,
+    output_schema,
     plain,
     prose,
     rate_limited,
@@ -30,8 +31,11 @@ from common.search import (
     shaped,
     snippets,
 )
+from common.search import markdown as search_markdown
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from common.http import Reply
     from common.settings import Settings
 
@@ -90,6 +94,11 @@ SCHEMA: dict[str, Any] = {
         "required": ["query"],
     },
 }
+# What MCP clients show and check (protocol.md, section 17).
+TITLE = "Web search (Brave)"
+OUTPUT_SCHEMA = output_schema(
+    results=("published", "age", "extra_snippets"), extras=("next_offset",)
+)
 
 
 class Params(NamedTuple):
@@ -255,6 +264,14 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     fetch = partial(fetch_page, url=url, key=key, params=params)
     plan = (params.count, params.allowed, params.blocked)
     return search("brave", settings, fetch, plan, [url, params._asdict()])
+
+
+# --- for a person (--format markdown) and for the model (MCP) --------------------------------
+
+
+def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:
+    """The shared rendering of search results; the next page is `offset`."""
+    return search_markdown(call, answer, reader, "offset")
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ from common.search import (
     Request,
     cut,
     markdown,
+    output_schema,
     search,
     web_url,
 )
@@ -100,6 +101,9 @@ SCHEMA: dict[str, Any] = {
         "required": ["query"],
     },
 }
+# What MCP clients show and check (protocol.md, section 17).
+TITLE = "Web search (DuckDuckGo)"
+OUTPUT_SCHEMA = output_schema(results=("published",))
 
 
 class Params(NamedTuple):

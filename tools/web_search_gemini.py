@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import domains
 from common import params as p
+from common.answers import PERSON, Reader
 from common.credentials import PROVIDERS
 from common.credentials import resolve as credentials
 from common.domains import Page, Result, host_of, url_key, wanted
@@ -31,6 +32,7 @@ from common.search import (
     as_list,
     cut,
     not_an_object,
+    output_schema,
     plain,
     prose,
     rate_limited,
@@ -146,6 +148,11 @@ SCHEMA: dict[str, Any] = {
         "required": ["query"],
     },
 }
+# What MCP clients show and check (protocol.md, section 17).
+TITLE = "Web search (Gemini with Google Search)"
+OUTPUT_SCHEMA = output_schema(
+    extras=("answer", "search_queries", "search_entry_point"), required=("answer", "search_queries")
+)
 
 
 class Params(NamedTuple):
@@ -571,11 +578,12 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return search("gemini", settings, fetch, plan, [url, params._asdict(), options])
 
 
-# --- for a person: --format markdown -------------------------------------------------------
+# --- for a person (--format markdown) and for the model (MCP) --------------------------------
 
 
-def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
-    """The original design's three sections, each left out when empty."""
+def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any], _reader: Reader = PERSON) -> str:
+    """The original design's three sections, each left out when empty; the same for a person
+    and for the model: there is no next part to ask for."""
     sections = []
     if answer.get("answer"):
         sections.append(f"## Search Results\n\n{answer['answer']}")

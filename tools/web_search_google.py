@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import domains
 from common import params as p
+from common.answers import PERSON, Reader
 from common.credentials import PROVIDERS, resolve
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
@@ -19,8 +20,8 @@ from common.search import (
     as_dict,
     as_list,
     iso_date,
-    markdown,
     not_an_object,
+    output_schema,
     prose,
     rate_limited,
     rejected,
@@ -28,8 +29,11 @@ from common.search import (
     search,
     shaped,
 )
+from common.search import markdown as search_markdown
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from common.http import Reply
     from common.settings import Settings
 
@@ -112,6 +116,9 @@ SCHEMA: dict[str, Any] = {
         "required": ["query"],
     },
 }
+# What MCP clients show and check (protocol.md, section 17).
+TITLE = "Web search (Google)"
+OUTPUT_SCHEMA = output_schema(results=("published",), extras=("next_start",))
 
 
 class Params(NamedTuple):
@@ -330,6 +337,14 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     plan = (params.num, params.allowed, params.blocked)
     cache_key = [url, credentials["engine_id"], params._asdict()]
     return search("google", settings, fetch, plan, cache_key)
+
+
+# --- for a person (--format markdown) and for the model (MCP) --------------------------------
+
+
+def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:
+    """The shared rendering of search results; the next page is `start`."""
+    return search_markdown(call, answer, reader, "start")
 
 
 def main() -> None:

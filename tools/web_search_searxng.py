@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from common import domains
 from common import params as p
+from common.answers import PERSON, Reader
 from common.credentials import PROVIDERS, Field, optional, resolve, usable
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
@@ -19,8 +20,8 @@ from common.search import (
     as_dict,
     as_list,
     iso_date,
-    markdown,
     not_an_object,
+    output_schema,
     plain,
     prose,
     rate_limited,
@@ -29,6 +30,7 @@ from common.search import (
     shaped,
     web_url,
 )
+from common.search import markdown as search_markdown
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -111,6 +113,12 @@ SCHEMA: dict[str, Any] = {
         "required": ["query"],
     },
 }
+# What MCP clients show and check (protocol.md, section 17).
+TITLE = "Web search (SearXNG)"
+OUTPUT_SCHEMA = output_schema(
+    results=("published", "engines"),
+    extras=("next_offset", "answers", "suggestions", "infoboxes"),
+)
 
 
 class Params(NamedTuple):
@@ -416,6 +424,14 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return search(
         "searxng", settings, fetch, plan, [where.endpoint, params._asdict()], follow_redirects=True
     )
+
+
+# --- for a person (--format markdown) and for the model (MCP) --------------------------------
+
+
+def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:
+    """The shared rendering of search results; the next page is `page`."""
+    return search_markdown(call, answer, reader, "page")
 
 
 def main() -> None:

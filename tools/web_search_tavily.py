@@ -20,6 +20,7 @@ from common.search import (
     as_list,
     markdown,
     not_an_object,
+    output_schema,
     plain,
     prose,
     rate_limited,
@@ -133,6 +134,9 @@ SCHEMA: dict[str, Any] = {
         "required": ["query"],
     },
 }
+# What MCP clients show and check (protocol.md, section 17).
+TITLE = "Web search (Tavily)"
+OUTPUT_SCHEMA = output_schema(results=("published", "score"), extras=("answer",))
 
 
 class Params(NamedTuple):
