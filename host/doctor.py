@@ -162,7 +162,7 @@ def _credentials(check: ToolCheck, provider: credentials.Provider, report: Repor
     missing = credentials.missing(provider, problem, absent)
     if set(places.values()) == {None} and not problem:  # none set: a choice, not a fault
         check.status = OPTIONAL
-        report.optional.append(f"{check.name}: not set up. {missing.message}")
+        report.optional.append(missing.message)
         return check
     return _fail(check, missing.message, report, detail=check.detail)
 

@@ -1,7 +1,7 @@
 """The documentation says what the code does.
 
-The README's tables of tools, settings, credentials and endpoints, and the same lists in
-docs/protocol.md, are compared with the code's own lists: `[project.scripts]`,
+The tables of tools, settings, credentials and endpoints in the README and docs/, and the
+same lists in docs/protocol.md, are compared with the code's own lists: `[project.scripts]`,
 `Settings.every()`, `PROVIDERS` (and SearXNG's optional login), the endpoint overrides the
 tools read, the error codes and the warning codes. The example files under docs/examples/
 are loaded with the project's own loaders. Links between the documents must lead somewhere.
@@ -29,6 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 README = (ROOT / "README.md").read_text()
 PROTOCOL = (ROOT / "docs" / "protocol.md").read_text()
+TOOLS = (ROOT / "docs" / "tools.md").read_text()
+CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text()
+WEB_FETCH = (ROOT / "docs" / "web-fetch.md").read_text()
+# A newcomer reads the README in a few minutes; the reference lives in docs/.
+README_MOST_LINES = 200
 EXAMPLES = ROOT / "docs" / "examples"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SCRIPTS = sorted(name for name in PYPROJECT["project"]["scripts"] if name.endswith("-tool"))
@@ -100,30 +105,41 @@ def slug(heading: str) -> str:
 # --- the README ------------------------------------------------------------------------------
 
 
-def test_readme_lists_every_tool_and_gives_each_a_section():
-    rows = table(README, ["executable", "what it does", "needs"])
+@pytest.mark.parametrize("text", [README, TOOLS], ids=["README", "tools"])
+def test_every_tool_is_listed_and_has_a_section_in_the_reference(text):
+    rows = table(text, ["executable", "what it does", "needs"])
     assert sorted(re.findall(r"`([a-z0-9-]+-tool)`", " ".join(r[0] for r in rows))) == SCRIPTS
     assert len(rows) == len(SCRIPTS)
-    sections = re.findall(r"^### ([a-z0-9-]+-tool)$", README, re.MULTILINE)
+    sections = re.findall(r"^## ([a-z0-9-]+-tool)$", TOOLS, re.MULTILINE)
     assert sorted(sections) == SCRIPTS
 
 
-@pytest.mark.parametrize("text", [README, PROTOCOL], ids=["README", "protocol"])
+def test_the_readme_starts_short_and_leads_to_the_reference():
+    assert README.count("\n") <= README_MOST_LINES
+    for heading in ("## Install", "## MCP clients", "## Keys and settings", "## Troubleshooting"):
+        assert f"\n{heading}\n" in README
+    assert "IKIGAI_WEB_FETCH_ALLOW_HOSTS" in README.split("## Troubleshooting")[1]
+    documents = {path.name for path in (ROOT / "docs").glob("*.md")}
+    assert set(re.findall(r"\]\(docs/([a-z-]+\.md)\)", README)) == documents
+
+
+@pytest.mark.parametrize("text", [CONFIGURATION, PROTOCOL], ids=["configuration", "protocol"])
 def test_the_settings_table_is_the_codes(text):
     rows = table(text, SETTINGS_HEADER)
     assert [variables(r[0]) for r in rows] == [[s.variable] for s in SETTINGS]
     assert [plain(r[3]) for r in rows] == [plain(s.shown_default) for s in SETTINGS]
 
 
-@pytest.mark.parametrize("text", [README, PROTOCOL], ids=["README", "protocol"])
+@pytest.mark.parametrize("text", [CONFIGURATION, PROTOCOL], ids=["configuration", "protocol"])
 def test_the_endpoint_table_is_the_codes(text):
     rows = table(text, ENDPOINTS_HEADER)
     assert {variables(r[0])[0]: plain(r[2]) for r in rows} == endpoints()
     assert len(rows) == len(endpoints())
 
 
-def test_readme_names_every_credential_variable():
-    rows = table(README, ["variable", "nested key", "tool"])
+@pytest.mark.parametrize("text", [README, CONFIGURATION], ids=["README", "configuration"])
+def test_every_credential_variable_is_named(text):
+    rows = table(text, ["variable", "nested key", "tool"])
     assert sorted(v for r in rows for v in variables(r[0])) == sorted(nested_keys())
 
 
@@ -159,7 +175,7 @@ def test_protocol_names_every_tool():
     assert all(f"`{script}`" in PROTOCOL for script in SCRIPTS)
 
 
-@pytest.mark.parametrize("text", [README, PROTOCOL], ids=["README", "protocol"])
+@pytest.mark.parametrize("text", [WEB_FETCH, PROTOCOL], ids=["web-fetch", "protocol"])
 def test_the_page_types_listed_are_the_codes(text):
     """The one list of page types each document gives, after its first mention of `page_type`."""
     after = text[text.index("`page_type`") + len("`page_type`") :]

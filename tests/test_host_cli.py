@@ -262,7 +262,7 @@ def test_doctor_credentials_from_the_environment(capsys, monkeypatch):
     assert table["web_search_auto"] == ["ok", "installation", "tries brave, duckduckgo"]
     assert table["web_search_tavily"] == ["optional", "installation", "TAVILY_API_KEY not set"]
     optional = out.split("Not set up (optional")[1].split("\n\n")[0]
-    assert "web_search_tavily: not set up. web_search_tavily needs a Tavily API key" in optional
+    assert "\n  - web_search_tavily needs a Tavily API key: set TAVILY_API_KEY" in optional
     assert out.endswith(f"All good ({NEEDING - 1} optional tools not set up).\n")
     assert KEY not in out
 
