@@ -2,10 +2,11 @@
 installation's own tools without starting a new program for each call.
 
 host/workers.py starts it with a socket to the server as its stdin. It imports each ENTRY's
-module (`tools.web_fetch:main`) and, later, every module a call imported that it lacks (the
-libraries a tool imports only when called: httpx, lxml, trafilatura ...), learned from the
-calls themselves, one module at a time between requests. Each call is a child forked from it,
-which becomes the call as the tool's console script would run it:
+module (`tools.web_fetch:main`) and, later, what a call loaded that it lacks: the modules a
+tool imports only when called (httpx, lxml, trafilatura ...) and the regular expressions its
+libraries compile as they run, learned from the calls themselves and loaded one at a time
+between requests. Each call is a child forked from it, which becomes the call as the tool's
+console script would run it:
 
 - a session and process group of its own, which the server kills as it kills a program's;
 - SIGKILL when this parent dies (it dies with the server, by the same signal);
@@ -35,6 +36,7 @@ import gc
 import importlib
 import json
 import os
+import re
 import resource
 import select
 import selectors
@@ -64,6 +66,7 @@ POPULATE_CHUNK = 1 << 20  # bytes a spare copies between two looks for its reque
 SPARES_LOST_MOST = 3  # spares that die waiting: then something is wrong, and none is made
 _MADV_POPULATE_WRITE = 23  # Linux 5.14
 _MAPS_COLUMNS = 6  # address, permissions, offset, device, inode, path (when it has one)
+_PATTERN_KEY = 3  # re's cache keys: (type, pattern, flags)
 
 # Each signal's handler, as signal.getsignal gives it.
 Handlers = dict[int, Any]
@@ -146,16 +149,63 @@ def exit_status(code: object) -> int:
     return 1
 
 
-def wanted(names: Iterable[str], tried: set[str]) -> list[str]:
-    """The modules of `names` worth importing here: not loaded, never tried, not `__main__`."""
-    fresh = [n for n in dict.fromkeys(names) if n and n not in sys.modules and n not in tried]
-    return [n for n in fresh if n != "__main__"]
+# What a child learned that the parent lacks: ("module", name) or ("pattern", text, flags).
+Lesson = tuple[Any, ...]
+
+
+def known() -> set[Lesson]:
+    """What this process has loaded: its modules, and the regular expressions `re` holds
+    compiled (text patterns: a call compiles many that a fresh process compiles again)."""
+    found: set[Lesson] = {("module", name) for name in list(sys.modules)}
+    for key in list(getattr(re, "_cache", {})):  # its private cache: none where it is not
+        if isinstance(key, tuple) and len(key) == _PATTERN_KEY and key[0] is str:
+            found.add(("pattern", key[1], int(key[2])))
+    return found
+
+
+def lessons(before: set[Lesson]) -> bytes:
+    """What this process loaded since `before`, for the parent to load too."""
+    return json.dumps(sorted(known() - before, key=str)).encode()
+
+
+def unknown(data: bytes, tried: set[Lesson]) -> list[Lesson]:
+    """The lessons of `data` worth taking here: new, well formed, never tried."""
+    try:
+        taught = json.loads(data)
+    except ValueError:
+        return []
+    have = known() | tried | {("module", "__main__")}
+    fresh = []
+    for item in taught if isinstance(taught, list) else ():
+        lesson = tuple(item) if isinstance(item, list) else ()
+        if lesson not in have and _well_formed(lesson):
+            have.add(lesson)
+            fresh.append(lesson)
+    return fresh
+
+
+def _well_formed(lesson: Lesson) -> bool:
+    kinds = tuple(type(part) for part in lesson)
+    return (kinds == (str, str) and lesson[0] == "module") or (
+        kinds == (str, str, int) and lesson[0] == "pattern"
+    )
+
+
+def learn(lesson: Lesson) -> int:
+    """Take one lesson: import the module, compile the pattern. How many it added (0 when it
+    fails here: a module a package builds at run time and puts in sys.modules by hand; a
+    child then loads what it needs itself, as a fresh process would)."""
+    if lesson[0] == "module":
+        return preload([lesson[1]])
+    try:
+        re.compile(lesson[1], lesson[2])
+    except (re.error, ValueError, TypeError, OverflowError):
+        return 0
+    return 1
 
 
 def preload(modules: Iterable[str]) -> int:
-    """Import `modules`, leaving out any that fails: a module a call had may not import
-    elsewhere (one a package builds at run time and puts in sys.modules by hand), and a
-    child then imports what it needs itself, as a fresh process would. How many it added."""
+    """Import `modules`, leaving out any that fails. How many modules that added."""
     before = len(sys.modules)
     for name in modules:
         with contextlib.suppress(Exception):
@@ -179,8 +229,8 @@ class Parent:
         self.spare: Spare | None = None
         self.spares_lost = 0
         self.learning: dict[int, bytearray] = {}  # a child's module list, as it arrives
-        self.queue: deque[str] = deque()
-        self.tried: set[str] = set()
+        self.queue: deque[Lesson] = deque()
+        self.tried: set[Lesson] = set()
         self.generation = 0
         self.frozen = False
         self.selector = selectors.DefaultSelector()
@@ -200,7 +250,7 @@ class Parent:
                 if not handle(key.fileobj):
                     return 0
             if self.queue:
-                self.generation += preload([self.queue.popleft()])
+                self.generation += learn(self.queue.popleft())
                 self.frozen = False
                 if threaded():
                     return _threaded()
@@ -294,17 +344,17 @@ class Parent:
                     report.send(f"reaped {pid} {code}".encode())
                 report.close()
 
-    def learned(self, learn: int) -> bool:  # pragma: no cover - warm parent
-        """Read a child's list of the modules it imported; queue those to import here."""
-        chunk = os.read(learn, 1 << 16)
+    def learned(self, told: int) -> bool:  # pragma: no cover - warm parent
+        """Read what a child loaded that this parent lacks; queue it to load here."""
+        chunk = os.read(told, 1 << 16)
         if chunk:
-            self.learning[learn] += chunk
+            self.learning[told] += chunk
             return True
-        self.selector.unregister(learn)
-        os.close(learn)
-        names = wanted(self.learning.pop(learn).decode(errors="replace").split(), self.tried)
-        self.tried.update(names)
-        self.queue.extend(names)
+        self.selector.unregister(told)
+        os.close(told)
+        fresh = unknown(bytes(self.learning.pop(told)), self.tried)
+        self.tried.update(fresh)
+        self.queue.extend(fresh)
         return True
 
 
@@ -359,7 +409,7 @@ def child(birth: Birth) -> NoReturn:  # pragma: no cover - a child
 
 
 def become(birth: Birth) -> int:  # pragma: no cover - a child
-    before = set(sys.modules)
+    before = known()
     if not _prepare(birth):
         return 1
     _populate(birth.channel)
@@ -382,7 +432,7 @@ def become(birth: Birth) -> int:  # pragma: no cover - a child
     birth.channel.close()
     sys.argv = [asked["argv0"]]
     code = finish(run_entry(asked["entry"]))
-    _tell(birth.learn, [name for name in list(sys.modules) if name not in before])
+    _tell(birth.learn, lessons(before))
     _close((0, 1, 2))  # the server reads the end of the output now, not after the exit
     with contextlib.suppress(OSError):
         report.send(f"exit {code}".encode())
@@ -471,8 +521,8 @@ def finish(code: int) -> int:  # pragma: no cover - a child
     return code
 
 
-def _tell(learn: int, names: list[str]) -> None:  # pragma: no cover - a child
-    data = memoryview("\n".join(names).encode())
+def _tell(learn: int, lesson: bytes) -> None:  # pragma: no cover - a child
+    data = memoryview(lesson)
     with contextlib.suppress(OSError):
         while data:
             data = data[os.write(learn, data) :]

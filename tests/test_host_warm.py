@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -164,12 +165,15 @@ def test_a_call_past_its_memory_cap_fails(parent):
     assert outcome.stderr.rstrip().endswith(b"MemoryError")
 
 
-def test_a_module_a_call_imported_is_loaded_for_the_calls_after(parent):
+def test_what_a_call_loaded_is_loaded_for_the_calls_after(parent):
+    """A module it imported, a regular expression it compiled: the parent learns them."""
     module = next(m for m in ("colorsys", "wave", "sndhdr", "plistlib") if m not in sys.modules)
-    assert report(parent, {"module": module})["loaded"] is False
+    asked = {"module": module, "pattern": f"a pattern for {os.getpid()} [a-z]+"}
+    first = report(parent, asked)
+    assert (first["loaded"], first["compiled"]) == (False, False)
     end = time.monotonic() + 30
-    while not report(parent, {"module": module})["loaded"]:
-        assert time.monotonic() < end, f"the warm parent never imported {module}"
+    while not all((state := report(parent, asked))[key] for key in ("loaded", "compiled")):
+        assert time.monotonic() < end, f"the warm parent never learned: {state}"
 
 
 def test_stop_all_ends_warm_calls_and_the_parent(parent, tmp_path, monkeypatch):
@@ -333,11 +337,35 @@ def test_exit_statuses_are_the_interpreters(capsys):
     assert capsys.readouterr().err == "bad input\n"
 
 
-def test_learned_modules_are_those_not_loaded_nor_tried():
-    names = ["json", "", "__main__", "not.a.module", "colorsys", "colorsys", "tried.one"]
-    assert warm.wanted(names, {"tried.one"}) == [
-        n for n in ("not.a.module", "colorsys") if n not in sys.modules
+def test_a_lesson_is_what_a_process_loaded_since_a_point(monkeypatch):
+    before = warm.known()
+    monkeypatch.setitem(sys.modules, "a_module_made_here", sys)
+    re.compile("a pattern compiled here [0-9]+", re.IGNORECASE)
+    taught = json.loads(warm.lessons(before))
+    assert ["module", "a_module_made_here"] in taught
+    assert ["pattern", "a pattern compiled here [0-9]+", int(re.IGNORECASE)] in taught
+    assert all(tuple(lesson) not in before for lesson in taught)
+
+
+def test_only_new_well_formed_lessons_never_tried_are_taken():
+    new = ["module", "not.a.module.yet"]
+    taught = [["module", "json"], ["module", "__main__"], new, new, ["pattern", "x+y", 0],
+              ["pattern", "x", "0"], ["module"], ["virus", "x"], "text",
+              ["module", "tried"]]  # fmt: skip
+    assert warm.unknown(json.dumps(taught).encode(), {("module", "tried")}) == [
+        ("module", "not.a.module.yet"),
+        ("pattern", "x+y", 0),
     ]
+    assert warm.unknown(b"not json", set()) == []
+    assert warm.unknown(b'{"a": 1}', set()) == []
+
+
+def test_a_lesson_taken_loads_what_it_names():
+    pattern = ("pattern", "a lesson's pattern [a-z]{3}", int(re.MULTILINE))
+    assert warm.learn(pattern) == 1
+    assert pattern in warm.known()
+    assert warm.learn(("pattern", "(unclosed", 0)) == 0
+    assert warm.learn(("module", "no_such_module_here")) == 0
 
 
 def test_preloading_skips_what_does_not_import():

@@ -12,6 +12,7 @@ import ctypes.util
 import json
 import os
 import random
+import re
 import resource
 import signal
 import subprocess
@@ -65,9 +66,12 @@ def report() -> int:
         "vm_data": _vm_data(),
         "environ": os.environ.get("WARM_PROBE_MARK", ""),
         "loaded": str(asked.get("module", "")) in sys.modules,
+        "compiled": (str, str(asked.get("pattern", "")), 0) in getattr(re, "_cache", {}),
     }
     if asked.get("module"):
         __import__(str(asked["module"]))
+    if asked.get("pattern"):
+        re.compile(str(asked["pattern"]))
     sys.stdout.write(json.dumps(state) + "\n")
     return 0
 
