@@ -222,7 +222,9 @@ def threaded() -> bool:
 class Parent:
     """The warm parent's loop: requests on `control`, children reaped, modules learned."""
 
-    def __init__(self, control: socket.socket, fresh: Handlers) -> None:
+    def __init__(  # pragma: no cover - the warm parent's own process (its signal handlers)
+        self, control: socket.socket, fresh: Handlers
+    ) -> None:
         self.control = control
         self.fresh = fresh
         self.calls: dict[int, socket.socket] = {}  # child's pid -> its report socket

@@ -25,7 +25,7 @@ from functools import partial
 from typing import IO, TYPE_CHECKING
 
 from host import process
-from host.warm import EXIT_THREADED, FDS, MESSAGE_MOST, READY
+from host.warm import EXIT_THREADED, MESSAGE_MOST, READY
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -141,12 +141,7 @@ class Warm:
 def said(sock: socket.socket, wait: float) -> bytes | None:
     """The next message on `sock` within `wait` seconds: b"" at its end, None when none came."""
     ready, _, _ = select.select([sock], [], [], wait)
-    if not ready:
-        return None
-    try:
-        return sock.recv(MESSAGE_MOST)
-    except OSError:
-        return b""
+    return sock.recv(MESSAGE_MOST) if ready else None
 
 
 class WarmCall:
@@ -157,14 +152,11 @@ class WarmCall:
         pid: int,
         streams: tuple[IO[bytes] | None, IO[bytes], IO[bytes]],
         report: socket.socket,
-        returncode: int | None = None,
     ) -> None:
         self.pid = pid
         self.stdin, self.stdout, self.stderr = streams
         self.report = report
-        self.returncode = returncode
-        if returncode is not None:
-            report.close()
+        self.returncode: int | None = None
 
     @classmethod
     def start(cls, warm: Warm, entry: str, argv0: str, stdin: bool) -> WarmCall:  # noqa: FBT001
@@ -187,15 +179,19 @@ class WarmCall:
 
     @classmethod
     def _answered(cls, report: socket.socket, message: bytes | None, ours: list[int]) -> WarmCall:
+        """The call whose child said `message` first: its pid, or else no call runs."""
         if message is None:
             raise TimeoutError(errno.ETIMEDOUT, "the warm worker did not answer")
         words = message.split()
-        if len(words) < 2 or words[0] not in (b"pid", b"reaped"):
-            raise OSError(errno.ECONNRESET, "the warm worker ended")
-        stdin = os.fdopen(ours[0], "wb", buffering=0) if len(ours) == FDS - 1 else None
-        stdout, stderr = (os.fdopen(fd, "rb", buffering=0) for fd in ours[-2:])
-        code = int(words[2]) if words[0] == b"reaped" else None
-        return cls(int(words[1]), (stdin, stdout, stderr), report, code)
+        if len(words) != 2 or words[0] != b"pid":  # `pid N`
+            raise OSError(errno.ECONNRESET, "the warm worker ended the call before it began")
+        *stdin, out, err = ours
+        streams = (
+            os.fdopen(stdin[0], "wb", buffering=0) if stdin else None,
+            os.fdopen(out, "rb", buffering=0),
+            os.fdopen(err, "rb", buffering=0),
+        )
+        return cls(int(words[1]), streams, report)
 
     def poll(self) -> int | None:
         return self._status(0)

@@ -386,3 +386,132 @@ def test_a_report_socket_the_server_closed_is_no_longer_waited_on():
         assert warm._waiting(ours.fileno())
         theirs.close()
         assert not warm._waiting(ours.fileno())
+
+
+def test_a_call_without_input_reads_end_of_file(parent):
+    outcome = process.run(["report-tool"], None, timeout=30, limit=1 << 20, tied=True,
+                          start=parent.starter(probe("report")))  # fmt: skip
+    assert outcome.status == 0
+    assert json.loads(outcome.stdout)["asked"] == {}
+
+
+def test_a_parent_said_ready_but_gone_leaves_calls_to_programs(probes_importable, tmp_path,
+                                                               fake_tool):  # fmt: skip
+    program = fake_tool(tmp_path, "report-tool")
+    gone_already = workers.Warm(ENTRIES)
+    gone_already.ready.set()  # as between its death and the server hearing of it
+    outcome = run(gone_already, probe("report", program), {"a": 1})
+    assert json.loads(outcome.stdout) == {"success": True, "got": {"a": 1}}
+
+
+def test_a_parent_not_ready_in_time_is_killed_and_started_again(
+    probes_importable, monkeypatch, capsys
+):
+    monkeypatch.setattr(workers, "READY_WAIT", 0.0)
+    monkeypatch.setattr(workers, "FIRST_PAUSE", 0.01)
+    made = workers.Warm(ENTRIES)
+    made.start()
+    end, said = time.monotonic() + 30, ""
+    while said.count("the warm worker ended (-9)") < 2:
+        assert time.monotonic() < end, "the parent was not killed and started again"
+        time.sleep(0.02)
+        said += capsys.readouterr().err
+    made.close()
+    assert not made.ready.is_set()
+
+
+# --- a warm call's report socket, in this process ------------------------------------------
+
+
+@pytest.fixture
+def reports() -> Iterator[tuple[Any, Any]]:
+    import socket
+
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    yield mine, theirs
+    mine.close()
+    theirs.close()
+
+
+def answered(mine: Any, first: bytes | None) -> workers.WarmCall:
+    ours, theirs = workers._pipes(stdin=True)
+    warm._close(theirs)
+    return workers.WarmCall._answered(mine, first, ours)
+
+
+def test_a_call_is_its_childs_pid_then_its_status(reports):
+    mine, theirs = reports
+    for message in (b"pid 4242", b"pid 7", b"exit 3", b"reaped 4242 -9"):
+        theirs.send(message)
+    call = answered(mine, workers.said(mine, 5))
+    assert call.pid == 4242
+    assert call.stdin is not None
+    assert call.wait(5) == 3  # the child's own word, before the parent's
+    assert (call.poll(), call.returncode) == (3, 3)
+    assert mine.fileno() == -1  # closed once the status is known
+    for stream in (call.stdin, call.stdout, call.stderr):
+        stream.close()
+
+
+def test_a_call_whose_parent_is_gone_was_killed(reports):
+    mine, theirs = reports
+    theirs.send(b"pid 4242")
+    call = answered(mine, workers.said(mine, 5))
+    assert call.poll() is None
+    theirs.close()
+    assert call.wait(5) == -signal.SIGKILL
+
+
+def test_a_call_whose_status_does_not_come(reports, monkeypatch):
+    mine, theirs = reports
+    theirs.send(b"pid 4242")
+    call = answered(mine, workers.said(mine, 5))
+    with pytest.raises(subprocess.TimeoutExpired):
+        call.wait(0.01)
+    monkeypatch.setattr(workers, "REAPED_WAIT", 0.01)
+    assert call.wait() == -signal.SIGKILL  # after a kill: the parent is stuck
+
+
+@pytest.mark.parametrize(
+    ("first", "error"),
+    [(None, TimeoutError), (b"", OSError), (b"reaped 4242 1", OSError), (b"pid", OSError)],
+)
+def test_no_call_runs_unless_its_child_says_its_pid_first(reports, first, error):
+    mine, _ = reports
+    with pytest.raises(error):
+        answered(mine, first)
+
+
+def test_pipes_that_cannot_all_be_made_leave_none_open(monkeypatch):
+    made: list[int] = []
+    real = os.pipe
+
+    def pipe() -> tuple[int, int]:
+        if made:
+            raise OSError(24, "Too many open files")
+        made.extend(real())
+        return made[0], made[1]
+
+    monkeypatch.setattr(os, "pipe", pipe)
+    with pytest.raises(OSError, match="Too many"):
+        workers._pipes(stdin=True)
+    for fd in made:
+        with pytest.raises(OSError, match="Bad file descriptor"):
+            os.fstat(fd)
+
+
+def test_a_thread_makes_a_process_unfit_to_fork():
+    done = threading.Event()
+    thread = threading.Thread(target=done.wait)
+    thread.start()
+    try:
+        assert warm.threaded()
+    finally:
+        done.set()
+        thread.join()
+
+
+def test_a_handler_set_from_c_is_not_restored(monkeypatch):
+    real = signal.getsignal
+    monkeypatch.setattr(signal, "getsignal", lambda s: None if s == signal.SIGUSR2 else real(s))
+    assert signal.SIGUSR2 not in warm.fresh_handlers()
