@@ -2,7 +2,8 @@
 stdio, in the server's warm workers and as a program per call (`--no-warm`), side by side.
 
 Two servers run at once, each serving web_fetch only, with the same cache directory; a loopback
-server serves a small article page (bench_fetch's `article`, about 10 KB of HTML). Each round
+server, a process of its own, serves a small article page (bench_fetch's `article`, about 10 KB
+of HTML). Each round
 makes, in turn: the same extraction in this process (tools.web_fetch through common.runner,
 modules loaded: the floor), then through each server an uncached fetch (a URL not asked for
 before) and the same URL again, a cached answer. Calls are PAUSE apart, as an agent's come
@@ -13,10 +14,12 @@ round's pair). The program-per-call figures are shown beside them, without a tar
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -24,13 +27,16 @@ import time
 from contextlib import AsyncExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from bench_fetch import article
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from verdict import check, exit_code
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB_TOOLS = ROOT / ".venv" / "bin" / "web-tools"
@@ -62,6 +68,31 @@ class Page(BaseHTTPRequestHandler):
 
     def log_message(self, *_: object) -> None:
         pass
+
+
+def serve() -> None:
+    """The page server's own process (in this one it would share the caller's CPU time and
+    lock with the in-process extraction): its port on stdout, then until stdin closes."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sys.stdout.write(f"{server.server_address[1]}\n")
+    sys.stdout.flush()
+    sys.stdin.read()
+
+
+@contextlib.contextmanager
+def page_server() -> Iterator[str]:
+    """The page's URL, served by a process of its own while the block runs."""
+    with subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as server:  # fmt: skip
+        assert server.stdout is not None
+        assert server.stdin is not None
+        port = server.stdout.readline().strip()
+        try:
+            yield f"http://127.0.0.1:{port}/article.html"
+        finally:
+            server.stdin.close()
 
 
 class InProcess:
@@ -160,21 +191,19 @@ def report(samples: dict[str, list[float]]) -> None:
 
 def main() -> None:
     print(f"bench_mcp on {sys.platform}, {os.cpu_count()} cores")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/article.html"
-    with tempfile.TemporaryDirectory() as temp:
+    with tempfile.TemporaryDirectory() as temp, page_server() as base:
         folder = Path(temp)
         # The servers and this process alike: one cache, loopback allowed, no user settings.
         settings = {"XDG_CACHE_HOME": str(folder / "cache"), "IKIGAI_CONFIG_DIR": str(folder),
                     "IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}  # fmt: skip
         os.environ.update(settings)
         samples = anyio.run(measure, base, dict(os.environ), folder)
-    server.shutdown()
     report(samples)
 
 
 if __name__ == "__main__":
-    main()
-    sys.exit(exit_code())
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        main()
+        sys.exit(exit_code())
