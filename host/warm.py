@@ -14,8 +14,8 @@ console script would run it:
 - the signal handlers a fresh interpreter has, and a cap on its memory (MEMORY_CAP);
 - the entry's function, with the exit status a fresh interpreter would give.
 
-The next call's child is forked ahead while no call runs (a spare): it sets itself up and
-copies the parent's pages it would otherwise copy one by one as the call writes to them
+The next call's child is forked ahead (a spare), once nothing is left to learn: it sets itself
+up and copies the parent's pages it would otherwise copy one by one as the call writes to them
 (Python writes to every object it uses), until its request comes. A request that finds no
 spare gets a child forked for it. Nothing before the request reads a tool's settings,
 credentials or cache: each child reads them at its call, as a fresh process does.
@@ -78,13 +78,13 @@ class Spare:
 
     pid: int
     channel: socket.socket
-    generation: int  # how many modules the parent had imported when it was forked
+    generation: int  # how many lessons the parent had taken when it was forked
 
 
 @dataclass(frozen=True)
 class Birth:
-    """What a child has from its parent: where its request comes, where it says what it
-    imported, who its parent is, and the handlers to restore."""
+    """What a child has from its parent: where its request comes, where it tells what it
+    loaded, who its parent is, and the signal handlers to restore."""
 
     channel: socket.socket
     learn: int
@@ -230,7 +230,7 @@ class Parent:
         self.calls: dict[int, socket.socket] = {}  # child's pid -> its report socket
         self.spare: Spare | None = None
         self.spares_lost = 0
-        self.learning: dict[int, bytearray] = {}  # a child's module list, as it arrives
+        self.learning: dict[int, bytearray] = {}  # a child's lessons, as they arrive
         self.queue: deque[Lesson] = deque()
         self.tried: set[Lesson] = set()
         self.generation = 0
@@ -299,7 +299,7 @@ class Parent:
     def fork(self) -> Spare | None:  # pragma: no cover - warm parent
         """A new child, waiting for its request; None when no process can be started now."""
         channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        learn, told = os.pipe()
+        hear, told = os.pipe()
         if not self.frozen:  # the children's collector then leaves the shared objects alone
             gc.freeze()
             self.frozen = True
@@ -309,7 +309,7 @@ class Parent:
         try:
             pid = os.fork()
         except OSError:
-            _close((learn, told))
+            _close((hear, told))
             channel.close()
             theirs.close()
             return None
@@ -317,8 +317,8 @@ class Parent:
             child(birth)
         theirs.close()
         os.close(told)
-        self.learning[learn] = bytearray()
-        self.selector.register(learn, selectors.EVENT_READ, self.learned)
+        self.learning[hear] = bytearray()
+        self.selector.register(hear, selectors.EVENT_READ, self.learned)
         return Spare(pid, channel, self.generation)
 
     def reap(self, wake: int) -> bool:  # pragma: no cover - warm parent
@@ -523,12 +523,12 @@ def finish(code: int) -> int:  # pragma: no cover - a child
     return code
 
 
-def _tell(learn: int, lesson: bytes) -> None:  # pragma: no cover - a child
-    data = memoryview(lesson)
+def _tell(told: int, taught: bytes) -> None:  # pragma: no cover - a child
+    data = memoryview(taught)
     with contextlib.suppress(OSError):
         while data:
-            data = data[os.write(learn, data) :]
-    _close((learn,))
+            data = data[os.write(told, data) :]
+    _close((told,))
 
 
 def main() -> None:  # pragma: no cover - runs as its own process
