@@ -119,6 +119,8 @@ class Warm:
         except OSError as exc:
             mine.close()
             return f"it could not be started: {exc.strerror}"
+        if self.closed.is_set():  # closed while it started: `close` may have missed it
+            self.parent.kill()
         try:
             return self._attend(self.parent, mine)
         finally:

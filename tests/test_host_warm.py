@@ -420,6 +420,19 @@ def test_a_parent_not_ready_in_time_is_killed_and_started_again(
     assert not made.ready.is_set()
 
 
+def test_a_parent_started_as_the_workers_close_is_killed(probes_importable, monkeypatch):
+    made = workers.Warm(ENTRIES)
+    real = subprocess.Popen
+
+    def closed_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        made.closed.set()  # `close` ran before this parent was known to it
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", closed_meanwhile)
+    assert made._serve() == -signal.SIGKILL
+    assert not made.ready.is_set()
+
+
 # --- a warm call's report socket, in this process ------------------------------------------
 
 
