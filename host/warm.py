@@ -14,11 +14,12 @@ console script would run it:
 - the signal handlers a fresh interpreter has, and a cap on its memory (MEMORY_CAP);
 - the entry's function, with the exit status a fresh interpreter would give.
 
-The next call's child is forked ahead (a spare), once nothing is left to learn: it sets itself
-up and copies the parent's pages it would otherwise copy one by one as the call writes to them
-(Python writes to every object it uses), until its request comes. A request that finds no
-spare gets a child forked for it. Nothing before the request reads a tool's settings,
-credentials or cache: each child reads them at its call, as a fresh process does.
+The next call's child is forked ahead (a spare) while no call runs and nothing is left to
+learn: it sets itself up and copies the parent's pages it would otherwise copy one by one as
+the call writes to them (Python writes to every object it uses), until its request comes. A
+request that finds no spare gets a child forked for it. Nothing before the request reads a
+tool's settings, credentials or cache: each child reads them at its call, as a fresh process
+does.
 
 The parent stays single-threaded, as forking a process with threads can deadlock the child:
 should a learned module start a thread, the parent ends (EXIT_THREADED) and the server runs
@@ -258,9 +259,10 @@ class Parent:
                     return _threaded()
 
     def replenish(self) -> None:  # pragma: no cover - warm parent
-        """Fork the next call's child ahead, once nothing is left to import (a spare forked
-        before an import lacks the module: it is replaced)."""
-        if self.queue or self.spares_lost >= SPARES_LOST_MOST:
+        """Fork the next call's child ahead, while no call runs (its copying would take the
+        call's processor time) and nothing is left to learn (a spare forked before a lesson
+        lacks it: it is replaced)."""
+        if self.calls or self.queue or self.spares_lost >= SPARES_LOST_MOST:
             return
         spare = self.spare
         if spare is not None and spare.generation == self.generation:
