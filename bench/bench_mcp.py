@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB_TOOLS = ROOT / ".venv" / "bin" / "web-tools"
-ROUNDS = 15
+ROUNDS = 25
 WARM_UP = 5
 PAUSE = 0.2  # seconds between two calls
 READY_WAIT = 60.0
