@@ -124,6 +124,18 @@ def test_a_call_exits_as_its_program_would(parent, how):
     assert got.stderr.startswith(b"some error output\n")
 
 
+def test_calls_at_once_each_have_a_process_of_their_own(parent):
+    states: list[dict[str, Any]] = []
+    callers = [threading.Thread(target=lambda n=n: states.append(report(parent, {"n": n})))
+               for n in range(8)]  # fmt: skip
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(60)
+    assert sorted(state["asked"]["n"] for state in states) == list(range(8))
+    assert len({state["pid"] for state in states}) == 8
+
+
 def test_a_call_past_its_deadline_is_killed_with_what_it_started(parent, tmp_path):
     pids = tmp_path / "pids"
     outcome = run(parent, probe("sleeper"), {"pids": str(pids)}, timeout=3)
