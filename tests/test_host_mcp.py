@@ -476,7 +476,6 @@ def test_nothing_warm_outlives_the_server(tmp_path, fake_server, signum):
                 warm.extend(processes()["warm"])
                 [server] = [p for p in descendants(os.getpid()) if "web-tools mcp" in cmdline(p)]
                 os.kill(server, signum)
-                assert await anyio.to_thread.run_sync(gone, warm)
                 group.cancel_scope.cancel()
 
     try:
@@ -485,5 +484,5 @@ def test_nothing_warm_outlives_the_server(tmp_path, fake_server, signum):
     finally:
         release.set()
     assert calls[0]
-    assert len(warm) >= 2  # the parent and the call at least
+    assert set(calls[0]) < set(warm)  # the call, the parent (and maybe a spare)
     assert gone(warm)
