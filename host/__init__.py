@@ -2,5 +2,7 @@
 
 Nothing here imports a tool module: a tool is an executable found on disk, asked for its
 schema with `--schema` and called with JSON on stdin (protocol.md, section 1), so tools of
-this project and third-party tools are treated alike.
+this project and third-party tools are treated alike. One process is the exception: the MCP
+server's warm worker (host/warm.py, a program of its own) imports this installation's own
+tools to run their calls without starting a new interpreter for each (host/workers.py).
 """

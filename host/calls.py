@@ -52,17 +52,19 @@ def call(
     *,
     tied: bool = False,
     cancel: threading.Event | None = None,
+    start: process.Start | None = None,
 ) -> Answer:
-    """Run `tool` with `arguments`, as the ikigai host would; `tied` and `cancel` as in
-    `process.run`.
+    """Run `tool` with `arguments`, as the ikigai host would; `tied`, `cancel` and `start`
+    as in `process.run`.
 
     The answer's text is masked: a third-party tool may print the user's keys (which every
     tool may read from the environment) in its error output or its answer."""
     data = json.dumps(arguments).encode()
     try:
         outcome = process.run(
-            [str(tool.path)], data, timeout=timeout, limit=ANSWER_LIMIT, tied=tied, cancel=cancel
-        )
+            [str(tool.path)], data, timeout=timeout, limit=ANSWER_LIMIT, tied=tied, cancel=cancel,
+            start=start,
+        )  # fmt: skip
     except OSError as exc:
         return Answer(ok=False, text=f"{tool.name} could not be started ({exc.strerror}).")
     answer = interpret(tool.name, outcome, timeout)

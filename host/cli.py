@@ -102,6 +102,14 @@ def _mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="SECONDS",
         help="stop a tool that has not answered after this long (default: 30, as the ikigai host)",
     )
+    mcp.add_argument(
+        "--no-warm",
+        dest="warm",
+        action="store_false",
+        help="run this installation's own tools as programs too, a new process per call, as "
+        "third-party tools run (slower; by default a warm worker with their code loaded "
+        "forks a process for each call)",
+    )
     mcp.set_defaults(command=run_mcp)
 
 
@@ -203,7 +211,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         sys.stderr.write("web-tools mcp: no tool to serve; `web-tools doctor` says why\n")
     from host.mcp_server import serve
 
-    serve(tools, args.timeout)
+    serve(tools, args.timeout, warm=args.warm)
     return 0
 
 

@@ -29,6 +29,7 @@ from mcp.types import jsonrpc_message_adapter
 from common import __version__
 from host import answers, process
 from host.calls import Answer, call, mask_every_credential
+from host.workers import Warm
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
@@ -50,8 +51,11 @@ GUARDIAN_WAIT = 5.0  # seconds: the most the server waits for its guardian to wa
 _TOO_LONG = "\x00too long"
 
 
-def serve(tools: Mapping[str, Tool], timeout: float) -> None:  # pragma: no cover
-    """Serve `tools` on this process's stdin and stdout until the client hangs up.
+def serve(
+    tools: Mapping[str, Tool], timeout: float, *, warm: bool = True
+) -> None:  # pragma: no cover
+    """Serve `tools` on this process's stdin and stdout until the client hangs up; this
+    installation's own tools in warm workers (host/workers.py) unless `warm` is False.
 
     Nothing it started outlives it: on SIGTERM, SIGINT or SIGHUP every process below it is
     killed at once, and so when stdin closes; if it is killed outright (SIGKILL), the kernel
@@ -67,10 +71,13 @@ def serve(tools: Mapping[str, Tool], timeout: float) -> None:  # pragma: no cove
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, partial(_stopped, keep))
     wire = Wire(keep)
-    server = build(tools, timeout)
+    workers = warm_workers(tools) if warm else None
+    server = build(tools, timeout, workers)
     # It has started while the server was built; a server that serves anyway when it is
     # slow still kills its tools on any signal it can catch.
     process.guardian_watching(guardian, GUARDIAN_WAIT)
+    if workers is not None:  # once the guardian watches, which then sees the warm parent
+        workers.start()
 
     async def main() -> None:
         async with stdio_server(stdin=wire.lines(), stdout=wire) as (read, write):  # type: ignore[arg-type]
@@ -187,8 +194,16 @@ def _error(ident: str | int | None, code: int, message: str) -> str:
     return json.dumps(error)
 
 
-def build(tools: Mapping[str, Tool], timeout: float) -> Server[Any]:
-    """The MCP server for `tools`: a call runs the tool with at most `timeout` seconds."""
+def warm_workers(tools: Mapping[str, Tool]) -> Warm | None:
+    """The warm workers for the own tools among `tools`; None when there is none, or off
+    Linux (they are made of its process controls)."""
+    entries = {tool.entry for tool in tools.values() if tool.entry}
+    return Warm(entries) if entries and sys.platform.startswith("linux") else None
+
+
+def build(tools: Mapping[str, Tool], timeout: float, workers: Warm | None = None) -> Server[Any]:
+    """The MCP server for `tools`: a call runs the tool with at most `timeout` seconds, in
+    `workers` when it is one of theirs."""
     served = servable(tools)
     owned = {name: answers.own(tool) for name, tool in served.items()}
     listing = types.ListToolsResult(
@@ -208,7 +223,8 @@ def build(tools: Mapping[str, Tool], timeout: float) -> Server[Any]:
             known = ", ".join(served) or "none"
             raise MCPError(types.INVALID_PARAMS, f"No tool {params.name!r}; tools: {known}.")
         arguments = params.arguments or {}
-        answer = await _run(tool, arguments, timeout)
+        start = workers.starter(tool) if workers is not None else None
+        answer = await _run(tool, arguments, timeout, start)
         return answers.result(tool, owned[tool.name], arguments, answer)
 
     return Server(
@@ -227,10 +243,12 @@ def servable(tools: Mapping[str, Tool]) -> dict[str, Tool]:
     return {name: tool for name, tool in tools.items() if MCP_NAME.match(name)}
 
 
-async def _run(tool: Tool, arguments: dict[str, Any], seconds: float) -> Answer:
+async def _run(
+    tool: Tool, arguments: dict[str, Any], seconds: float, start: process.Start | None
+) -> Answer:
     cancel = threading.Event()
     try:
-        run = partial(call, tool, arguments, seconds, tied=True, cancel=cancel)
+        run = partial(call, tool, arguments, seconds, tied=True, cancel=cancel, start=start)
         return await anyio.to_thread.run_sync(run, limiter=CALLS, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         cancel.set()  # the client cancelled the call: the tool stops now, not at its deadline

@@ -2,7 +2,8 @@
 
 A misbehaving tool must never take its caller down: output past the limit and a program
 past its deadline both end in a killed process group (grandchildren included) and a plain
-`Outcome`, never an exception.
+`Outcome`, never an exception. How the program is started is the caller's choice (`Start`: a
+new program by default, or a warm worker's fork, host/workers.py); what follows is the same.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from common.procs import descendants, kill
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 STDERR_KEPT = 64 * 1024
 _CHUNK = 64 * 1024
@@ -44,8 +45,33 @@ class Outcome:
     overflowed: bool = False
 
 
+class Running(Protocol):
+    """A started program as `run` serves it: `subprocess.Popen`'s part that it uses. `pid`
+    leads the program's own process group; `wait` raises subprocess.TimeoutExpired."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+    @property
+    def stderr(self) -> IO[bytes] | None: ...
+    @property
+    def returncode(self) -> int | None: ...
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    # (argv, whether it gets stdin, tied) -> the program, started in a process group of its
+    # own, with pipes for stdin (if it gets any), stdout and stderr. OSError when it cannot be.
+    Start: TypeAlias = Callable[[Sequence[str], bool, bool], Running]
+
 # The programs running now, by pid: what `stop_all` ends when the caller itself is stopped.
-RUNNING: dict[int, subprocess.Popen[bytes]] = {}
+RUNNING: dict[int, Running] = {}
 _RUNNING_LOCK = threading.Lock()
 _STOPPING = threading.Event()
 _STOP_ROUNDS = 20
@@ -59,6 +85,7 @@ def run(
     limit: int,
     tied: bool = False,
     cancel: threading.Event | None = None,
+    start: Start | None = None,
 ) -> Outcome:
     """Run `argv` with `data` on stdin (None: no stdin). OSError when it cannot be started.
 
@@ -66,18 +93,14 @@ def run(
     parent-death signal), for a long-lived caller such as the MCP server. `cancel`, once set,
     stops the program as its deadline would (within _EXIT_POLL seconds): nobody waits for it.
     What the program leaves running in its process group when it ends is killed with it.
+    `start` starts it (default: `popen`, a new program).
     """
-    command = [*_tie(), *argv] if tied else list(argv)  # may probe setpriv: not locked
+    if tied:
+        _tie()  # may probe setpriv: not while locked
     with _RUNNING_LOCK:  # started and registered at once: `stop_all` misses none
         if _STOPPING.is_set():
             raise OSError(errno.ESHUTDOWN, "the caller is shutting down")
-        proc = subprocess.Popen(  # noqa: S603 - running the discovered tool is the point
-            command,
-            stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # its own process group, so a kill reaches what it started
-        )
+        proc = (start or popen)(argv, data is not None, tied)
         RUNNING[proc.pid] = proc
     exchange = _Exchange(proc, data or b"", time.monotonic() + timeout, limit, cancel)
     try:
@@ -86,6 +109,27 @@ def run(
         exchange.close()
         with _RUNNING_LOCK:
             RUNNING.pop(proc.pid, None)
+
+
+def popen(argv: Sequence[str], stdin: bool, tied: bool) -> subprocess.Popen[bytes]:  # noqa: FBT001
+    """`argv` started as a new program in a session of its own, tied as `run` says."""
+    return subprocess.Popen(  # noqa: S603 - running the discovered tool is the point
+        tie(argv) if tied else list(argv),
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, so a kill reaches what it started
+    )
+
+
+def tie(argv: Sequence[str]) -> list[str]:
+    """`argv` run with the parent-death signal set (see `run`), where setpriv can set it."""
+    return [*_tie(), *argv]
+
+
+def stopping() -> bool:
+    """Whether `stop_all` has run: nothing new may start."""
+    return _STOPPING.is_set()
 
 
 def _load_prctl() -> Any:
@@ -102,7 +146,14 @@ def _load_prctl() -> Any:
 
 
 _PRCTL = _load_prctl()
+_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+
+
+def die_with_parent() -> bool:  # pragma: no cover - a warm worker's child (host/warm.py)
+    """Have the kernel SIGKILL this process when the thread that started it ends (Linux's
+    parent-death signal). False where it cannot."""
+    return _PRCTL is not None and _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0
 
 
 @functools.cache
@@ -159,7 +210,7 @@ class _Exchange:
 
     def __init__(
         self,
-        proc: subprocess.Popen[bytes],
+        proc: Running,
         data: bytes,
         deadline: float,
         limit: int,

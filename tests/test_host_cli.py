@@ -74,7 +74,18 @@ def test_help_names_every_command_with_examples():
 @pytest.mark.parametrize(
     ("command", "words"),
     [
-        ("mcp", ("--only", "--exclude", "--all", "--timeout", '"mcpServers"', '"args": ["mcp"]')),
+        (
+            "mcp",
+            (
+                "--only",
+                "--exclude",
+                "--all",
+                "--timeout",
+                "--no-warm",
+                '"mcpServers"',
+                '"args": ["mcp"]',
+            ),
+        ),
         ("list", ("--json", "skipped")),
         ("doctor", ("--online", "--json", "never the value", "Exits 1")),
     ],
@@ -106,10 +117,13 @@ def test_a_bad_timeout_is_a_usage_error(capsys, value):
 def test_mcp_serves_the_chosen_tools_and_reports_the_rest(capsys, monkeypatch, fake_tool):
     fake_tool(Path(".ikigai/tools").resolve(), "broken-tool", schema_script="exit 9")
     served: dict[str, object] = {}
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: served.update(tools, t=timeout))
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: served.update(
+        tools, t=timeout, warm=warm))  # fmt: skip
     assert cli.main(["mcp", "--only", "web_fetch,nothing", "--timeout", "2.5"]) == 0
-    assert set(served) == {"web_fetch", "t"}
-    assert served["t"] == 2.5
+    assert set(served) == {"web_fetch", "t", "warm"}
+    assert (served["t"], served["warm"]) == (2.5, True)
+    assert cli.main(["mcp", "--no-warm"]) == 0
+    assert served["warm"] is False
     err = capsys.readouterr().err
     assert "not serving" in err
     assert "broken-tool: --schema exited with status 9" in err
@@ -119,7 +133,7 @@ def test_mcp_serves_the_chosen_tools_and_reports_the_rest(capsys, monkeypatch, f
 def served_by(monkeypatch, *args: str) -> set[str]:
     """The tools `web-tools mcp ARGS` would serve."""
     served: dict[str, object] = {}
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: served.update(tools))
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: served.update(tools))
     assert cli.main(["mcp", *args]) == 0
     return set(served)
 
@@ -149,13 +163,13 @@ def test_mcp_serves_every_tool_with_all_or_the_ones_named_with_only(capsys, monk
 
 
 def test_mcp_says_when_nothing_is_left_to_serve(capsys, monkeypatch):
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: None)
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: None)
     assert cli.main(["mcp", "--exclude", ",".join(doctor.own_tools())]) == 0
     assert "no tool to serve; `web-tools doctor` says why" in capsys.readouterr().err
 
 
 def test_mcp_does_not_start_when_only_matches_no_tool(capsys, monkeypatch):
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: pytest.fail("served"))
+    monkeypatch.setattr(mcp_server, "serve", lambda *_, **__: pytest.fail("served"))
     assert cli.main(["mcp", "--only", "WEB_FETCH,/bin/web-fetch-tool"]) == 2
     err = capsys.readouterr().err
     assert "no tool named 'WEB_FETCH' was found" in err
@@ -165,7 +179,7 @@ def test_mcp_does_not_start_when_only_matches_no_tool(capsys, monkeypatch):
 @pytest.mark.parametrize("flag", ["--only", "--exclude"])
 @pytest.mark.parametrize("value", ["", " , "])
 def test_an_empty_list_of_names_is_refused(capsys, monkeypatch, flag, value):
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout: pytest.fail("served"))
+    monkeypatch.setattr(mcp_server, "serve", lambda *_, **__: pytest.fail("served"))
     with pytest.raises(SystemExit) as info:
         cli.main(["mcp", flag, value])
     assert info.value.code == 2
@@ -173,7 +187,7 @@ def test_an_empty_list_of_names_is_refused(capsys, monkeypatch, flag, value):
 
 
 def test_ctrl_c_is_a_quiet_exit(monkeypatch):
-    def interrupted(*_):
+    def interrupted(*_, **__):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(mcp_server, "serve", interrupted)

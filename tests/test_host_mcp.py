@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
+import signal
 import subprocess
+import threading
 import time
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.to_thread
 import pytest
 from conftest import BIN, Reply
+from deaths import gone
 from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from common import launchers
+from common.procs import descendants
 from host import answers, discovery, mcp_server, trust
 from host.calls import Answer
 
@@ -384,6 +390,28 @@ def test_in_process_list_and_call(tmp_path, fake_tool):
     run(scenario)
 
 
+def test_in_process_own_tools_are_called_in_warm_workers(tmp_path, fake_tool):
+    assert mcp_server.warm_workers(served(tmp_path, fake_tool, "echo-tool")) is None
+    own = discovery.discover([discovery.installation()]).tools
+    # No such program: the call can only have run warm.
+    own["web_fetch"] = dataclasses.replace(own["web_fetch"], path=tmp_path / "gone")
+    workers = mcp_server.warm_workers(own)
+    assert workers is not None
+    assert workers.entries == sorted(tool.entry for tool in own.values())
+    workers.start()
+
+    async def scenario() -> None:
+        async with Client(mcp_server.build(own, 30, workers)) as client:
+            wrong = await client.call_tool("web_fetch", {"url": 5})
+            assert text_of(wrong) == "web_fetch: field 'url' must be a string, got integer"
+
+    try:
+        assert workers.ready.wait(60)
+        run(scenario)
+    finally:
+        workers.close()
+
+
 def test_names_mcp_refuses_are_left_out_and_logged(tmp_path, fake_tool, capsys):
     tools = served(tmp_path, fake_tool, "good-tool", "bad name-tool")
     assert set(mcp_server.servable(tools)) == {"good"}
@@ -467,3 +495,185 @@ def test_only_an_own_tools_success_is_rendered():
         failed,
         True,
     )
+
+
+# --- warm workers: this installation's tools forked from a warm parent (issue 42) -----------
+
+PAGE = "<html><head><title>Warm</title></head><body><article><h1>Warm</h1><p>{}</p></article>"
+WARM_READY = "own tools run in a warm worker"
+
+
+def page(text: str) -> Reply:
+    return Reply(body=PAGE.format(text), headers={"Content-Type": "text/html; charset=utf-8"})
+
+
+def logged(tmp_path: Path, text: str, wait: float = 60) -> None:
+    """Wait for the server to log `text` (the warm worker is ready: a call then runs in it)."""
+    end = time.monotonic() + wait
+    while text not in (tmp_path / "server.log").read_text():
+        assert time.monotonic() < end, f"the server did not log {text!r} within {wait} s"
+        time.sleep(0.05)
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return (Path(f"/proc/{pid}") / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def processes() -> dict[str, list[int]]:
+    """The processes below this test now: the warm worker's calls (a child of its own whose
+    stdin is a pipe, where the worker and its spare have /dev/null), and the tools run as
+    programs."""
+    found: dict[str, list[int]] = {"warm": [], "warm calls": [], "programs": []}
+    for pid in descendants(os.getpid()):
+        line = cmdline(pid)
+        if "-m host.warm" in line:
+            found["warm"].append(pid)
+            with contextlib.suppress(OSError):
+                if str(Path(f"/proc/{pid}/fd/0").readlink()).startswith("pipe:"):
+                    found["warm calls"].append(pid)
+        elif "web-fetch-tool" in line:
+            found["programs"].append(pid)
+    return found
+
+
+def test_own_tools_run_warm_and_answer_as_their_programs_do(tmp_path, fake_server):
+    seen: list[dict[str, list[int]]] = []
+
+    def served(_: object) -> Reply:
+        seen.append(processes())  # while the tool waits for this page
+        return page("A page served to a warm worker and to a program.")
+
+    url = fake_server.route("/page.html", served)
+    env = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1", "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}
+    texts: list[str] = []
+    answers_: list[Any] = []
+
+    async def scenario() -> None:
+        for args in ((), ("--no-warm",)):
+            async with connect(tmp_path, "--only", "web_fetch", *args, env=env) as session:
+                if not args:
+                    logged(tmp_path, WARM_READY)
+                result = await session.call_tool("web_fetch", {"url": url})
+                assert not result.is_error, text_of(result)
+                texts.append(text_of(result))
+                answers_.append(result.structured_content)
+
+    run(scenario)
+    warm, cold = seen
+    assert warm["warm calls"]
+    assert not warm["programs"]
+    assert cold["programs"]
+    assert not cold["warm"]
+    assert texts[0] == texts[1]
+    assert answers_[0] == answers_[1]
+    assert answers_[0]["title"] == "Warm"
+
+
+def test_credentials_and_settings_written_after_the_server_started_are_read(
+    tmp_path, fake_server, isolated_env
+):
+    body = json.loads((FIXTURES / "search.json").read_text())
+    env = {"BRAVE_SEARCH_API_URL": fake_server.route("/res/v1/web/search", Reply(body=body))}
+    url = fake_server.route("/page.html", page("Loopback pages need a setting."))
+
+    async def scenario() -> None:
+        async with connect(tmp_path, "--only", "web_search_brave,web_fetch", env=env) as session:
+            logged(tmp_path, WARM_READY)
+            before = await session.call_tool("web_search_brave", {"query": "ikigai"})
+            assert text_of(before).startswith("AUTH_MISSING")
+            refused = await session.call_tool("web_fetch", {"url": url})
+            assert refused.is_error
+            credentials = isolated_env / "credentials.json"
+            credentials.write_text(json.dumps({"web_search": {"brave": {"api_key": KEY}}}))
+            credentials.chmod(0o600)
+            (isolated_env / "web-tools.toml").write_text("fetch_allow_private = true\n")
+            after = await session.call_tool("web_search_brave", {"query": "ikigai"})
+            assert after.structured_content["provider"] == "brave"
+            fetched = await session.call_tool("web_fetch", {"url": url})
+            assert not fetched.is_error, text_of(fetched)
+
+    run(scenario)
+    [search] = [seen for seen in fake_server.seen if seen.path == "/res/v1/web/search"]
+    assert search.headers["X-Subscription-Token"] == KEY
+
+
+def test_a_page_a_warm_call_fetched_is_cached_for_the_next(tmp_path, fake_server):
+    url = fake_server.route("/page.html", page("Fetched once."))
+    env = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}
+
+    async def scenario() -> None:
+        async with connect(tmp_path, "--only", "web_fetch", env=env) as session:
+            logged(tmp_path, WARM_READY)
+            first = await session.call_tool("web_fetch", {"url": url})
+            again = await session.call_tool("web_fetch", {"url": url})
+            cached = again.structured_content
+            assert cached == first.structured_content | {"cached": True}
+
+    run(scenario)
+    assert [s.path for s in fake_server.seen].count("/page.html") == 1
+
+
+def _held(fake_server: Any) -> tuple[str, threading.Event, threading.Event, list[list[int]]]:
+    """A page whose answer waits for `release`; `asked` is set once a call waits for it, and
+    the warm calls running then are noted."""
+    asked, release = threading.Event(), threading.Event()
+    calls: list[list[int]] = []
+
+    def served(_: object) -> Reply:
+        calls.append(processes()["warm calls"])
+        asked.set()
+        release.wait(60)
+        return page("Too late.")
+
+    return fake_server.route("/slow.html", served), asked, release, calls
+
+
+def test_a_cancelled_warm_call_stops_its_process(tmp_path, fake_server):
+    url, asked, release, calls = _held(fake_server)
+    env = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}
+
+    async def scenario() -> None:
+        async with connect(tmp_path, "--only", "web_fetch", env=env) as session:
+            logged(tmp_path, WARM_READY)
+            async with anyio.create_task_group() as group:
+                group.start_soon(session.call_tool, "web_fetch", {"url": url})
+                await anyio.to_thread.run_sync(asked.wait, 60)
+                group.cancel_scope.cancel()
+            assert await anyio.to_thread.run_sync(gone, calls[0])
+            assert (await session.call_tool("web_fetch", {"url": 5})).is_error  # it goes on
+
+    try:
+        run(scenario)
+    finally:
+        release.set()
+    assert calls[0]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_nothing_warm_outlives_the_server(tmp_path, fake_server, signum):
+    url, asked, release, calls = _held(fake_server)
+    env = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}
+    warm: list[int] = []
+
+    async def scenario() -> None:
+        async with connect(tmp_path, "--only", "web_fetch", env=env) as session:
+            logged(tmp_path, WARM_READY)
+            async with anyio.create_task_group() as group:
+                group.start_soon(session.call_tool, "web_fetch", {"url": url})
+                await anyio.to_thread.run_sync(asked.wait, 60)
+                warm.extend(processes()["warm"])
+                [server] = [p for p in descendants(os.getpid()) if "web-tools mcp" in cmdline(p)]
+                os.kill(server, signum)
+                group.cancel_scope.cancel()
+
+    try:
+        with contextlib.suppress(Exception):  # the client's own end, its server gone
+            run(scenario)
+    finally:
+        release.set()
+    assert calls[0]
+    assert set(calls[0]) < set(warm)  # the call, the parent (and maybe a spare)
+    assert gone(warm)

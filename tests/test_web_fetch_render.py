@@ -535,6 +535,48 @@ def test_a_browser_over_its_memory_cap_is_killed_and_the_page_comes_as_sent(
     assert gone(chromiums() - before)
 
 
+@needs_browser
+def test_a_call_in_the_mcp_servers_warm_worker_renders_under_its_data_limit(
+    sites, tmp_path, monkeypatch
+):
+    """A warm call has a limit on its data (host/warm.py), under which Chromium's pages
+    crash: the browser starts without it. The tool's path does not exist, so a call that
+    did not run warm would fail."""
+    from host import process, workers
+    from host.discovery import Tool
+
+    site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
+    for name, value in environment(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    entry = "tools.web_fetch:main"
+    warm = workers.Warm([entry])
+    warm.start()
+    try:
+        assert warm.ready.wait(60)
+        tool = Tool("web_fetch", tmp_path / "nowhere", "installation", entry=entry)
+        data = json.dumps({"url": site.url("/app"), "render": "always"}).encode()
+        outcome = process.run([str(tool.path)], data, timeout=60, limit=1 << 20, tied=True,
+                              start=warm.starter(tool))  # fmt: skip
+    finally:
+        warm.close()
+    answer = json.loads(outcome.stdout)
+    assert PROSE in answer["content"], answer
+
+
+def test_the_browser_starts_without_the_soft_data_limit_which_comes_back():
+    import resource
+
+    saved = resource.getrlimit(resource.RLIMIT_DATA)
+    soft = 64 << 30 if saved[1] == resource.RLIM_INFINITY else saved[1] - 1
+    resource.setrlimit(resource.RLIMIT_DATA, (soft, saved[1]))
+    try:
+        with browser._without_data_limit():
+            assert resource.getrlimit(resource.RLIMIT_DATA) == (saved[1], saved[1])
+        assert resource.getrlimit(resource.RLIMIT_DATA) == (soft, saved[1])
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, saved)
+
+
 @pytest.mark.loopback
 def test_only_a_scripted_shell_is_rendered_on_auto(sites, isolated_env, monkeypatch):
     rendered: list[str] = []

@@ -311,7 +311,7 @@ def _render(binary: str, call: _Call) -> Rendered:
     from playwright.sync_api import sync_playwright
 
     deadline = call.session.deadline
-    with sync_playwright() as playwright:
+    with _without_data_limit(), sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=binary, args=_arguments(), timeout=_ms(deadline.remaining())
         )
@@ -325,6 +325,21 @@ def _render(binary: str, call: _Call) -> Rendered:
             return Rendered(page.content(), settled)
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def _without_data_limit() -> Iterator[None]:
+    """The browser started without this process's soft limit on its data (RLIMIT_DATA), which
+    a call in the MCP server's warm worker has (host/warm.py): Chromium's pages crash under
+    such a limit. The browser's processes have their own cap (MEMORY_CAP, watched)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
 def _arguments() -> list[str]:

@@ -1,0 +1,209 @@
+"""MCP latency: web-fetch called through `web-tools mcp` by the official MCP SDK's client over
+stdio, in the server's warm workers and as a program per call (`--no-warm`), side by side.
+
+Two servers run at once, each serving web_fetch only, with the same cache directory; a loopback
+server, a process of its own, serves a small article page (bench_fetch's `article`, about 10 KB
+of HTML). Each round
+makes, in turn: the same extraction in this process (tools.web_fetch through common.runner,
+modules loaded: the floor), then through each server an uncached fetch (a URL not asked for
+before) and the same URL again, a cached answer. Calls are PAUSE apart, as an agent's come
+seconds apart. Targets, on the warm server: a cached answer within 50 ms (median), an
+uncached fetch within 1.5x the same extraction in process (the median of the ratios of each
+round's pair). The program-per-call figures are shown beside them, without a target.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import AsyncExitStack
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from bench_fetch import article
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from verdict import check, exit_code
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+WEB_TOOLS = ROOT / ".venv" / "bin" / "web-tools"
+ROUNDS = 25
+WARM_UP = 5
+PAUSE = 0.2  # seconds between two calls
+READY_WAIT = 60.0
+CACHED_TARGET_MS = 50.0
+UNCACHED_TARGET = 1.5
+PAGE = (
+    "<!doctype html><html><head><title>Bench article</title></head><body>"
+    "<nav><a href='/'>Home</a> <a href='/about'>About</a></nav><main><article>"
+    f"<h1>Bench article</h1>{article(10 * 1024)}</article></main>"
+    "<footer>Copyright bench</footer></body></html>"
+).encode()
+
+
+class Page(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        found = self.path.startswith("/article")
+        body = PAGE if found else b"not found"
+        self.send_response(200 if found else 404)
+        self.send_header("Content-Type", "text/html; charset=utf-8" if found else "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def serve() -> None:
+    """The page server's own process (in this one it would share the caller's CPU time and
+    lock with the in-process extraction): its port on stdout, then until stdin closes."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sys.stdout.write(f"{server.server_address[1]}\n")
+    sys.stdout.flush()
+    sys.stdin.read()
+
+
+@contextlib.contextmanager
+def page_server() -> Iterator[str]:
+    """The page's URL, served by a process of its own while the block runs."""
+    with subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as server:  # fmt: skip
+        assert server.stdout is not None
+        assert server.stdin is not None
+        port = server.stdout.readline().strip()
+        try:
+            yield f"http://127.0.0.1:{port}/article.html"
+        finally:
+            server.stdin.close()
+
+
+class InProcess:
+    """web-fetch's call in this process, as its console script makes it, minus the process."""
+
+    def __init__(self) -> None:
+        from common.runner import Tool
+        from tools import web_fetch
+
+        self.tool = Tool(web_fetch.SCHEMA, web_fetch.execute)
+
+    def call(self, url: str) -> float:
+        from common.runner import run
+
+        out = io.BytesIO()
+        start = time.perf_counter()
+        run(self.tool, [], io.BytesIO(json.dumps({"url": url}).encode()), out)
+        took = time.perf_counter() - start
+        assert json.loads(out.getvalue())["success"], out.getvalue()[:300]
+        return took
+
+
+async def timed(session: ClientSession, url: str) -> float:
+    start = time.perf_counter()
+    result = await session.call_tool("web_fetch", {"url": url})
+    took = time.perf_counter() - start
+    [content] = result.content
+    assert isinstance(content, types.TextContent)
+    assert not result.is_error, content.text[:300]
+    return took
+
+
+async def connect(stack: AsyncExitStack, env: dict[str, str], log: Path, *args: str) -> Any:
+    params = StdioServerParameters(command=str(WEB_TOOLS), args=["mcp", "--only", "web_fetch",
+                                   *args], env=env)  # fmt: skip
+    errlog = stack.enter_context(log.open("w"))
+    read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return session
+
+
+def ready(log: Path) -> None:
+    """Wait for the warm server to say its warm worker runs (until then calls are programs)."""
+    end = time.monotonic() + READY_WAIT
+    while "run in a warm worker" not in log.read_text():
+        if time.monotonic() > end:
+            raise SystemExit(f"the warm worker was not ready in {READY_WAIT:g} s: {log}")
+        time.sleep(0.05)
+
+
+async def measure(base: str, env: dict[str, str], folder: Path) -> dict[str, list[float]]:
+    """Every round's figures, by name."""
+    here = InProcess()
+    samples: dict[str, list[float]] = {}
+    async with AsyncExitStack() as stack:
+        servers = {
+            "warm": await connect(stack, env, folder / "warm.log"),
+            "program": await connect(stack, env, folder / "program.log", "--no-warm"),
+        }
+        ready(folder / "warm.log")
+        for n in range(WARM_UP):  # the warm worker learns what a call imports
+            here.call(f"{base}?up={n}")
+            for session in servers.values():
+                await timed(session, f"{base}?up={n}")
+                await anyio.sleep(PAUSE)
+        for n in range(ROUNDS):
+            samples.setdefault("in process", []).append(here.call(f"{base}?here={n}"))
+            for name, session in servers.items():
+                url = f"{base}?{name}={n}"
+                for kind in ("uncached", "cached"):
+                    await anyio.sleep(PAUSE)
+                    samples.setdefault(f"{name} {kind}", []).append(await timed(session, url))
+    return samples
+
+
+def report(samples: dict[str, list[float]]) -> None:
+    ms = {name: statistics.median(values) * 1000 for name, values in samples.items()}
+    here = samples["in process"]
+    ratio = {
+        name: statistics.median(a / b for a, b in zip(samples[f"{name} uncached"], here,
+                                                      strict=True))
+        for name in ("warm", "program")
+    }  # fmt: skip
+    print(f"web_fetch through `web-tools mcp` (MCP SDK client, stdio), median of {ROUNDS} rounds,"
+          f" a {len(PAGE) / 1024:.0f} KB page on 127.0.0.1:")  # fmt: skip
+    cached = check("MCP cached answer (warm)", ms["warm cached"], CACHED_TARGET_MS, " ms")
+    uncached = check("MCP uncached fetch (warm) / in process", ratio["warm"], UNCACHED_TARGET)
+    print(f"  cached answer, warm workers      {cached}")
+    print(f"  cached answer, program per call  {ms['program cached']:.2f} ms")
+    print(f"  uncached fetch, in process       {ms['in process']:.2f} ms (the same extraction)")
+    print(f"  uncached fetch, warm workers     {ms['warm uncached']:.2f} ms, ratio {uncached}")
+    print(f"  uncached fetch, program per call {ms['program uncached']:.2f} ms, ratio "
+          f"{ratio['program']:.2f}x")  # fmt: skip
+
+
+def main() -> None:
+    print(f"bench_mcp on {sys.platform}, {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as temp, page_server() as base:
+        folder = Path(temp)
+        # The servers and this process alike: one cache, loopback allowed, no user settings.
+        settings = {"XDG_CACHE_HOME": str(folder / "cache"), "IKIGAI_CONFIG_DIR": str(folder),
+                    "IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}  # fmt: skip
+        os.environ.update(settings)
+        samples = anyio.run(measure, base, dict(os.environ), folder)
+    report(samples)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        main()
+        sys.exit(exit_code())
