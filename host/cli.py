@@ -184,7 +184,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     for tool in found.skipped:
         sys.stderr.write(f"web-tools mcp: not serving {tool.path}: {tool.reason}\n")
     for name in unknown:
-        sys.stderr.write(f"web-tools mcp: no tool named {name!r} was found (web-tools list)\n")
+        sys.stderr.write(f"web-tools mcp: {_not_found(name, found)}\n")
     if args.only and not tools:  # a misspelt name: an MCP client shows why it failed to start
         sys.stderr.write("web-tools mcp: --only names no tool that was found; not serving\n")
         return 2
@@ -194,6 +194,14 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     serve(tools, args.timeout)
     return 0
+
+
+def _not_found(name: str, found: discovery.Found) -> str:
+    """That no tool has the name, and which names it may have meant."""
+    quoted = [repr(match) for match in discovery.closest(name, found)]
+    guess = ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else "".join(quoted)
+    meant = f"; did you mean {guess}?" if guess else ""
+    return f"no tool named {name!r} was found{meant} (web-tools list)"
 
 
 def run_list(args: argparse.Namespace) -> int:
