@@ -60,7 +60,7 @@ def test_forum_thread_keeps_every_post_in_order_with_author_and_date():
     assert "Footer words" not in doc.markdown
 
 
-PRODUCT = page(
+PRODUCT_BODY = (
     "<main><div class='product'><h1>Trail Flask 750</h1><p class='price'>$24.00</p>"
     "<button>Add to cart</button>"
     "<div class='description'><p>A double-walled steel flask that keeps water cold for a "
@@ -72,7 +72,10 @@ PRODUCT = page(
         f"<li class='tile'><a href='/p/{n}'>Other bottle {n}</a> <span>$1{n}.00</span></li>"
         for n in range(4)
     )
-    + "</ul></section></main>",
+    + "</ul></section></main>"
+)
+PRODUCT = page(
+    PRODUCT_BODY,
     head=ld(
         {
             "@context": "https://schema.org",
@@ -99,6 +102,54 @@ def test_product_keeps_name_price_description_specs_features_and_structured_data
     # The grid of other products and the button are not this product.
     assert "Other bottle" not in doc.markdown
     assert "Add to cart" not in doc.markdown
+
+
+def test_a_product_s_json_ld_facts_come_as_its_product_and_leave_its_markdown_alone():
+    doc = html_to_markdown(PRODUCT, "https://shop.example.com/products/trail-flask-750")
+    assert doc.product == "Price: 24.00 USD"
+    declared = {
+        "@context": "https://schema.org",
+        "@type": "ProductGroup",
+        "name": "Trail Flask 750",
+        "brand": "Northpeak",
+        "sku": "TF-750",
+        "mpn": 75012,
+        "gtin13": "0123456789012",
+        "aggregateRating": {"ratingValue": 4.7263985, "bestRating": 5, "ratingCount": 311},
+        "offers": [
+            {"@type": "AggregateOffer", "lowPrice": 20, "highPrice": 35.5, "priceCurrency": "EUR",
+             "availability": "OutOfStock"},
+        ],
+        "hasVariant": [{"@type": "Product", "sku": "TF-750-RED", "offers": {"price": "21"}}],
+    }  # fmt: skip
+    html = page(PRODUCT_BODY, head=ld(declared))
+    doc = html_to_markdown(html, "https://shop.example.com/products/trail-flask-750")
+    assert doc.product == (
+        "Brand: Northpeak; SKU: TF-750; MPN: 75012; GTIN: 0123456789012; "
+        "Rating: 4.7 out of 5 (311 ratings); Price: 20 to 35.5 EUR; Availability: out of stock"
+    )
+    # The page's own text is its content: a buyer's facts do not dilute it.
+    assert "TF-750" not in doc.markdown
+    assert doc.markdown.startswith("# Trail Flask 750\n\n$24.00\n\nA double-walled steel flask")
+
+
+@pytest.mark.parametrize(
+    "rating", [{"ratingValue": "NaN"}, {"ratingValue": "good"}, "4.5", {"ratingValue": True}]
+)
+def test_a_rating_that_is_no_number_is_left_out(rating):
+    declared = {"@type": "Product", "name": "Flask", "sku": "F-1", "aggregateRating": rating}
+    html = page("<main><h1>Flask</h1><p>A flask.</p></main>", head=ld(declared))
+    doc = html_to_markdown(html, "https://shop.example.com/products/flask")
+    assert doc.product == "SKU: F-1"
+
+
+def test_only_a_product_page_has_product_facts():
+    product = {"@type": "Product", "name": "Flask", "sku": "F-1"}
+    declared = {"@type": "NewsArticle", "headline": "The vote", "about": product}
+    doc = html_to_markdown(ARTICLE.replace("</head>", ld(declared) + "</head>", 1),
+                           "https://example.com/news/x")  # fmt: skip
+    assert doc.page_type == "article"
+    assert doc.product is None
 
 
 LISTING = page(

@@ -25,7 +25,14 @@ MAX_LIMIT = 10**6
 CACHE_NAMESPACE = "web_fetch"
 KEEP_FOR_RENDER = 1 << 20
 # Metadata is a label, not content: long values are cut so the content keeps the budget.
-META_LIMITS = {"title": 300, "author": 200, "date": 64, "site_name": 200, "description": 600}
+META_LIMITS = {
+    "title": 300,
+    "author": 200,
+    "date": 64,
+    "site_name": 200,
+    "description": 600,
+    "product": 600,
+}
 _WORST_CHAR_BYTES = 6  # a control character is escaped as \u00XX in JSON
 _MIN_WRAP = 40
 _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
@@ -356,9 +363,11 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
 
 
 def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
-    """The page for a person: a title line, its address, its markdown, where to read on."""
+    """The page for a person: a title line, its address, a product's facts, its markdown,
+    where to read on."""
     head = f"# {answer['title']}\n\n" if answer.get("title") else ""
-    text = f"{head}Source: {answer['url']}\n\n{answer['content']}\n"
+    facts = f"{answer['product']}\n\n" if answer.get("product") else ""
+    text = f"{head}Source: {answer['url']}\n\n{facts}{answer['content']}\n"
     if answer.get("truncated"):
         rest = answer["total_lines"] - answer["next_offset"] + 1
         text += f"\n[{rest} more lines: read on with --offset {answer['next_offset']}]\n"

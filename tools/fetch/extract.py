@@ -200,6 +200,7 @@ class Document:
     date: str | None = None
     site_name: str | None = None
     description: str | None = None
+    product: str | None = None  # a product page's facts from its JSON-LD (product.py)
     page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages
     app_shell: bool = False  # next to no text without JavaScript, and scripts to run
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
@@ -247,6 +248,7 @@ def html_to_markdown(
     return Document(
         markdown=body,
         **meta,
+        product=_product(signals, page_type),
         page_type=page_type,
         app_shell=parsed.shell and parsed.scripted,
         warnings=warnings,
@@ -600,6 +602,14 @@ def _ld_description(signals: Signals) -> str | None:
         if described := text_of(obj.get("description")):
             return described
     return None
+
+
+def _product(signals: Signals, page_type: str) -> str | None:
+    """The facts a product page declares in its JSON-LD (brand, codes, rating, price)."""
+    from tools.fetch.policies import POLICIES
+    from tools.fetch.product import facts
+
+    return facts(signals) if POLICIES[page_type].structured else None
 
 
 def _title(tree: HtmlElement, declared: str | None, site: str | None) -> str | None:
