@@ -365,9 +365,13 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
 def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
     """The page for a person: a title line, its address, a product's facts, its markdown,
     where to read on."""
+    from tools.fetch.extract import drop_title
+
     head = f"# {answer['title']}\n\n" if answer.get("title") else ""
+    # A product's markdown keeps its name's heading, which the title line already says.
+    content = drop_title(answer["content"], answer.get("title"))
     facts = f"{answer['product']}\n\n" if answer.get("product") else ""
-    text = f"{head}Source: {answer['url']}\n\n{facts}{answer['content']}\n"
+    text = f"{head}Source: {answer['url']}\n\n{facts}{content}\n"
     if answer.get("truncated"):
         rest = answer["total_lines"] - answer["next_offset"] + 1
         text += f"\n[{rest} more lines: read on with --offset {answer['next_offset']}]\n"

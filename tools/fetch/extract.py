@@ -234,7 +234,7 @@ def html_to_markdown(
             tree, page_type, signals, include_links=include_links, large=page.large
         )
         body = tidy(body)
-        body = body if POLICIES[page_type].named else _drop_title(body, meta["title"])
+        body = body if POLICIES[page_type].named else drop_title(body, meta["title"])
     warnings = list(parsed.warnings)
     if parsed.shell and not full_page and not _words(body):
         from tools.fetch.embedded import embedded_markdown
@@ -1071,7 +1071,7 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def _drop_title(markdown: str, title: str | None) -> str:
+def drop_title(markdown: str, title: str | None) -> str:
     """Without the leading heading when it repeats the title, which is returned on its own."""
     first, _, rest = markdown.partition("\n")
     if not (title and first.startswith("#")):
