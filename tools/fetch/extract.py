@@ -670,7 +670,10 @@ def _extract(
     """
     from tools.fetch import pages
     from tools.fetch.policies import POLICIES
+    from tools.fetch.reading import drop_reading_times
 
+    if not POLICIES[page_type].items:  # an item's date line keeps its reading time
+        drop_reading_times(tree)
     if POLICIES[page_type].article:
         return _main_markdown(tree, include_links=include_links, large=large), page_type
     # The type's extractor prunes the tree in place; the article candidate needs it whole.
