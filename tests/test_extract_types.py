@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import asdict
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
@@ -560,6 +561,53 @@ def test_every_path_writes_the_same_table(url, full_page):
     doc = html_to_markdown(page(body), url, full_page=full_page)
     assert "| Name | Size |\n|---|---|\n| alpha | 3 |" in doc.markdown
     assert not any(line.endswith(" ") for line in doc.markdown.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("url", "full_page", "head"),
+    [
+        ("https://example.com/news/x", False, ""),
+        ("https://docs.example.com/x", False, ""),
+        ("https://shop.example.com/x", False, ld({"@type": "Product", "name": "A page"})),
+        ("https://example.com/news/x", True, ""),
+    ],
+)
+def test_every_path_escapes_underscores_alike_and_only_where_markdown_needs_it(
+    url, full_page, head
+):
+    text = (
+        "<p>Set <b>max_retries</b> or call parse_config() in my_module; __init__.py, _private "
+        "and trailing_ are names too, as is <code>a_b</code>; see "
+        "<a href='/wiki/A_b'>the A_b page</a> or https://example.com/x_y/_z.</p>"
+    )
+    body = f"<main><article><h1>A page</h1>{text}<p>{LOREM}</p><p>{LOREM}</p></article></main>"
+    doc = html_to_markdown(page(body, head), url, full_page=full_page)
+    target = urljoin(url, "/wiki/A_b")
+    assert (
+        "Set **max_retries** or call parse_config() in my_module; \\_\\_init\\_\\_.py, "
+        "\\_private and trailing\\_ are names too, as is `a_b`; see "
+        f"[the A_b page]({target}) or https://example.com/x_y/_z."
+    ) in doc.markdown.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("written", "tidied"),
+    [
+        ("snake\\_case and \\_\\_init\\_\\_", "snake_case and \\_\\_init\\_\\_"),
+        ("snake_case and __init__ and _x_", "snake_case and \\_\\_init\\_\\_ and \\_x\\_"),
+        ("a__b 1_000 x_", "a__b 1_000 x\\_"),
+        ("\\___", "\\___"),
+        ("- ___\n\nfill in ___ or \\_\\_\\_ here", "- ___\n\nfill in ___ or \\_\\_\\_ here"),
+        ("the $x_{i}$ term and $$a_{n}$$", "the $x_{i}$ term and $$a_{n}$$"),
+        ("![img_1](https://e.com/i_1.png) <https://e.com/_a_>",
+         "![img_1](https://e.com/i_1.png) <https://e.com/_a_>"),
+        ("at https://e.com/a\\_b/\\_c\\_ now", "at https://e.com/a_b/_c_ now"),
+        ("`_a_` and\n```\n_b_\n```", "`_a_` and\n```\n_b_\n```"),
+    ],
+)  # fmt: skip
+def test_underscores_are_escaped_where_they_could_be_emphasis(written, tidied):
+    assert markdown.tidy(written) == tidied
+    assert markdown.tidy(tidied) == tidied
 
 
 # The document round-trips through the cache's JSON.
