@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 _RESERVED = ("--format", "--help", "-h", "--version", "-V", "--schema")
+# Fields a single word fills: a URL holds no space, so two words are two URLs, not one.
+_ONE_WORD = frozenset({"url"})
 
 
 class Invocation(NamedTuple):
@@ -60,8 +62,18 @@ def _call(found: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
     if words and target is not None:
         if target in call:
             raise UsageError(f"give the {target} as words or as --{_flag(target)}, not both")
-        call[target] = " ".join(words)
+        call[target] = _joined(words, target, schema)
     return call
+
+
+def _joined(words: list[str], target: str, schema: Mapping[str, Any]) -> str:
+    """The words as the field's value: the query's words joined by spaces, the one URL."""
+    if target in _ONE_WORD and len(words) > 1:
+        raise UsageError(
+            f"one {target.upper()} per call, not {len(words)} ({' '.join(words)}): "
+            f"run {executable(schema)} once for each"
+        )
+    return " ".join(words)
 
 
 def _value(value: Any) -> Any:
@@ -118,7 +130,8 @@ def help_text(schema: Mapping[str, Any], *, markdown: bool) -> str:
     call = '{"' + (target or "query") + '": "' + example + '"}'
     lines = [f"{exe}: {schema['description']}", "", "Usage:"]
     if target is not None:
-        lines.append(f"  {exe} {target.upper()}... [options]")
+        words = target.upper() + ("" if target in _ONE_WORD else "...")
+        lines.append(f"  {exe} {words} [options]")
     lines += [f"  echo '{call}' | {exe}", f"  {exe} --schema", "", "Examples:"]
     if target is not None:
         lines.append(f"  {exe} {example}" + (" --format markdown" if markdown else ""))

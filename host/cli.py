@@ -203,7 +203,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     for tool in found.skipped:
         sys.stderr.write(f"web-tools mcp: not serving {tool.path}: {tool.reason}\n")
     for name in unknown:
-        sys.stderr.write(f"web-tools mcp: no tool named {name!r} was found (web-tools list)\n")
+        sys.stderr.write(f"web-tools mcp: {_not_found(name, found)}\n")
     if args.only and not tools:  # a misspelt name: an MCP client shows why it failed to start
         sys.stderr.write("web-tools mcp: --only names no tool that was found; not serving\n")
         return 2
@@ -228,6 +228,14 @@ def _set_up(tools: dict[str, discovery.Tool]) -> dict[str, discovery.Tool]:
             sys.stderr.write(f"web-tools mcp: not serving {name}, not set up: {why} "
                              "(web-tools doctor says how; --all serves it anyway)\n")  # fmt: skip
     return kept
+
+
+def _not_found(name: str, found: discovery.Found) -> str:
+    """That no tool has the name, and which names it may have meant."""
+    quoted = [repr(match) for match in discovery.closest(name, found)]
+    guess = ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else "".join(quoted)
+    meant = f"; did you mean {guess}?" if guess else ""
+    return f"no tool named {name!r} was found{meant} (web-tools list)"
 
 
 def run_list(args: argparse.Namespace) -> int:

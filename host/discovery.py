@@ -29,6 +29,11 @@ SCHEMA_TIMEOUT = 1.0
 SCHEMA_LIMIT = 8191
 INSTALLATION, SYSTEM, USER, PROJECT = "installation", "system", "user", "project"
 _PROBES = 8
+# A "did you mean" offers at most three names, each as like the name given as difflib's
+# default cut-off asks and nearly as like it as the best ("web_serch_brave" gets one).
+_SUGGESTIONS = 3
+_LIKE = 0.6
+_MARGIN = 0.1
 UNTRUSTED = "not run: untrusted project"
 
 
@@ -286,3 +291,21 @@ def choose(found: Found, only: list[str], exclude: list[str]) -> tuple[dict[str,
         if (not wanted or name in wanted) and name not in unwanted
     }
     return kept, unknown
+
+
+def closest(name: str, found: Found) -> list[str]:
+    """The tools' names most like a name that matches none (a typo, another case, a part of
+    the name), best first: what "did you mean" offers."""
+    names = {tool.lower(): tool for tool in found.tools}
+    wanted = name.lower()
+    scored = sorted((-_likeness(wanted, other), other) for other in names)[:_SUGGESTIONS]
+    best = -scored[0][0] if scored else 0.0
+    floor = max(_LIKE, best - _MARGIN)
+    return [names[other] for score, other in scored if -score >= floor]
+
+
+def _likeness(name: str, other: str) -> float:
+    """1 when `other` holds the name ("brave"), else difflib's ratio (0 to 1)."""
+    import difflib
+
+    return 1.0 if name in other else difflib.SequenceMatcher(None, name, other).ratio()

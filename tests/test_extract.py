@@ -473,13 +473,13 @@ def test_choose_with_an_empty_side():
 
 def test_title_heading_kept_when_it_differs_from_the_title():
     markdown = "# Something else entirely\n\nBody text."
-    assert extract._drop_title(markdown, "Growing Tomatoes Indoors") == markdown
-    assert extract._drop_title(markdown, None) == markdown
+    assert extract.drop_title(markdown, "Growing Tomatoes Indoors") == markdown
+    assert extract.drop_title(markdown, None) == markdown
 
 
 def test_title_heading_dropped_when_the_title_carries_the_site_name():
     markdown = "# Growing Tomatoes Indoors\n\nBody text."
-    assert extract._drop_title(markdown, "Growing Tomatoes Indoors | Garden") == "Body text."
+    assert extract.drop_title(markdown, "Growing Tomatoes Indoors | Garden") == "Body text."
 
 
 def test_indent_fixer_leaves_code_blocks_alone():
@@ -562,8 +562,8 @@ def test_readability_failure_leaves_trafilatura_output(monkeypatch):
 
 def test_short_heading_inside_a_longer_title_is_kept():
     markdown = "# News\n\nBody text."
-    assert extract._drop_title(markdown, "News about tomatoes | Garden") == markdown
-    assert extract._drop_title(markdown, "News") == "Body text."
+    assert extract.drop_title(markdown, "News about tomatoes | Garden") == markdown
+    assert extract.drop_title(markdown, "News") == "Body text."
 
 
 def test_full_page_leaves_out_hidden_elements():
@@ -576,7 +576,7 @@ def test_full_page_leaves_out_hidden_elements():
 
 def test_title_heading_that_is_a_link_is_dropped_too():
     markdown = "# [Growing Tomatoes Indoors](https://example.com/t)\n\nBody text."
-    assert extract._drop_title(markdown, "Growing Tomatoes Indoors") == "Body text."
+    assert extract.drop_title(markdown, "Growing Tomatoes Indoors") == "Body text."
 
 
 def test_full_page_labels_a_pre_without_code_from_its_own_class():

@@ -12,7 +12,7 @@ import math
 import lxml.html
 import pytest
 
-from tools.fetch import extract, forum, pages, pagetype, region
+from tools.fetch import extract, forum, pages, pagetype, reading, region
 from tools.fetch.extract import html_to_markdown
 from tools.fetch.markdown import element_markdown
 from tools.fetch.signals import read
@@ -758,6 +758,61 @@ def test_lines_that_only_label_a_control_go(declared, page_type):
     controls = ("Read more", "Compare", "Add to cart", "Show all", "Click to expand")
     for label in (*controls, "Advertisement", "min read"):
         assert label not in doc.markdown
+
+
+# A byline as pages write it, and what is left of it once its reading time is gone.
+ICON_BYLINE = (
+    "<div><span>By Jane Doe</span><span class='dot'>·</span>"
+    "<span><i class='icon'></i>4 min. read</span></div>"
+)
+BYLINES = [
+    ("<p>By <a href='/authors/jane'>Jane Doe</a> · 4 min read</p>",
+     "By [Jane Doe](https://example.com/authors/jane)"),
+    ("<p>Jane Doe • Mar 14, 2025 • 4 minute read</p>", "Jane Doe • Mar 14, 2025"),
+    ("<p><em>By Jane Doe — 5 mins read</em></p>", "*By Jane Doe*"),
+    ("<p>March 14, 2025 · 4 min read · By Jane Doe</p>", "March 14, 2025 · By Jane Doe"),
+    ("<p>4-minute read | By Jane Doe</p>", "By Jane Doe"),
+    ("<p>By Jane Doe, Reading time: 4 minutes</p>", "By Jane Doe"),
+    ("<p>By Jane Doe (< 1 min read)</p>", "By Jane Doe"),
+    ("<div><span>By Jane Doe</span> · <span>4 min read</span></div>", "By Jane Doe"),
+    (ICON_BYLINE, "By Jane Doe"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("byline", "left"), BYLINES)
+@pytest.mark.parametrize(
+    ("declared", "page_type"), [("ProfessionalService", "service"), ("Article", "article")]
+)
+def test_a_byline_loses_its_reading_time_and_the_separator_before_it(
+    byline, left, declared, page_type
+):
+    html = page(
+        f"<main><article><h1>Bookkeeping</h1>{byline}<p>{LOREM}</p><p>{LOREM}</p></article></main>",
+        head=ld({"@context": "https://schema.org", "@type": declared}),
+    )
+    doc = html_to_markdown(html, "https://example.com/services/bookkeeping")
+    assert doc.page_type == page_type
+    assert "read" not in doc.markdown.replace(LOREM, "")
+    assert left in doc.markdown.splitlines()
+
+
+def test_a_reading_time_inside_a_sentence_stays():
+    text = "This guide is a 4 min read, so settle in."
+    assert reading.without_reading_time(text) == text
+    html = page(f"<main><h1>Guide</h1><p>{text} {LOREM}</p><p>{LOREM}</p></main>")
+    assert text in html_to_markdown(html, "https://example.com/guide").markdown
+
+
+def test_a_listing_keeps_each_item_s_reading_time():
+    items = "".join(
+        f"<article class='card'><h2><a href='/posts/{n}'>Post number {n} of the blog</a></h2>"
+        f"<p>Mar 0{n + 1}, 2026 | {n + 2} min read</p><p>A teaser for post {n}.</p></article>"
+        for n in range(8)
+    )
+    doc = html_to_markdown(page(f"<main><h1>Blog</h1>{items}</main>"), "https://example.com/blog/")
+    assert doc.page_type == "listing"
+    for n in range(8):
+        assert f"Mar 0{n + 1}, 2026 | {n + 2} min read" in doc.markdown
 
 
 def test_a_code_block_keeps_its_lines_that_read_like_a_control():

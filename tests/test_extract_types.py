@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import asdict
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
@@ -60,7 +61,7 @@ def test_forum_thread_keeps_every_post_in_order_with_author_and_date():
     assert "Footer words" not in doc.markdown
 
 
-PRODUCT = page(
+PRODUCT_BODY = (
     "<main><div class='product'><h1>Trail Flask 750</h1><p class='price'>$24.00</p>"
     "<button>Add to cart</button>"
     "<div class='description'><p>A double-walled steel flask that keeps water cold for a "
@@ -72,7 +73,10 @@ PRODUCT = page(
         f"<li class='tile'><a href='/p/{n}'>Other bottle {n}</a> <span>$1{n}.00</span></li>"
         for n in range(4)
     )
-    + "</ul></section></main>",
+    + "</ul></section></main>"
+)
+PRODUCT = page(
+    PRODUCT_BODY,
     head=ld(
         {
             "@context": "https://schema.org",
@@ -99,6 +103,54 @@ def test_product_keeps_name_price_description_specs_features_and_structured_data
     # The grid of other products and the button are not this product.
     assert "Other bottle" not in doc.markdown
     assert "Add to cart" not in doc.markdown
+
+
+def test_a_product_s_json_ld_facts_come_as_its_product_and_leave_its_markdown_alone():
+    doc = html_to_markdown(PRODUCT, "https://shop.example.com/products/trail-flask-750")
+    assert doc.product == "Price: 24.00 USD"
+    declared = {
+        "@context": "https://schema.org",
+        "@type": "ProductGroup",
+        "name": "Trail Flask 750",
+        "brand": "Northpeak",
+        "sku": "TF-750",
+        "mpn": 75012,
+        "gtin13": "0123456789012",
+        "aggregateRating": {"ratingValue": 4.7263985, "bestRating": 5, "ratingCount": 311},
+        "offers": [
+            {"@type": "AggregateOffer", "lowPrice": 20, "highPrice": 35.5, "priceCurrency": "EUR",
+             "availability": "OutOfStock"},
+        ],
+        "hasVariant": [{"@type": "Product", "sku": "TF-750-RED", "offers": {"price": "21"}}],
+    }  # fmt: skip
+    html = page(PRODUCT_BODY, head=ld(declared))
+    doc = html_to_markdown(html, "https://shop.example.com/products/trail-flask-750")
+    assert doc.product == (
+        "Brand: Northpeak; SKU: TF-750; MPN: 75012; GTIN: 0123456789012; "
+        "Rating: 4.7 out of 5 (311 ratings); Price: 20 to 35.5 EUR; Availability: out of stock"
+    )
+    # The page's own text is its content: a buyer's facts do not dilute it.
+    assert "TF-750" not in doc.markdown
+    assert doc.markdown.startswith("# Trail Flask 750\n\n$24.00\n\nA double-walled steel flask")
+
+
+@pytest.mark.parametrize(
+    "rating", [{"ratingValue": "NaN"}, {"ratingValue": "good"}, "4.5", {"ratingValue": True}]
+)
+def test_a_rating_that_is_no_number_is_left_out(rating):
+    declared = {"@type": "Product", "name": "Flask", "sku": "F-1", "aggregateRating": rating}
+    html = page("<main><h1>Flask</h1><p>A flask.</p></main>", head=ld(declared))
+    doc = html_to_markdown(html, "https://shop.example.com/products/flask")
+    assert doc.product == "SKU: F-1"
+
+
+def test_only_a_product_page_has_product_facts():
+    product = {"@type": "Product", "name": "Flask", "sku": "F-1"}
+    declared = {"@type": "NewsArticle", "headline": "The vote", "about": product}
+    doc = html_to_markdown(ARTICLE.replace("</head>", ld(declared) + "</head>", 1),
+                           "https://example.com/news/x")  # fmt: skip
+    assert doc.page_type == "article"
+    assert doc.product is None
 
 
 LISTING = page(
@@ -509,6 +561,53 @@ def test_every_path_writes_the_same_table(url, full_page):
     doc = html_to_markdown(page(body), url, full_page=full_page)
     assert "| Name | Size |\n|---|---|\n| alpha | 3 |" in doc.markdown
     assert not any(line.endswith(" ") for line in doc.markdown.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("url", "full_page", "head"),
+    [
+        ("https://example.com/news/x", False, ""),
+        ("https://docs.example.com/x", False, ""),
+        ("https://shop.example.com/x", False, ld({"@type": "Product", "name": "A page"})),
+        ("https://example.com/news/x", True, ""),
+    ],
+)
+def test_every_path_escapes_underscores_alike_and_only_where_markdown_needs_it(
+    url, full_page, head
+):
+    text = (
+        "<p>Set <b>max_retries</b> or call parse_config() in my_module; __init__.py, _private "
+        "and trailing_ are names too, as is <code>a_b</code>; see "
+        "<a href='/wiki/A_b'>the A_b page</a> or https://example.com/x_y/_z.</p>"
+    )
+    body = f"<main><article><h1>A page</h1>{text}<p>{LOREM}</p><p>{LOREM}</p></article></main>"
+    doc = html_to_markdown(page(body, head), url, full_page=full_page)
+    target = urljoin(url, "/wiki/A_b")
+    assert (
+        "Set **max_retries** or call parse_config() in my_module; \\_\\_init\\_\\_.py, "
+        "\\_private and trailing\\_ are names too, as is `a_b`; see "
+        f"[the A_b page]({target}) or https://example.com/x_y/_z."
+    ) in doc.markdown.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("written", "tidied"),
+    [
+        ("snake\\_case and \\_\\_init\\_\\_", "snake_case and \\_\\_init\\_\\_"),
+        ("snake_case and __init__ and _x_", "snake_case and \\_\\_init\\_\\_ and \\_x\\_"),
+        ("a__b 1_000 x_", "a__b 1_000 x\\_"),
+        ("\\___", "\\___"),
+        ("- ___\n\nfill in ___ or \\_\\_\\_ here", "- ___\n\nfill in ___ or \\_\\_\\_ here"),
+        ("the $x_{i}$ term and $$a_{n}$$", "the $x_{i}$ term and $$a_{n}$$"),
+        ("![img_1](https://e.com/i_1.png) <https://e.com/_a_>",
+         "![img_1](https://e.com/i_1.png) <https://e.com/_a_>"),
+        ("at https://e.com/a\\_b/\\_c\\_ now", "at https://e.com/a_b/_c_ now"),
+        ("`_a_` and\n```\n_b_\n```", "`_a_` and\n```\n_b_\n```"),
+    ],
+)  # fmt: skip
+def test_underscores_are_escaped_where_they_could_be_emphasis(written, tidied):
+    assert markdown.tidy(written) == tidied
+    assert markdown.tidy(tidied) == tidied
 
 
 # The document round-trips through the cache's JSON.

@@ -177,6 +177,22 @@ def test_mcp_does_not_start_when_only_matches_no_tool(capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("flag", ["--only", "--exclude"])
+def test_a_misspelt_name_is_told_the_names_it_may_mean(capsys, monkeypatch, flag):
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: None)
+    cli.main(["mcp", flag, "web_serch_brave,web-fech-tool,nothing_like_it"])
+    lines = capsys.readouterr().err.splitlines()
+    assert (
+        "web-tools mcp: no tool named 'web_serch_brave' was found; "
+        "did you mean 'web_search_brave'? (web-tools list)"
+    ) in lines
+    assert (
+        "web-tools mcp: no tool named 'web_fech' was found; "
+        "did you mean 'web_fetch'? (web-tools list)"
+    ) in lines
+    assert "web-tools mcp: no tool named 'nothing_like_it' was found (web-tools list)" in lines
+
+
+@pytest.mark.parametrize("flag", ["--only", "--exclude"])
 @pytest.mark.parametrize("value", ["", " , "])
 def test_an_empty_list_of_names_is_refused(capsys, monkeypatch, flag, value):
     monkeypatch.setattr(mcp_server, "serve", lambda *_, **__: pytest.fail("served"))

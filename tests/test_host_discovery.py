@@ -218,6 +218,23 @@ def test_only_and_exclude(tmp_path, fake_tool):
     assert list(d.choose(found, [], [])[0]) == ["a", "b", "c"]
 
 
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [
+        ("web_serch_brave", ["web_search_brave"]),  # a typo: the one name nearly the same
+        ("WEB_FETCH", ["web_fetch"]),
+        ("brave", ["web_search_brave"]),  # a part of one name
+        ("web_search", ["web_search_auto", "web_search_brave", "web_search_duckduckgo"]),
+        ("xyzzy", []),
+    ],
+)
+def test_a_name_that_matches_no_tool_gets_the_closest_names(name, meant):
+    names = ["web_fetch", "web_search_auto", "web_search_brave", "web_search_duckduckgo"]
+    names += ["web_search_gemini", "web_search_tavily"]
+    found = d.Found(dict.fromkeys(names, None), [], [])  # type: ignore[arg-type]
+    assert d.closest(name, found) == meant
+
+
 def test_the_checkout_serves_its_own_tools():
     found = d.discover([d.installation()])
     assert {"web_search_brave", "web_fetch"} <= set(found.tools)

@@ -394,6 +394,37 @@ def test_words_and_the_same_field_as_a_flag_conflict(capsys):
     assert "not both" in capsys.readouterr().err
 
 
+URL_SCHEMA: dict[str, Any] = {
+    "name": "fetch_demo",
+    "description": "demo",
+    "parameters": {
+        "type": "object",
+        "properties": {"url": {"type": "string"}},
+        "required": ["url"],
+    },
+}
+
+
+def test_a_url_on_the_command_line_is_one_word_and_two_are_refused(capsys):
+    def run(*argv: str) -> tuple[int, bytes]:
+        out = io.BytesIO()
+        code = runner.run(runner.Tool(URL_SCHEMA, echo), list(argv), io.BytesIO(b""), out)
+        return code, out.getvalue()
+
+    code, out = run("https://example.org/a")
+    assert (code, json.loads(out)["echo"]) == (0, {"url": "https://example.org/a"})
+    assert run("https://example.org/a", "https://example.org/b") == (1, b"")
+    err = capsys.readouterr().err
+    assert err == (
+        "fetch_demo: one URL per call, not 2 (https://example.org/a https://example.org/b): "
+        "run fetch-demo-tool once for each\n"
+    )
+    assert run("--help")[0] == 0
+    usage = capsys.readouterr().out
+    assert "  fetch-demo-tool URL [options]\n" in usage
+    assert "URL..." not in usage
+
+
 def test_version_and_help(capsys):
     from common import __version__
 

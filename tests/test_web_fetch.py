@@ -476,17 +476,18 @@ def test_offset_past_the_end_is_empty_and_not_truncated(offset):
 
 
 def test_metadata_is_present_only_when_found():
-    doc = _page("x", title="T", author="Ann", date="2024-01-02", site_name="S", description="D")
-    out = web_fetch.shape_output(doc, 1, None, 60_000)
-    assert {k: out[k] for k in ("author", "date", "site_name", "description")} == {
+    meta = {
         "author": "Ann",
         "date": "2024-01-02",
         "site_name": "S",
         "description": "D",
+        "product": "SKU: A-1",
     }
+    out = web_fetch.shape_output(_page("x", title="T", **meta), 1, None, 60_000)
+    assert {k: out[k] for k in meta} == meta
     bare = web_fetch.shape_output(_page("x"), 1, None, 60_000)
     assert bare["title"] == ""
-    assert not {"author", "date", "site_name", "description"} & set(bare)
+    assert not set(meta) & set(bare)
 
 
 def _read_all(page: web_fetch.Page, budget: int) -> tuple[list[str], int]:

@@ -1140,7 +1140,9 @@ _GONE = object()
 
 def _stored(address, ahead=0.0, **changes):
     """A web-fetch cache entry for `address`, with its fields changed as `changes` say."""
-    document = dict.fromkeys(["title", "author", "date", "site_name", "description", "page_type"])
+    document = dict.fromkeys(
+        ["title", "author", "date", "site_name", "description", "product", "page_type"]
+    )
     value = {"url": address, "content_type": "text/plain", "document": document}
     document |= {"markdown": "stale", "warnings": [], "app_shell": False}
     for name, new in changes.items():
@@ -1466,6 +1468,36 @@ def test_a_stale_cache_entry_of_another_shape_is_refetched(web, private):
     assert fetch(url)["content"] == "fresh"
     assert fetch(url)["content"] == "fresh"
     assert web.paths().count("/p") == 1
+
+
+PRODUCT = """<!DOCTYPE html><html><head><title>Trailblazer 2 Hiking Boot | Northpeak</title>
+<meta property="og:type" content="product">
+<script type="application/ld+json">{"@context": "https://schema.org/", "@type": "Product",
+ "name": "Trailblazer 2 Hiking Boot", "sku": "NP-TB2-42", "brand": {"@type": "Brand",
+ "name": "Northpeak"}, "aggregateRating": {"@type": "AggregateRating", "ratingValue": "4.6",
+ "reviewCount": "128"}, "offers": {"@type": "Offer", "price": "149.00", "priceCurrency": "USD",
+ "availability": "https://schema.org/InStock"}}</script></head>
+<body><nav><a href="/">Home</a> <a href="/boots">Boots</a></nav><main><div class="product">
+<h1>Trailblazer 2 Hiking Boot</h1><p class="price">$149.00</p><button>Add to cart</button>
+<p>A waterproof leather boot with a grippy sole, built for long days on rough trails.</p>
+<table><tr><th>Weight</th><td>540 g</td></tr><tr><th>Sole</th><td>Vibram rubber</td></tr></table>
+</div></main><footer>Northpeak Outfitters</footer></body></html>"""
+
+
+def test_a_product_page_for_a_person_names_it_once_and_gives_its_facts(web, run_tool):
+    url = web.route("/p/trailblazer-2", reply(PRODUCT))
+    env = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}
+    run = run_tool("web-fetch-tool", args=(url, "--format", "markdown"), raw=b"", env=env)
+    assert (run.code, run.stderr) == (0, "")
+    facts = "Brand: Northpeak; SKU: NP-TB2-42; Rating: 4.6 out of 5 (128 reviews); "
+    facts += "Price: 149.00 USD; Availability: in stock"
+    head = f"# Trailblazer 2 Hiking Boot\n\nSource: {url}\n{facts}\n\n$149.00\n"
+    assert run.stdout.startswith(head)
+    assert run.stdout.count("Trailblazer 2 Hiking Boot") == 1
+    # The answer itself keeps the name over the product's details, as a product's markdown does.
+    answer = run_tool("web-fetch-tool", args=(url,), raw=b"", env=env).json
+    assert answer["content"].startswith("# Trailblazer 2 Hiking Boot\n\n$149.00")
+    assert answer["product"] == facts
 
 
 def test_a_page_for_a_person_with_format_markdown(web, run_tool):

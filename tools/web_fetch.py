@@ -26,7 +26,14 @@ MAX_LIMIT = 10**6
 CACHE_NAMESPACE = "web_fetch"
 KEEP_FOR_RENDER = 1 << 20
 # Metadata is a label, not content: long values are cut so the content keeps the budget.
-META_LIMITS = {"title": 300, "author": 200, "date": 64, "site_name": 200, "description": 600}
+META_LIMITS = {
+    "title": 300,
+    "author": 200,
+    "date": 64,
+    "site_name": 200,
+    "description": 600,
+    "product": 600,
+}
 _WORST_CHAR_BYTES = 6  # a control character is escaped as \u00XX in JSON
 _MIN_WRAP = 40
 _ABOUT = (("author", "Author"), ("date", "Date"), ("site_name", "Site"))
@@ -93,6 +100,10 @@ OUTPUT_SCHEMA = output_schema(
             "description": "How an HTML page was read.",
         },
         **dict.fromkeys(("author", "date", "site_name", "description"), _TEXT),
+        "product": {
+            "type": "string",
+            "description": "A product page's facts from its JSON-LD: brand, codes, rating, price.",
+        },
     },
     ["url", "title", "content", "content_type", "total_lines", "truncated"],
 )
@@ -381,12 +392,23 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return shape_output(page, params.offset, params.limit, settings.output_budget, notes)
 
 
-def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:
+def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:
     """The page for a person or the model: its title, address, what it says of itself and
     what went partly wrong, its markdown, and how to read on when it is cut."""
     head = f"# {answer['title']}\n\n" if answer.get("title") else ""
-    body = f"{answer['content']}\n" if answer["content"] else ""
+    content = _without_title(call, answer)
+    body = f"{content}\n" if content else ""
     return f"{head}Source: {answer['url']}\n{_about(answer)}\n{body}{_ending(answer, reader)}"
+
+
+def _without_title(call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
+    """The content, without a leading heading that repeats the title line above it (a
+    product's markdown keeps its name's heading); a later part is left whole."""
+    if call.get("offset") not in (None, 1):
+        return str(answer["content"])
+    from tools.fetch.extract import drop_title
+
+    return drop_title(answer["content"], answer.get("title"))
 
 
 def _ending(answer: Mapping[str, Any], reader: Reader) -> str:
@@ -402,9 +424,11 @@ def _ending(answer: Mapping[str, Any], reader: Reader) -> str:
 
 
 def _about(answer: Mapping[str, Any]) -> str:
-    """Lines on the page's author, date and site, then its warnings, each a note."""
+    """Lines on the page's author, date and site, a product's facts, then its warnings, each
+    a note."""
     said = [f"{label}: {answer[key]}" for key, label in _ABOUT if answer.get(key)]
     lines = ["; ".join(said)] if said else []
+    lines += [answer["product"]] if answer.get("product") else []  # a product's facts
     lines += [f"Note: {w['message']}" for w in answer.get("warnings", [])]
     return "".join(f"{line}\n" for line in lines)
 

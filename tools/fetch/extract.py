@@ -200,6 +200,7 @@ class Document:
     date: str | None = None
     site_name: str | None = None
     description: str | None = None
+    product: str | None = None  # a product page's facts from its JSON-LD (product.py)
     page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages
     app_shell: bool = False  # next to no text without JavaScript, and scripts to run
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
@@ -233,7 +234,7 @@ def html_to_markdown(
             tree, page_type, signals, include_links=include_links, large=page.large
         )
         body = tidy(body)
-        body = body if POLICIES[page_type].named else _drop_title(body, meta["title"])
+        body = body if POLICIES[page_type].named else drop_title(body, meta["title"])
     warnings = list(parsed.warnings)
     if parsed.shell and not full_page and not _words(body):
         from tools.fetch.embedded import embedded_markdown
@@ -247,6 +248,7 @@ def html_to_markdown(
     return Document(
         markdown=body,
         **meta,
+        product=_product(signals, page_type),
         page_type=page_type,
         app_shell=parsed.shell and parsed.scripted,
         warnings=warnings,
@@ -602,6 +604,14 @@ def _ld_description(signals: Signals) -> str | None:
     return None
 
 
+def _product(signals: Signals, page_type: str) -> str | None:
+    """The facts a product page declares in its JSON-LD (brand, codes, rating, price)."""
+    from tools.fetch.policies import POLICIES
+    from tools.fetch.product import facts
+
+    return facts(signals) if POLICIES[page_type].structured else None
+
+
 def _title(tree: HtmlElement, declared: str | None, site: str | None) -> str | None:
     """The declared title; else trafilatura's pick, but of the parts of a `<title>` such as
     "Release notes 2.0 | Example Blog", the first that names neither the site nor a domain
@@ -660,7 +670,10 @@ def _extract(
     """
     from tools.fetch import pages
     from tools.fetch.policies import POLICIES
+    from tools.fetch.reading import drop_reading_times
 
+    if not POLICIES[page_type].items:  # an item's date line keeps its reading time
+        drop_reading_times(tree)
     if POLICIES[page_type].article:
         return _main_markdown(tree, include_links=include_links, large=large), page_type
     # The type's extractor prunes the tree in place; the article candidate needs it whole.
@@ -1061,7 +1074,7 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def _drop_title(markdown: str, title: str | None) -> str:
+def drop_title(markdown: str, title: str | None) -> str:
     """Without the leading heading when it repeats the title, which is returned on its own."""
     first, _, rest = markdown.partition("\n")
     if not (title and first.startswith("#")):

@@ -2,7 +2,7 @@
 
 Whichever path wrote the markdown (trafilatura's serializer, this converter, embedded data),
 `tidy` gives it the same shape: tables without trailing spaces and with one separator style,
-safe link targets, no runs of blank lines.
+safe link targets, underscores escaped where markdown needs it, no runs of blank lines.
 """
 
 from __future__ import annotations
@@ -27,6 +27,20 @@ _INLINE_IMAGES = ("a", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "li", "dt
 # look-behinds after it), not at every position.
 _TAG_START = re.compile(
     r"<(?<!\\<)(?<!\]\(<)(?=[A-Za-z/!?])(?!/?(?:sup|sub|u)>)(?![A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*>)"
+)
+
+# An underscore markdown could read as emphasis (`_private`, `__init__`, `name_`) is escaped;
+# one between two letters or digits (`max_retries`) cannot be, and stays bare; a run between
+# spaces cannot be either, and stays as written. trafilatura
+# escapes every one and html-to-markdown none: this makes both write the same. A link's
+# target, an autolink and a formula ($x_{i}$) are left as they are, and a URL in the text is
+# written as it is, to be copied.
+_UNDERSCORE = re.compile(
+    r"(?P<kept>\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)"
+    r"|<[A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*>"
+    r"|\$\$.+?\$\$|\$[^$\s](?:[^$]*[^$\s])?\$(?!\d))"
+    r"|(?P<url>\b(?:https?|ftp)://[^\s<>\[\]()]*)"
+    r"|(?:\\?_)+"
 )
 
 
@@ -65,9 +79,33 @@ def html_markdown(html: str, *, include_links: bool, folded: bool = False) -> st
 
 
 def tidy(markdown: str, base: str = "") -> str:
-    """One table style, safe links (absolute, given the page's `base`), no HTML, at most one
-    blank line in a row, no outer blank lines."""
-    return _BLANKS.sub("\n\n", _tables(clean_markdown(_no_html(markdown), base))).strip()
+    """One table style, safe links (absolute, given the page's `base`), no HTML, underscores
+    escaped where they could be emphasis, at most one blank line in a row, no outer blank
+    lines."""
+    markdown = _underscores(clean_markdown(_no_html(markdown), base))
+    return _BLANKS.sub("\n\n", _tables(markdown)).strip()
+
+
+def _underscores(markdown: str) -> str:
+    """Each underscore escaped where markdown could read it as emphasis, and only there."""
+    if "_" not in markdown:
+        return markdown
+    return outside_code(markdown, lambda text: _UNDERSCORE.sub(_underscore_run, text))
+
+
+def _underscore_run(match: re.Match[str]) -> str:
+    if match.group("kept"):
+        return match.group()
+    if match.group("url"):
+        return match.group().replace("\\_", "_")
+    text, start, end = match.string, match.start(), match.end()
+    before, after = text[start - 1 : start], text[end : end + 1]
+    if not before.strip() and not after.strip():
+        # Alone between spaces it is no emphasis: a rule (`- ___`) or text a converter wrote
+        # as it had to (`\___`, which is no rule), kept as written.
+        return match.group()
+    count = match.group().count("_")
+    return "_" * count if before.isalnum() and after.isalnum() else "\\_" * count
 
 
 def _no_html(markdown: str) -> str:

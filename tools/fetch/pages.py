@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from tools.fetch.reading import READING_TIME
+
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
@@ -25,7 +27,7 @@ _TARGET = re.compile(r"\]\([^)]*\)")
 _ONCE_WORDS = 5  # shorter lines (labels, prices) repeat for good reasons
 # A line that is nothing but the label of a control: a button or a link that acts rather
 # than tells ("Read more", "Add to cart", "Quick view"); or of the page's furniture, an ad
-# slot or the reading time.
+# slot or a reading time.
 _CONTROL = re.compile(
     r"(?:read|learn|see|view|show|load|loading) (?:more|all|less|details)|loading"
     r"|quick (?:view|shop)|shop (?:now|all)|compare|add to (?:cart|bag|basket|wish ?list)"
@@ -34,7 +36,7 @@ _CONTROL = re.compile(
     r"|share|print|close|menu|back to top|(?:next|previous)(?: (?:post|article|page|story))?"
     r"|leave a (?:comment|reply)|add a comment|get started|contact us|download"
     r"|try (?:it )?(?:for )?free|start (?:your )?free trial|click to expand"
-    r"|advertisement|\d+ min(?:ute)?s? read",
+    rf"|advertisement|{READING_TIME}",
     re.IGNORECASE,
 )
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
