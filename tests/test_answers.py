@@ -258,6 +258,16 @@ def test_a_page_says_who_wrote_it_and_what_went_partly_wrong():
     )
 
 
+def test_a_heading_that_repeats_the_title_is_said_once_and_only_at_the_start():
+    product = page(title="Trailblazer 2", content="# Trailblazer 2\n\n$149.00", product="SKU: T2")
+    for reader in (PERSON, Reader("web_fetch")):
+        shown = web_fetch.markdown({"url": "https://e.test/p"}, product, reader)
+        assert shown.startswith("# Trailblazer 2\n\nSource: https://e.test/p\nSKU: T2\n\n$149.00")
+        assert shown.count("Trailblazer 2") == 1
+    later = web_fetch.markdown({"offset": 40}, product)  # a later part: its lines as they are
+    assert "\n# Trailblazer 2\n\n$149.00" in later
+
+
 def test_an_empty_page_says_so():
     past = page(content="", truncated=False, title="")
     assert web_fetch.markdown({}, past).endswith(
