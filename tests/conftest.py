@@ -21,6 +21,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 BIN = Path(sys.executable).parent
+# Time in tests: no verdict may depend on how fast the machine is. A deadline under test is
+# short, and what it waits for never comes within the test (a server or program stalls for
+# STALL, or until the test ends), so only the deadline can end the wait; the verdict is the
+# tool's own answer, and the time it took is only held to HANG_GUARD: far above any deadline a
+# test sets and any honest call on a busy machine, far below STALL. A deadline on a path that
+# should succeed, or fail for another reason, is the default 25 s or longer.
+HANG_GUARD = 30.0
+STALL = 120.0
 CREDENTIAL_VARS = (
     "BRAVE_API_KEY",
     "GOOGLE_SEARCH_API_KEY",
