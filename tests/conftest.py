@@ -171,7 +171,8 @@ def fake_server() -> Iterator[FakeServer]:
     server = _QuietServer(("127.0.0.1", 0), _handler(fake))
     server.daemon_threads = True
     fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # Polled every 0.05 s, not 0.5: shutdown waits for the next poll, at every test's end.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield fake
     server.shutdown()

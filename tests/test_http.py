@@ -581,7 +581,7 @@ def tls_site(tmp_path, monkeypatch):
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("localhost").configure_cert(context)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
     http.tls_context.cache_clear()
     yield f"https://localhost:{server.server_address[1]}"

@@ -995,7 +995,7 @@ def private_site():
 
     server = ThreadingHTTPServer(("127.0.0.2", 0), Handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     yield server.server_address[1], hits
     server.shutdown()
     server.server_close()
