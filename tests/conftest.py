@@ -60,6 +60,17 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return config
 
 
+@pytest.fixture(autouse=True)
+def no_secrets_left() -> Iterator[None]:
+    """Each test knows the secrets a fresh process knows: what one registered for masking (a
+    key, a proxy's login such as "user") is not masked in the next, whichever runs next."""
+    from common import redact
+
+    yield
+    redact._secrets.clear()
+    redact._pattern.cache_clear()
+
+
 def _not_loopback(request: Any) -> bool:
     return request.url.host not in ("127.0.0.1", "localhost", "::1")
 
