@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import selectors
 import threading
 import time
 
@@ -100,6 +102,32 @@ def test_a_cancelled_call_stops_the_program_at_once(tmp_path):
     assert time.monotonic() - started < HANG_GUARD
     assert (out.status, out.timed_out) == (None, False)
     assert gone([int(pid_file.read_text())])
+
+
+def test_what_a_program_writes_as_it_exits_is_not_lost(tmp_path, monkeypatch):
+    """The program answers and exits just after a wait for its output found none: its answer
+    is in the pipe, and must be read (a busy machine lost --schema answers this way)."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    waits: list[int] = []
+
+    class AnswerAfterTheWait(selectors.DefaultSelector):
+        def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+            ready = super().select(timeout)
+            # The program's first wait: held at the gate, it has written nothing yet.
+            if not waits and len(process.RUNNING) == 1:
+                waits.append(len(ready))
+                [proc] = process.RUNNING.values()
+                with gate.open("w"):
+                    pass  # through the gate: it answers and exits, before the caller looks
+                os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+            return ready
+
+    monkeypatch.setattr(selectors, "DefaultSelector", AnswerAfterTheWait)
+    out = process.run(["sh", "-c", f"cat {gate} >/dev/null; echo answered"], None, timeout=60,
+                      limit=1000)  # fmt: skip
+    assert waits == [0]
+    assert (out.status, out.stdout) == (0, b"answered\n")
 
 
 def test_a_program_that_closes_its_pipes_but_keeps_running_times_out():
