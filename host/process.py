@@ -240,8 +240,11 @@ class _Exchange:
                 return self._stop(timed_out=True)
             if self.cancel is not None and self.cancel.is_set():
                 return self._stop()
+            # Whether it had exited before the select: then all it wrote was readable in it. An
+            # exit seen after an empty select may come with output written in between.
+            exited = self.proc.poll() is not None
             ready = self.selector.select(min(remaining, _EXIT_POLL))
-            if not ready and self.proc.poll() is not None:
+            if not ready and exited:
                 break
             for key, _ in ready:
                 if key.data is None:

@@ -21,6 +21,17 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 BIN = Path(sys.executable).parent
+# Time in tests: no verdict may depend on how fast the machine is. A deadline under test is
+# short, and what it waits for never comes within the test (a server or program stalls for
+# STALL, or until the test ends), so only the deadline can end the wait; the verdict is the
+# tool's own answer, and the time it took is only held to HANG_GUARD: far above any deadline a
+# test sets and any honest call on a busy machine, far below STALL. A deadline on a path that
+# should succeed, or fail for another reason, is the default 25 s or longer.
+HANG_GUARD = 30.0
+STALL = 120.0
+# A call whose answer is not about its deadline (the default 25 s) must not wait for it: it
+# answers in under this many seconds, however busy the machine (well under one when idle).
+BEFORE_THE_DEADLINE = 15.0
 CREDENTIAL_VARS = (
     "BRAVE_API_KEY",
     "GOOGLE_SEARCH_API_KEY",
@@ -47,6 +58,27 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     return config
+
+
+@pytest.fixture(autouse=True)
+def no_secrets_left() -> Iterator[None]:
+    """Each test knows the secrets a fresh process knows: what one registered for masking (a
+    key, a proxy's login such as "user") is not masked in the next, whichever runs next."""
+    from common import redact
+
+    yield
+    redact._secrets.clear()
+    redact._pattern.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def patient_probes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host gives `--schema` 1 s (host.discovery.SCHEMA_TIMEOUT); here, in this process, a
+    probe gets 60 s, so a busy machine starting eight probes at once cannot make a tool look
+    broken. A test of that limit sets it back (test_host_discovery.py)."""
+    from host import discovery
+
+    monkeypatch.setattr(discovery, "SCHEMA_TIMEOUT", 60.0)
 
 
 def _not_loopback(request: Any) -> bool:
@@ -160,7 +192,8 @@ def fake_server() -> Iterator[FakeServer]:
     server = _QuietServer(("127.0.0.1", 0), _handler(fake))
     server.daemon_threads = True
     fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # Polled every 0.05 s, not 0.5: shutdown waits for the next poll, at every test's end.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield fake
     server.shutdown()

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from conftest import HANG_GUARD
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -24,8 +26,9 @@ def alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
 
 
-def gone(pids: Iterable[int], wait: float = 5.0) -> bool:
-    """Whether every process of `pids` has ended within `wait` seconds."""
+def gone(pids: Iterable[int], wait: float = HANG_GUARD) -> bool:
+    """Whether every process of `pids` has ended within `wait` seconds: as soon as they have,
+    so the wait can be long enough for any machine, however busy."""
     pids = list(pids)
     end = time.monotonic() + wait
     while any(alive(pid) for pid in pids):

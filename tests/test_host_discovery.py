@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BIN
+from conftest import BIN, STALL
 
 from host import discovery as d
 from host import process, trust
@@ -95,7 +95,7 @@ VALID = {"name": "x", "description": "d", "parameters": {"type": "object"}}
     [
         ("echo 'broken' >&2; exit 3", "--schema exited with status 3: broken"),
         ("kill -KILL $$", "--schema was killed by signal SIGKILL"),
-        ("sleep 5", "--schema did not answer within 1 s"),
+        (f"sleep {STALL:g}", "--schema did not answer within 1 s"),
         ("head -c 9000 /dev/zero | tr '\\0' ' '", "--schema printed more than the host reads"),
         ("true", "--schema printed nothing"),
         ("echo '{nope'", "--schema printed something that is not JSON"),
@@ -113,7 +113,11 @@ VALID = {"name": "x", "description": "d", "parameters": {"type": "object"}}
         ),
     ],
 )
-def test_unusable_schemas_are_skipped_with_the_reason(tmp_path, fake_tool, schema_script, reason):
+def test_unusable_schemas_are_skipped_with_the_reason(
+    tmp_path, fake_tool, monkeypatch, schema_script, reason
+):
+    if schema_script.startswith("sleep"):  # the host's limit, under test
+        monkeypatch.setattr(d, "SCHEMA_TIMEOUT", 1.0)
     path = fake_tool(tmp_path / "user", "x-tool", schema_script=schema_script)
     found = d.discover(sources(tmp_path))
     assert found.tools == {}

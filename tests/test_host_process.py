@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import selectors
 import threading
 import time
 
 import pytest
+from conftest import HANG_GUARD, STALL
 from deaths import gone
 
 from host import process
 
+FOREVER = f"sleep {STALL:g}"  # a program that outlasts every test's guard
 
-def sh(script: str, data: bytes | None = b"", *, timeout: float = 10, limit: int = 1 << 20):
+
+def sh(script: str, data: bytes | None = b"", *, timeout: float = 60, limit: int = 1 << 20):
+    """`script` run by sh, with a time limit no machine reaches unless the test is about it."""
     return process.run(["sh", "-c", script], data, timeout=timeout, limit=limit)
 
 
@@ -39,8 +45,8 @@ def test_a_program_that_ignores_its_input_is_fine():
 def test_a_program_past_its_deadline_is_killed_with_its_children(tmp_path):
     pid_file = tmp_path / "pid"
     started = time.monotonic()
-    out = sh(f"sleep 30 & echo $! > {pid_file}; wait", timeout=0.5)
-    assert time.monotonic() - started < 5
+    out = sh(f"{FOREVER} & echo $! > {pid_file}; wait", timeout=0.5)
+    assert time.monotonic() - started < HANG_GUARD
     assert out.timed_out
     assert out.status is None
     assert gone([int(pid_file.read_text())])
@@ -49,7 +55,7 @@ def test_a_program_past_its_deadline_is_killed_with_its_children(tmp_path):
 def test_output_past_the_limit_stops_the_program():
     started = time.monotonic()
     out = sh("yes", limit=100_000)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < HANG_GUARD
     assert out.overflowed
     assert not out.timed_out
     assert len(out.stdout) > 100_000
@@ -64,15 +70,15 @@ def test_stderr_is_kept_up_to_a_bound_and_drained_beyond():
 
 def test_a_grandchild_holding_the_pipes_does_not_hold_the_caller():
     started = time.monotonic()
-    out = sh("sleep 20 & echo answered", timeout=10)
-    assert time.monotonic() - started < 5
+    out = sh(f"{FOREVER} & echo answered")  # waiting for the pipes to close would time out
+    assert time.monotonic() - started < HANG_GUARD
     assert (out.status, out.stdout, out.timed_out) == (0, b"answered\n", False)
 
 
 @pytest.mark.parametrize("redirect", ["", " >/dev/null 2>&1 </dev/null"])
 def test_what_a_program_leaves_running_ends_with_the_call(tmp_path, redirect):
     pid_file = tmp_path / "pid"
-    out = sh(f"sleep 30{redirect} & echo $! > {pid_file}; echo answered", timeout=10)
+    out = sh(f"{FOREVER}{redirect} & echo $! > {pid_file}; echo answered")
     assert (out.status, out.stdout) == (0, b"answered\n")
     assert gone([int(pid_file.read_text())])
 
@@ -80,17 +86,52 @@ def test_what_a_program_leaves_running_ends_with_the_call(tmp_path, redirect):
 def test_a_cancelled_call_stops_the_program_at_once(tmp_path):
     pid_file = tmp_path / "pid"
     cancel = threading.Event()
-    threading.Timer(0.3, cancel.set).start()
+
+    def cancel_once_running() -> None:  # the program has written its pid: it runs
+        end = time.monotonic() + HANG_GUARD
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            if time.monotonic() > end:
+                return
+            time.sleep(0.01)
+        cancel.set()
+
+    threading.Thread(target=cancel_once_running, daemon=True).start()
     started = time.monotonic()
-    out = process.run(["sh", "-c", f"echo $$ > {pid_file}; sleep 30"], b"", timeout=30,
-                      limit=1000, cancel=cancel)  # fmt: skip
-    assert time.monotonic() - started < 5
+    script = f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; {FOREVER}"
+    out = process.run(["sh", "-c", script], b"", timeout=60, limit=1000, cancel=cancel)
+    assert time.monotonic() - started < HANG_GUARD
     assert (out.status, out.timed_out) == (None, False)
     assert gone([int(pid_file.read_text())])
 
 
+def test_what_a_program_writes_as_it_exits_is_not_lost(tmp_path, monkeypatch):
+    """The program answers and exits just after a wait for its output found none: its answer
+    is in the pipe, and must be read (a busy machine lost --schema answers this way)."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    waits: list[int] = []
+
+    class AnswerAfterTheWait(selectors.DefaultSelector):
+        def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+            ready = super().select(timeout)
+            # The program's first wait: held at the gate, it has written nothing yet.
+            if not waits and len(process.RUNNING) == 1:
+                waits.append(len(ready))
+                [proc] = process.RUNNING.values()
+                with gate.open("w"):
+                    pass  # through the gate: it answers and exits, before the caller looks
+                os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+            return ready
+
+    monkeypatch.setattr(selectors, "DefaultSelector", AnswerAfterTheWait)
+    out = process.run(["sh", "-c", f"cat {gate} >/dev/null; echo answered"], None, timeout=60,
+                      limit=1000)  # fmt: skip
+    assert waits == [0]
+    assert (out.status, out.stdout) == (0, b"answered\n")
+
+
 def test_a_program_that_closes_its_pipes_but_keeps_running_times_out():
-    out = sh("exec >&- 2>&-; sleep 20", timeout=0.5)
+    out = sh(f"exec >&- 2>&-; {FOREVER}", timeout=0.5)
     assert out.timed_out
 
 
@@ -113,5 +154,5 @@ def test_an_error_while_serving_the_pipes_never_leaves_the_program_running(monke
 
     monkeypatch.setattr(process._Exchange, "run", broken)
     with pytest.raises(RuntimeError):
-        sh(f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; sleep 30")
+        sh(f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; {FOREVER}")
     assert gone([int(pid_file.read_text())])

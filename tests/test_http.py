@@ -11,7 +11,7 @@ import zlib
 
 import httpx
 import pytest
-from conftest import Reply
+from conftest import HANG_GUARD, STALL, Reply
 
 from common import http, wire
 from common.errors import ErrorCode, ToolError
@@ -224,7 +224,7 @@ def test_an_international_host_is_sent_in_its_ascii_form():
     assert wire._ascii("a.test") == "a.test"
 
 
-def _loopback(seconds: float = 5) -> tuple[http.Client, http.Deadline]:
+def _loopback(seconds: float = 25) -> tuple[http.Client, http.Deadline]:
     deadline = http.Deadline(seconds)
     return _client(deadline, follow_redirects=True), deadline
 
@@ -310,8 +310,8 @@ def test_a_dribbling_answer_ends_at_the_deadline_not_at_each_read():
         http.send(c, c.build_request("GET", url), deadline)
     stop.set()
     server.close()
-    assert "deadline" in info.value.message
-    assert time.monotonic() - started < 5  # the 1 s deadline, not a read timeout per byte
+    assert "within the 1 s deadline" in info.value.message  # not a read timeout per byte
+    assert time.monotonic() - started < HANG_GUARD
 
 
 @pytest.mark.parametrize(
@@ -434,7 +434,7 @@ def test_gzip_bodies_are_decoded(httpx_mock):
 
 
 def loopback_send(url: str) -> http.Reply:
-    deadline = http.Deadline(10)
+    deadline = http.Deadline(25)
     with _client(deadline) as c:
         return http.send(c, c.build_request("GET", url), deadline)
 
@@ -535,8 +535,8 @@ def test_the_ca_bundle_is_certifis_unless_the_environment_names_one(monkeypatch)
 def test_a_name_idna_cannot_encode_is_unresolved_at_once():
     started = time.monotonic()
     with pytest.raises(http.Unresolved):
-        http.resolve("ü" * 70 + ".example", 443, 5)
-    assert time.monotonic() - started < 4  # not the whole wait for a thread that died
+        http.resolve("ü" * 70 + ".example", 443, STALL)
+    assert time.monotonic() - started < HANG_GUARD  # not the whole wait for a thread that died
 
 
 # --- TLS, through the tools' own connection -------------------------------------------------
@@ -581,7 +581,7 @@ def tls_site(tmp_path, monkeypatch):
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("localhost").configure_cert(context)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
     http.tls_context.cache_clear()
     yield f"https://localhost:{server.server_address[1]}"
@@ -616,5 +616,5 @@ def test_a_dribbling_https_answer_ends_at_the_deadline(tls_site):
     started = time.monotonic()
     with pytest.raises(ToolError) as info:
         http.send(c, c.build_request("GET", tls_site + "/dribble"), deadline)
-    assert "deadline" in info.value.message
-    assert time.monotonic() - started < 5
+    assert "within the 1 s deadline" in info.value.message
+    assert time.monotonic() - started < HANG_GUARD

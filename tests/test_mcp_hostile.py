@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import HANG_GUARD
 from deaths import alive, gone
 
-from host import guardian, trust
+from common.procs import descendants
+from host import trust
 
 BIN = Path(__file__).resolve().parent.parent / ".venv" / "bin"
 KEY = "BSA-mcp-stderr-LEAKCANARY-77"
-HANG = "sleep 60"
+HANG = "sleep 60"  # longer than HANG_GUARD: a test that waited for one fails
 
 
 class Server:
@@ -61,7 +63,7 @@ class Server:
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
-    def answer(self, ident: Any, wait: float = 10.0) -> dict[str, Any]:
+    def answer(self, ident: Any, wait: float = HANG_GUARD) -> dict[str, Any]:
         end = time.monotonic() + wait
         while (left := end - time.monotonic()) > 0:
             try:
@@ -79,7 +81,7 @@ class Server:
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.wait(10)
+        self.proc.wait(HANG_GUARD)
 
 
 @pytest.fixture
@@ -104,7 +106,7 @@ def server(project):
     made.close()
 
 
-def pids_in(directory: Path, count: int, wait: float = 10.0) -> list[int]:
+def pids_in(directory: Path, count: int, wait: float = HANG_GUARD) -> list[int]:
     end = time.monotonic() + wait
     while time.monotonic() < end:
         files = list(directory.iterdir())
@@ -114,6 +116,46 @@ def pids_in(directory: Path, count: int, wait: float = 10.0) -> list[int]:
     pytest.fail(f"{count} processes did not start in {wait} s")
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""  # ended meanwhile
+
+
+def _looked(pid: int) -> tuple[int, bool]:
+    """What `pid` has read so far (bytes), and whether it sleeps (in its select, for the
+    guardian), read so that a look begun between the two readings is not taken for sleep."""
+
+    def read() -> int:
+        text = Path(f"/proc/{pid}/io").read_text()
+        return int(text.split("rchar:", 1)[1].split()[0])
+
+    before = read()
+    state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    return before, state == "S" and read() == before
+
+
+def noted_by_the_guardian(server: subprocess.Popen[bytes]) -> None:
+    """Until the server's guardian has made a whole look below the server since this call:
+    it reads /proc for a look, then sleeps until the next, so a look that began after it was
+    seen asleep and has ended with it asleep again is noted. A SIGKILL of the server before
+    that could come before any note of a process started just now."""
+    [guardian] = [p for p in descendants(server.pid) if b"host.guardian" in _cmdline(p)]
+    end = time.monotonic() + HANG_GUARD
+    asleep = looking = None
+    while True:
+        assert time.monotonic() < end, "the guardian made no look in 30 s"
+        read, sleeps = _looked(guardian)
+        if asleep is None and sleeps:
+            asleep = read
+        elif asleep is not None and looking is None and read > asleep:
+            looking = read
+        elif looking is not None and sleeps:
+            return
+        time.sleep(0.005)
+
+
 def test_pings_and_lists_are_answered_with_hundreds_of_calls_in_flight(server, project):
     _, pids = project
     for n in range(200):
@@ -121,13 +163,14 @@ def test_pings_and_lists_are_answered_with_hundreds_of_calls_in_flight(server, p
     running = pids_in(pids, 60)  # well past anyio's 40 shared threads
     started = time.monotonic()
     server.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
-    assert server.answer(1, wait=5)["result"] == {}
+    assert server.answer(1)["result"] == {}
     server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-    names = {t["name"] for t in server.answer(2, wait=5)["result"]["tools"]}
+    names = {t["name"] for t in server.answer(2)["result"]["tools"]}
     assert {"hang", "spawn", "leak"} <= names
-    assert time.monotonic() - started < 5
+    # Not after the hanging calls: behind them, the answers would have waited 60 s for one.
+    assert time.monotonic() - started < HANG_GUARD
     server.proc.send_signal(signal.SIGTERM)
-    server.proc.wait(10)
+    server.proc.wait(HANG_GUARD)
     assert gone(running)
 
 
@@ -179,9 +222,9 @@ def test_no_process_outlives_the_server(server, project, signum):
     assert all(alive(p) for p in started)
     # After SIGKILL the guardian kills what it last saw below the server, and it looks every
     # 0.2 s: a process started in the last instant before a SIGKILL can escape it.
-    time.sleep(5 * guardian.WATCH_EVERY)
+    noted_by_the_guardian(server.proc)
     server.proc.send_signal(signum)
-    server.proc.wait(5)  # SIGINT no longer waits for stdin to close
+    server.proc.wait(HANG_GUARD)  # SIGINT no longer waits for stdin to close
     assert gone(started), "a tool or what it started outlived the server"
 
 
@@ -191,7 +234,7 @@ def test_stdin_closing_ends_the_server_and_its_tools(server, project):
     started = pids_in(pids, 2)
     assert server.proc.stdin is not None
     server.proc.stdin.close()
-    server.proc.wait(10)
+    server.proc.wait(HANG_GUARD)
     assert gone(started)
 
 

@@ -231,7 +231,7 @@ class ProxyServer(ThreadingHTTPServer):
 def loopback_proxy():
     server = ProxyServer(("127.0.0.1", 0), ProxyHandler)
     server.state = Proxy(url=f"http://127.0.0.1:{server.server_address[1]}")
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     yield server.state
     server.shutdown()
     server.server_close()
@@ -346,7 +346,7 @@ def test_https_is_tunnelled_with_connect_and_verified(run, loopback_proxy, tmp_p
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("search.proxied.test").configure_cert(context)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     port = server.server_address[1]
     env = {
         "BRAVE_API_KEY": BRAVE_KEY,

@@ -579,8 +579,8 @@ def test_backend_refuses_a_host_the_guard_did_not_vet():
 def test_a_deadline_never_waits_past_its_end_and_a_copy_moves_alone():
     from common.http import Deadline
 
-    clock = Deadline(0.5)
-    assert clock.left(None) <= 0.5
+    clock = Deadline(60)  # long enough that no busy machine spends it during the test
+    assert clock.left(None) <= 60
     assert clock.left(0.1) == 0.1
     twin = clock.copy()
     twin.end = time.monotonic() - 1

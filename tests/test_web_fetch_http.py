@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 import pytest
+from conftest import BEFORE_THE_DEADLINE, HANG_GUARD, STALL
 from toolbox import PEAK_MEMORY
 from toolbox import reply as whole_reply
 
@@ -734,28 +735,28 @@ def _stall(first: bytes, web: Web, *, trickle: bool = False) -> Handler:
         while trickle and not web.stop.wait(0.1):
             h.wfile.write(b"z")
             h.wfile.flush()
-        web.stop.wait(30)
+        web.stop.wait(STALL)
 
     return handle
 
 
 @pytest.mark.parametrize("trickle", [False, True])
 def test_a_server_that_stalls_mid_body_times_out(web, private, monkeypatch, trickle):
-    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1.5")
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
     url = web.route("/stall", _stall(b"partial " * 100, web, trickle=trickle))
     started = time.monotonic()
     out = fetch(url)
     elapsed = time.monotonic() - started
     assert out["error_code"] == "NETWORK_ERROR"
-    assert "timeout" in out["error"]
-    assert elapsed < 3.0
+    assert "within the 1 s deadline" in out["error"]
+    assert elapsed < HANG_GUARD
 
 
 def test_a_slow_first_byte_times_out(web, private, monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
 
     def slow(h: BaseHTTPRequestHandler) -> None:
-        web.stop.wait(5)
+        web.stop.wait(STALL)
 
     out = fetch(web.route("/slow", slow))
     assert out["error_code"] == "NETWORK_ERROR"
@@ -815,7 +816,8 @@ def test_429_and_503_carry_retry_after(web, private, status, wait, expected):
     headers = {"Retry-After": wait} if wait else {}
     started = time.monotonic()
     out = fetch(web.route("/rl", reply("", "text/plain", status, headers)))
-    assert time.monotonic() - started < 2  # never waits for the site: the model decides
+    # Never waits for the site (nor its own deadline): the model decides.
+    assert time.monotonic() - started < BEFORE_THE_DEADLINE
     assert out["error_code"] == "HTTP_ERROR"
     assert out.get("retry_after") == expected
     assert web.paths().count("/rl") == 1
@@ -865,12 +867,12 @@ def test_endless_bodies_and_bombs_stop_at_the_cap_in_bounded_memory(web, run_too
         handler = reply(bomb, "text/html", headers={"Content-Encoding": kind})
     (tmp_path / "sitecustomize.py").write_text(PEAK_MEMORY)
     env = {"PYTHONPATH": str(tmp_path), "PEAK_FILE": str(tmp_path / "peak"),
-           "IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1", "IKIGAI_WEB_TIMEOUT": "20"}  # fmt: skip
+           "IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}  # fmt: skip
     started = time.monotonic()
     run = run_tool("web-fetch-tool", {"url": web.route("/big", handler)}, env=env)
     assert run.json["error_code"] == "TOO_LARGE"
     assert run.stderr == ""
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < BEFORE_THE_DEADLINE
     peak_mib = int((tmp_path / "peak").read_text()) / 1024
     assert peak_mib < 100, f"{peak_mib:.0f} MiB"  # the interpreter, httpx, the 10 MiB cap
 
@@ -883,7 +885,7 @@ def test_an_endless_or_bombed_error_page_is_read_only_in_part(web, private, kind
     started = time.monotonic()
     out = fetch(web.route("/e", handler))
     assert out["error_code"] == "HTTP_ERROR"
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < BEFORE_THE_DEADLINE
 
 
 @pytest.mark.parametrize("kind", ["endless", "gzip bomb"])
@@ -895,7 +897,7 @@ def test_an_endless_or_bombed_robots_txt_is_read_only_in_part(web, private, kind
     started = time.monotonic()
     out = fetch(web.route("/p", reply(ARTICLE)))
     assert out["success"] is True, out
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < BEFORE_THE_DEADLINE
 
 
 def test_dns_failure(monkeypatch):
@@ -910,17 +912,21 @@ def test_dns_failure(monkeypatch):
 
 def test_dns_that_never_answers_ends_at_the_deadline(monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
+    over = threading.Event()
 
     def hang(*_: object, **__: object) -> Any:
-        time.sleep(10)
+        over.wait(STALL)  # until the test is over
         raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
 
     monkeypatch.setattr(socket, "getaddrinfo", hang)
     started = time.monotonic()
-    out = fetch("http://slow-dns.test/")
+    try:
+        out = fetch("http://slow-dns.test/")
+    finally:
+        over.set()
     assert out["error_code"] == "NETWORK_ERROR"
     assert "timeout" in out["error"]
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < HANG_GUARD
 
 
 def test_a_server_that_never_accepts_times_out(private, monkeypatch):
@@ -930,12 +936,12 @@ def test_a_server_that_never_accepts_times_out(private, monkeypatch):
         started = time.monotonic()
         out = fetch(f"http://127.0.0.1:{port}/")
     assert out["error_code"] == "NETWORK_ERROR"
-    assert "timeout" in out["error"]
-    assert time.monotonic() - started < 2
+    assert "within the 1 s deadline" in out["error"]
+    assert time.monotonic() - started < HANG_GUARD
 
 
 def test_headers_dribbled_forever_end_at_the_deadline(web, private, monkeypatch):
-    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1.5")
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
 
     def dribble(h: BaseHTTPRequestHandler) -> None:
         h.wfile.write(b"HTTP/1.1 200 OK\r\n")
@@ -946,8 +952,8 @@ def test_headers_dribbled_forever_end_at_the_deadline(web, private, monkeypatch)
     started = time.monotonic()
     out = fetch(web.route("/slowloris", dribble))
     assert out["error_code"] == "NETWORK_ERROR"
-    assert "timeout" in out["error"]
-    assert time.monotonic() - started < 2.5
+    assert "within the 1 s deadline" in out["error"]
+    assert time.monotonic() - started < HANG_GUARD
 
 
 @pytest.mark.parametrize("kind", ["endless headers", "not http", "bad status"])
@@ -962,11 +968,14 @@ def test_a_response_that_is_not_http_is_a_network_error(web, private, kind):
     started = time.monotonic()
     out = fetch(web.route("/g", garbage))
     assert out["error_code"] == "NETWORK_ERROR", out
-    assert time.monotonic() - started < 5
+    assert "timeout" not in out["error"], out  # refused as it came, not waited out
+    assert time.monotonic() - started < BEFORE_THE_DEADLINE
 
 
 def test_the_deadline_covers_robots_txt_and_every_redirect(web, private, monkeypatch):
-    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1.5")
+    """Each answer comes in 0.4 s, the seven of them in 2.8 s: only a deadline for all of
+    them together (1 s) ends the call in a timeout."""
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "1")
 
     def slowly(handler: Handler) -> Handler:
         def handle(h: BaseHTTPRequestHandler) -> None:
@@ -982,8 +991,8 @@ def test_the_deadline_covers_robots_txt_and_every_redirect(web, private, monkeyp
     started = time.monotonic()
     out = fetch(web.url + "/r0")
     assert out["error_code"] == "NETWORK_ERROR"
-    assert "timeout" in out["error"]
-    assert time.monotonic() - started < 2.2
+    assert "within the 1 s deadline" in out["error"]
+    assert time.monotonic() - started < HANG_GUARD
 
 
 @pytest.mark.parametrize("kind", ["content-length", "chunked"])
@@ -1067,14 +1076,14 @@ def test_slow_robots_is_unreachable(web, private, monkeypatch):
     monkeypatch.setattr(robots, "ROBOTS_WAIT", 0.5)
 
     def slow(h: BaseHTTPRequestHandler) -> None:
-        web.stop.wait(5)
+        web.stop.wait(STALL)
 
     web.route("/robots.txt", slow)
     started = time.monotonic()
     out = fetch(web.route("/p", reply(ARTICLE)))
     assert out["error_code"] == "NETWORK_ERROR"
     assert "robots.txt" in out["error"]
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < BEFORE_THE_DEADLINE  # robots' 0.5 s, not the call's
 
 
 def test_unreachable_robots_is_a_network_error(private):
@@ -1288,7 +1297,8 @@ def test_tool_stall_times_out(web, run_tool):
     started = time.monotonic()
     run = run_tool("web-fetch-tool", {"url": url}, env=env)
     assert run.json["error_code"] == "NETWORK_ERROR"
-    assert time.monotonic() - started < 5
+    assert "within the 1 s deadline" in run.json["error"]
+    assert time.monotonic() - started < HANG_GUARD
 
 
 def _pdf_without_eof() -> bytes:
@@ -1332,7 +1342,7 @@ _calls = []
 def getaddrinfo(host, port, *args, **kwargs):
     if (host.decode() if isinstance(host, bytes) else host) == "rebind.test":
         _calls.append(host)
-        ip = "127.0.0.1" if len(_calls) == 1 else "10.255.255.1"
+        ip = "127.0.0.1" if len(_calls) == 1 else "127.0.0.2"  # where nothing listens
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port))]
     return _real(host, port, *args, **kwargs)
 socket.getaddrinfo = getaddrinfo
@@ -1344,11 +1354,7 @@ def test_connection_is_pinned_to_the_vetted_address(web, run_tool, tmp_path: Pat
     (tmp_path / "sitecustomize.py").write_text(REBIND)
     port = web.host_port.split(":")[1]
     web.route("/p", reply(ARTICLE))
-    env = {
-        "PYTHONPATH": str(tmp_path),
-        "IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1",
-        "IKIGAI_WEB_TIMEOUT": "3",
-    }
+    env = {"PYTHONPATH": str(tmp_path), "IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1"}
     run = run_tool("web-fetch-tool", {"url": f"http://rebind.test:{port}/p"}, env=env)
     assert run.json["success"] is True, run.json
     assert web.seen[-1][1]["Host"] == f"rebind.test:{port}"
@@ -1375,7 +1381,7 @@ def test_an_internationalised_host_name_is_fetched(web, run_tool, tmp_path: Path
     allow = ("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
     if private_by == "ALLOW_HOSTS":
         allow = ("IKIGAI_WEB_FETCH_ALLOW_HOSTS", "xn--bcher-kva.test")
-    env = {"PYTHONPATH": str(tmp_path), allow[0]: allow[1], "IKIGAI_WEB_TIMEOUT": "5"}
+    env = {"PYTHONPATH": str(tmp_path), allow[0]: allow[1]}
     run = run_tool("web-fetch-tool", {"url": f"http://b\u00fccher.test:{port}/p"}, env=env)
     assert run.json["success"] is True, run.json
     assert run.json["url"] == f"http://xn--bcher-kva.test:{port}/p"
@@ -1416,7 +1422,7 @@ def test_tls_keeps_sni_and_certificate_check_on_the_host_name(run_tool, tmp_path
     threading.Thread(target=accept, daemon=True).start()
     (tmp_path / "sitecustomize.py").write_text(MAP_TLS_TEST)
     env = {"PYTHONPATH": str(tmp_path), "IKIGAI_WEB_FETCH_ALLOW_HOSTS": "tls.test",
-           "IKIGAI_WEB_FETCH_ROBOTS": "0", "IKIGAI_WEB_TIMEOUT": "5"}  # fmt: skip
+           "IKIGAI_WEB_FETCH_ROBOTS": "0"}  # fmt: skip
     run = run_tool("web-fetch-tool", {"url": f"https://tls.test:{port}/"}, env=env)
     listener.close()
     assert run.json["error_code"] == "NETWORK_ERROR"

@@ -11,21 +11,28 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from conftest import HANG_GUARD
 
 from common.errors import ErrorCode, ToolError
 from common.procs import descendants
 from common.settings import Settings
 from tools import web_fetch
 from tools.fetch import browser
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "libexec" / "ikigai" / "web-fetch-tool"
@@ -91,7 +98,7 @@ class Site:
         self.server = ThreadingHTTPServer((host, 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self.port}{path}"
@@ -146,20 +153,35 @@ def fetch(tmp_path: Path, call: dict[str, Any], **extra: str) -> dict[str, Any]:
     return answer
 
 
-def chromiums() -> set[int]:
-    """Every running Chromium process on the machine."""
+@pytest.fixture
+def own_tmp() -> Iterator[str]:
+    """A TMPDIR of the test's own for the browser, whose profile Playwright makes there: every
+    Chromium process of the test names it (its profile on its command line, or its environment)
+    and no other test's does. Short: Chromium fails to start from a long one."""
+    path = tempfile.mkdtemp(prefix="render-")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def chromiums(own: str) -> set[int]:
+    """The running Chromium processes started with TMPDIR `own`: this test's, not those of a
+    test running beside it."""
     found = set()
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+    for proc in Path("/proc").glob("[0-9]*"):
         with contextlib.suppress(OSError):
-            if b"chrom" in cmdline.read_bytes().split(b"\0")[0]:
-                found.add(int(cmdline.parent.name))
+            cmdline = (proc / "cmdline").read_bytes()
+            if b"chrom" not in cmdline.split(b"\0")[0]:
+                continue
+            if own.encode() in cmdline or own.encode() in (proc / "environ").read_bytes():
+                found.add(int(proc.name))
     return found
 
 
-def gone(pids: set[int], wait: float = 5.0) -> bool:
-    end = time.monotonic() + wait
+def gone(pids: set[int], own: str) -> bool:
+    """Whether the browser processes `pids` have ended, within the hang guard."""
+    end = time.monotonic() + HANG_GUARD
     while time.monotonic() < end:
-        if not pids & chromiums():
+        if not pids & chromiums(own):
             return True
         time.sleep(0.1)
     return False
@@ -382,13 +404,32 @@ def test_pop_ups_downloads_and_navigations_away_get_nothing(sites, tmp_path):
 
 
 @needs_browser
-def test_a_page_that_never_settles_ends_in_time_with_a_warning(sites, tmp_path):
+@pytest.mark.loopback
+def test_a_page_that_never_settles_ends_in_time_with_a_warning(sites, isolated_env, monkeypatch):
+    """A page that loads forever is read when the call's deadline, less the time kept for
+    reading (READ_RESERVE), says so. The call's clock jumps, once the page is open, to 3 s
+    before that: however long a busy machine took to start the browser, the deadline leaves
+    the wait 3 s, and only the deadline can end it (SETTLE_SECONDS, its other bound, is 60 s
+    here, past the hang guard)."""
     probes = "setInterval(function () { fetch('/tick?' + Math.random()); }, 100);"
     site = sites({"/app": shell(probes), "/data.json": ("application/json", DATA)})
+    jumped = [0.0]
+    clock = SimpleNamespace(monotonic=lambda: time.monotonic() + jumped[0], sleep=time.sleep,
+                            time=time.time)  # fmt: skip
+    monkeypatch.setattr("common.http.time", clock)  # the call's Deadline reads this one
+    settle = browser._settle
+
+    def settle_late(page: Any, call: Any) -> bool:
+        jumped[0] += call.session.deadline.remaining() - browser.READ_RESERVE - 3
+        return settle(page, call)
+
+    monkeypatch.setattr(browser, "_settle", settle_late)
+    monkeypatch.setattr(browser, "SETTLE_SECONDS", 2 * HANG_GUARD)
+    environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
+               "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}  # fmt: skip
     started = time.monotonic()
-    answer = fetch(tmp_path, {"url": site.url("/app")}, IKIGAI_WEB_TIMEOUT="7")
-    took = time.monotonic() - started
-    assert took < 7 + 3  # the deadline, and the process's own start and exit
+    answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
+    assert time.monotonic() - started < HANG_GUARD
     assert PROSE in answer["content"]
     assert "RENDER_UNSETTLED" in [w["code"] for w in answer["warnings"]]
 
@@ -397,37 +438,36 @@ def test_a_page_that_never_settles_ends_in_time_with_a_warning(sites, tmp_path):
 
 
 @needs_browser
-def test_the_browser_is_gone_after_a_call(sites, tmp_path):
+def test_the_browser_is_gone_after_a_call(sites, tmp_path, own_tmp):
     site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
-    before = chromiums()
-    fetch(tmp_path, {"url": site.url("/app")})
-    assert gone(chromiums() - before)
+    answer = fetch(tmp_path, {"url": site.url("/app")}, TMPDIR=own_tmp)
+    assert PROSE in answer["content"]  # a browser rendered it
+    assert gone(chromiums(own_tmp), own_tmp)
 
 
 @needs_browser
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
-def test_the_browser_is_gone_when_the_call_is_killed(sites, tmp_path, signum):
+def test_the_browser_is_gone_when_the_call_is_killed(sites, tmp_path, own_tmp, signum):
     probes = "setInterval(function () { fetch('/tick?' + Math.random()); }, 100);"
     site = sites({"/app": shell(probes), "/data.json": ("application/json", DATA)})
-    before = chromiums()
     proc = subprocess.Popen(
         [str(TOOL)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=environment(tmp_path, IKIGAI_WEB_TIMEOUT="20"),
+        env=environment(tmp_path, TMPDIR=own_tmp),  # a page that never settles: still loading
     )
     assert proc.stdin is not None
     proc.stdin.write(json.dumps({"url": site.url("/app")}).encode())
     proc.stdin.close()
-    end = time.monotonic() + 15
+    end = time.monotonic() + HANG_GUARD
     while not any(p.startswith("/tick") for p in site.seen) and time.monotonic() < end:
         time.sleep(0.05)
-    started = chromiums() - before
+    started = chromiums(own_tmp)
     assert started  # the browser is up and the page is loading
     proc.send_signal(signum)
-    proc.wait(timeout=10)
-    assert gone(started), "a browser process outlived the killed call"
+    proc.wait(timeout=HANG_GUARD)
+    assert gone(started, own_tmp), "a browser process outlived the killed call"
 
 
 # --- without a browser, and the parts that need none -----------------------------------------
@@ -503,7 +543,7 @@ def test_schema_does_not_import_the_browser():
 def test_descendants_finds_a_grandchild_and_not_others():
     child = subprocess.Popen(["sh", "-c", "sleep 30 & wait"])
     try:
-        end = time.monotonic() + 5
+        end = time.monotonic() + HANG_GUARD
         while len(descendants(child.pid)) < 1 and time.monotonic() < end:
             time.sleep(0.02)
         below = descendants(child.pid)
@@ -520,19 +560,19 @@ def test_descendants_finds_a_grandchild_and_not_others():
 @needs_browser
 @pytest.mark.loopback
 def test_a_browser_over_its_memory_cap_is_killed_and_the_page_comes_as_sent(
-    sites, isolated_env, monkeypatch
+    sites, isolated_env, monkeypatch, own_tmp
 ):
     monkeypatch.setattr(browser, "MEMORY_CAP", 1 << 20)  # any real browser is larger
+    monkeypatch.setenv("TMPDIR", own_tmp)  # what Playwright's driver, started now, inherits
     site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
     environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
                "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}  # fmt: skip
-    before = chromiums()
     answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
     failed = [w for w in answer["warnings"] if w["code"] == "RENDER_FAILED"]
     assert failed, answer
     assert "memory" in failed[0]["message"]
     assert PROSE not in answer["content"]
-    assert gone(chromiums() - before)
+    assert gone(chromiums(own_tmp), own_tmp)
 
 
 @needs_browser

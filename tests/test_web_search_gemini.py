@@ -7,11 +7,12 @@ import json
 import socket
 import threading
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
-from conftest import Reply, Seen, reply
+from conftest import BEFORE_THE_DEADLINE, HANG_GUARD, STALL, Reply, Seen, reply
 
 from common.errors import ErrorCode, ToolError
 from common.runner import answer
@@ -824,32 +825,50 @@ def test_links_resolve_in_parallel_and_failures_keep_the_redirect(
 def test_a_link_that_never_answers_cannot_hold_up_the_call(
     fake_server, monkeypatch, redirects_here
 ):
-    monkeypatch.setattr(gem, "RESOLVE_SECONDS", 1.0)
+    monkeypatch.setattr(gem, "RESOLVE_SECONDS", 2.0)  # for "ok" to resolve in, however busy
     fake_server.route("/grounding-api-redirect/ok", Reply(302, b"", {"Location": UEFA}))
-    fake_server.route("/grounding-api-redirect/hang", Reply(302, b"", {"Location": UEFA}, 30))
+    fake_server.route("/grounding-api-redirect/hang", Reply(302, b"", {"Location": UEFA}, STALL))
     chunks = [chunk(f"{fake_server.url}/grounding-api-redirect/ok", "uefa.com"),
               chunk(f"{fake_server.url}/grounding-api-redirect/hang", "hang.example")]  # fmt: skip
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     monkeypatch.setenv("GEMINI_API_URL", gemini_route(fake_server, grounded(chunks=chunks)))
     start = time.monotonic()
     out = gem.execute({"query": "who won euro 2024"}, load())
-    assert time.monotonic() - start < 2.5
+    assert time.monotonic() - start < HANG_GUARD  # the 2 s, not the link's 120 s
     assert [r["url"] for r in out["results"]] == [UEFA, chunks[1]["web"]["uri"]]
     assert out["warnings"][0]["message"].startswith("1 of 2 source links")
 
 
 @pytest.mark.loopback
 def test_resolution_stays_within_the_calls_deadline(fake_server, monkeypatch, redirects_here):
-    fake_server.route("/grounding-api-redirect/hang", Reply(302, b"", {"Location": UEFA}, 30))
+    """Resolving leaves RESOLVE_RESERVE of the call's deadline. Here the reserve is 20 s and
+    resolving starts (the call's clock jumps to it) 21.5 s before the deadline: it has 1.5 s,
+    where ignoring the reserve would give it 21.5 s and ignoring the deadline 60 s
+    (RESOLVE_SECONDS), both past the time allowed, for a link that never answers."""
+    fake_server.route("/grounding-api-redirect/hang", Reply(302, b"", {"Location": UEFA}, STALL))
     chunks = [chunk(f"{fake_server.url}/grounding-api-redirect/hang", "hang.example")]
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     monkeypatch.setenv("GEMINI_API_URL", gemini_route(fake_server, grounded(chunks=chunks)))
-    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "3.5")  # leaves 1.5 s of the 4 s for resolving
+    monkeypatch.setattr(gem, "RESOLVE_SECONDS", 2 * HANG_GUARD)
+    monkeypatch.setattr(gem, "RESOLVE_RESERVE", 20.0)
+    jumped = [0.0]
+    clock = SimpleNamespace(monotonic=lambda: time.monotonic() + jumped[0], sleep=time.sleep,
+                            time=time.time)  # fmt: skip
+    monkeypatch.setattr("common.http.time", clock)  # the call's Deadline reads this one
+    resolve = gem.resolve_links
+
+    def resolve_late(urls: Any, deadline: Any, settings: Any) -> dict[str, str]:
+        jumped[0] += deadline.remaining() - 21.5
+        return resolve(urls, deadline, settings)
+
+    monkeypatch.setattr(gem, "resolve_links", resolve_late)
     start = time.monotonic()
     out = gem.execute({"query": "who won euro 2024"}, load())
-    assert time.monotonic() - start < 3.0
+    assert time.monotonic() - start < BEFORE_THE_DEADLINE
     assert out["results"][0]["url"] == chunks[0]["web"]["uri"]
-    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "2")  # nothing left to resolve with
+    assert len([s for s in fake_server.seen if "redirect" in s.path]) == 1  # it was tried
+    monkeypatch.setattr(gem, "RESOLVE_RESERVE", 30.0)  # more than the call's 25 s: no time left
+    monkeypatch.setattr(gem, "resolve_links", resolve)
     out = gem.execute({"query": "who won euro 2024", "max_sources": 5}, load())
     assert out["warnings"][0]["message"].startswith("1 of 1 source links")
     assert len([s for s in fake_server.seen if "redirect" in s.path]) == 1
@@ -995,7 +1014,7 @@ def private_site():
 
     server = ThreadingHTTPServer(("127.0.0.2", 0), Handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     yield server.server_address[1], hits
     server.shutdown()
     server.server_close()

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from conftest import Reply, Seen, reply
+from conftest import STALL, Reply, Seen, reply
 
 from common import http as common_http
 from common.errors import ErrorCode, ToolError
@@ -927,7 +927,7 @@ def test_network_errors_do_not_leak_the_key(
     elif failure == "garbage":
         env["GOOGLE_SEARCH_API_URL"] = garbage_server
     else:
-        env["GOOGLE_SEARCH_API_URL"] = fake_server.route("/slow", Reply(200, body([]), delay=3))
+        env["GOOGLE_SEARCH_API_URL"] = fake_server.route("/slow", Reply(200, body([]), delay=STALL))
     run = run_tool(TOOL, {"query": "rust async", "allowed_domains": domains}, env=env)
     assert run.code == 0
     assert run.json["error_code"] == "NETWORK_ERROR"
