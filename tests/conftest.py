@@ -85,6 +85,16 @@ def _not_loopback(request: Any) -> bool:
     return request.url.host not in ("127.0.0.1", "localhost", "::1")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--corpus",
+        choices=("sample", "all"),
+        default="sample",
+        help="the extraction dev pages tests/test_extract_corpus.py runs: every fourth (the "
+        "default, for `make test` in minutes) or all of them (CI: make test CORPUS=all)",
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """`@pytest.mark.loopback`: in-process requests to 127.0.0.1 go to a real local server."""
     for item in items:
