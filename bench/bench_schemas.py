@@ -2,13 +2,17 @@
 
 A host sends every discovered tool's schema to the model with each request, so each tool
 installed costs its schema's size (about a token per 4 bytes) every time. This prints that for
-all the tools, and for the subsets the README suggests installing instead.
+all the tools, for the subsets the docs suggest installing instead, and for what `web-tools mcp`
+serves by default on a machine without keys (the providers not set up left out).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
+from unittest import mock
 
 from verdict import LAUNCHERS, exit_code
 
@@ -25,15 +29,33 @@ def schema_bytes(name: str) -> int:
     return len(out.stdout.strip())
 
 
+def served_without_keys() -> list[str]:
+    """The tools `web-tools mcp` serves by default on a machine with no key set."""
+    from common.credentials import PROVIDERS
+    from host import discovery
+    from host.doctor import servable
+
+    keys = {var for p in PROVIDERS.values() for f in p.fields for var in f.env}
+    environ = {k: v for k, v in os.environ.items() if k not in keys}
+    with (
+        tempfile.TemporaryDirectory() as empty,
+        mock.patch.dict(os.environ, environ | {"IKIGAI_CONFIG_DIR": empty}, clear=True),
+    ):
+        found = discovery.discover([discovery.Source(discovery.INSTALLATION, LAUNCHERS)])
+        tools = [t for t in found.tools.values() if servable(t)[0]]
+    return [tool.path.name for tool in tools]
+
+
 def main():
     sizes = {path.name: schema_bytes(path.name) for path in sorted(LAUNCHERS.glob("*-tool"))}
     total = sum(sizes.values())
+    SUBSETS["web-tools mcp, no key set (its default)"] = served_without_keys()
     print("tool definitions a host sends with every request (schema bytes, ~4 bytes a token):")
     for label, names in SUBSETS.items():
         size = total if names is None else sum(sizes[n] for n in names)
         count = len(sizes) if names is None else len(names)
         saved = f", {1 - size / total:.0%} less" if names else ""
-        print(f"  {label:40} {count} tools {size:6,} bytes ~{size // 4:5,} tokens{saved}")
+        print(f"  {label:41} {count} tools {size:6,} bytes ~{size // 4:5,} tokens{saved}")
     return exit_code()
 
 
