@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from lxml.html import HtmlElement
 
+    from tools.fetch.hidden import Unseen
     from tools.fetch.signals import Signals
 
 # Captions describe an image rather than carry the article; the image's alt text stays.
@@ -218,6 +219,8 @@ def html_to_markdown(
     large to convert in time and memory is cut (see `bound`, which a caller may apply first to
     drop its whole text early): the markdown then ends with a note saying so.
     """
+    from tools.fetch.hidden import reached
+    from tools.fetch.hidden import warning as hidden_warning
     from tools.fetch.markdown import tidy
     from tools.fetch.pagetype import detect
     from tools.fetch.policies import POLICIES
@@ -236,6 +239,8 @@ def html_to_markdown(
         body = tidy(body)
         body = body if POLICIES[page_type].named else drop_title(body, meta["title"])
     warnings = list(parsed.warnings)
+    if words := reached(parsed.unseen, body):
+        warnings.append(hidden_warning(words))
     if parsed.shell and not full_page and not _words(body):
         from tools.fetch.embedded import embedded_markdown
 
@@ -411,12 +416,14 @@ class _Parsed:
     warnings: tuple[dict[str, str], ...]
     shell: bool  # the HTML shows next to no text without JavaScript
     scripted: bool  # it has scripts, which may fill it in
+    unseen: list[Unseen]  # text a person does not see, taken out (hidden.py)
 
 
 def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -> _Parsed:
     """The document tree, scripts removed and every link made absolute (and safe) against
     `url`; what the page declares about itself is read first, with the `declared` data
     scripts that `bound` set aside. `scripted`: scripts were stripped from `html`."""
+    from tools.fetch.hidden import remove_unseen
     from tools.fetch.links import clean_tree
     from tools.fetch.signals import read
 
@@ -431,6 +438,7 @@ def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -
         tree.extend(_tree(declared.replace("\x00", ""), url)[0].xpath("//script"))
     signals = read(tree)
     scripted = scripted or tree.find(".//script") is not None
+    unseen = remove_unseen(tree)  # before <style> goes: its rules may hide text
     _remove(tree, _NEVER)
     _without_fallbacks(tree)
     shell = _is_shell(tree)
@@ -439,7 +447,7 @@ def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -
             element.drop_tag()
     _remove(tree, "//noscript")
     clean_tree(tree, url)
-    return _Parsed(tree, signals, warnings, shell, scripted)
+    return _Parsed(tree, signals, warnings, shell, scripted, unseen)
 
 
 def _tree(text: str, url: str) -> tuple[HtmlElement, tuple[dict[str, str], ...]]:
