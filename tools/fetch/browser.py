@@ -223,6 +223,66 @@ _FAILED_WEBSOCKET = r"""
 """
 
 
+# The browser's own idea of what a person sees: each run of text it does not show (an ancestor
+# not displayed, invisible or transparent; a zero font size or a box clipped to nothing; laid
+# out off-screen, above or left of the page) is wrapped in an element marked with the
+# attribute named by the argument, which hidden.py then takes out as it does a `hidden` one.
+# Measured first and marked after, so the layout is computed once. Text a person can reveal
+# stays: a closed <details>, `hidden="until-found"`, a panel a control's aria-controls names.
+_MARK_UNSEEN = r"""
+(mark) => {
+  const MAX_TEXTS = 20000;
+  const skipped = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "TEXTAREA", "OPTION"]);
+  const controlled = new Set(Array.from(document.querySelectorAll("[aria-controls]"),
+    (e) => e.getAttribute("aria-controls").split(/\s+/)).flat());
+  const clipped = new Map();
+  const clippedBox = (element) => {
+    if (!element || element === document.documentElement) return false;
+    if (clipped.has(element)) return clipped.get(element);
+    const style = getComputedStyle(element), box = element.getBoundingClientRect();
+    const hides = /hidden|clip/.test(style.overflowX + style.overflowY);
+    const none = (hides && (box.width < 0.5 || box.height < 0.5))
+      || (/absolute|fixed/.test(style.position) && style.clip === "rect(0px, 0px, 0px, 0px)");
+    const result = none || clippedBox(element.parentElement);
+    clipped.set(element, result);
+    return result;
+  };
+  const revealable = (element) => {
+    if (element.closest('details:not([open]), [hidden="until-found"]')) return true;
+    for (let e = element; e; e = e.parentElement) if (e.id && controlled.has(e.id)) return true;
+    return false;
+  };
+  const offscreen = (rects) => Array.from(rects).every((r) =>
+    r.width * r.height === 0 || r.right + scrollX <= 0 || r.bottom + scrollY <= 0);
+  const unseen = (text) => {
+    const parent = text.parentElement;
+    if (!parent || skipped.has(parent.tagName)) return false;
+    if (!parent.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })
+        || parseFloat(getComputedStyle(parent).fontSize) === 0 || clippedBox(parent)) {
+      return true;
+    }
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    return offscreen(range.getClientRects());
+  };
+  const walker = document.createTreeWalker(document.body || document.documentElement,
+    NodeFilter.SHOW_TEXT, { acceptNode: (t) => /\S/.test(t.data) ? 1 : 3 });
+  const found = [];
+  for (let n = 0, text; n < MAX_TEXTS && (text = walker.nextNode()); n++) {
+    if (unseen(text) && !revealable(text.parentElement)) found.push(text);
+  }
+  for (const text of found) {
+    const wrapper = document.createElement("span");
+    wrapper.setAttribute(mark, "");
+    text.replaceWith(wrapper);
+    wrapper.append(text);
+  }
+  return found.length + 1;
+}
+"""
+UNSEEN_SECONDS = 2.0  # the most marking unseen text may take; a page busy longer is read as is
+
+
 class Unavailable(Exception):  # noqa: N818 - a state of the machine, as messages say it
     """No browser to render with: Playwright or Chromium is not installed."""
 
@@ -322,6 +382,7 @@ def _render(binary: str, call: _Call) -> Rendered:
             if call.error is not None and call.served == 0:
                 raise call.error
             settled = _settle(page, call)
+            mark_unseen(page)
             return Rendered(page.content(), settled)
         finally:
             browser.close()
@@ -378,6 +439,19 @@ def _settle(page: Any, call: _Call) -> bool:
     except PlaywrightTimeout:
         return False
     return True
+
+
+def mark_unseen(page: Any) -> None:
+    """Mark the text the browser does not show, for hidden.py to take out (_MARK_UNSEEN).
+
+    Through `wait_for_function`, whose timeout Playwright keeps outside the page: a page whose
+    script never yields leaves its text unmarked rather than the call waiting on it."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    from tools.fetch.hidden import MARK
+
+    with contextlib.suppress(PlaywrightError):  # a timeout too; the static rules still apply
+        page.wait_for_function(_MARK_UNSEEN, arg=MARK, timeout=_ms(UNSEEN_SECONDS))
 
 
 def _answer(route: Any, request: Any, call: _Call) -> None:
