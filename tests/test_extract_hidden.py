@@ -7,7 +7,7 @@ import lxml.html
 import pytest
 from conftest import Reply
 
-from tools.fetch import hidden
+from tools.fetch import extract, hidden
 from tools.fetch.extract import html_to_markdown
 
 URL = "https://example.org/garden/tomatoes"
@@ -105,9 +105,9 @@ def test_full_page_mode_leaves_hidden_text_out_too():
         "font-size:0em",
         "font-size:0%",
         "font-size:0.0rem",
-        "width:0;overflow:hidden",
-        "height:0px;overflow:hidden",
-        "max-height:0;overflow-y:hidden",
+        "width:0;height:0;overflow:hidden",
+        "height:0px;width:0em;overflow:clip",
+        "max-height:0;max-width:0;overflow-y:hidden",
         "position:absolute;clip:rect(0 0 0 0)",
         "position:absolute;clip:rect(0px,0px,0px,0px)",
         "clip-path:inset(50%)",
@@ -134,7 +134,8 @@ def test_each_inline_rule_hides(style):
         "visibility:visible",
         "opacity:0.5",
         "font-size:0.9em",
-        "width:0",  # overflowing text shows
+        "width:0;height:0",  # overflowing text shows
+        "height:0;overflow:hidden",  # a closed accordion's panel, a click away
         "height:0;overflow:hidden;padding-bottom:56%",  # an aspect-ratio box
         "position:static;left:-9999px",
         "position:absolute;left:-20px",
@@ -265,8 +266,10 @@ def test_words_outside_the_content_are_not_counted():
         hidden.Unseen(words=5, before="alpha beta", after="gamma"),
         hidden.Unseen(words=7, before="", after="delta epsilon"),
         hidden.Unseen(words=0, before="alpha beta", after=""),
+        hidden.Unseen(words=9, before="", after=""),
     ]
-    assert hidden.reached(unseen, "Some alpha beta text") == 5
+    assert hidden.reached(unseen, "Some alpha beta gamma text") == 5
+    assert hidden.reached(unseen, "Some alpha beta text") == 0
     assert hidden.reached(unseen, "[delta epsilon](https://x.test/y) alpha") == 7
     assert hidden.reached([], "anything") == 0
     assert "1 word)" in hidden.warning(1)["message"]

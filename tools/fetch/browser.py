@@ -228,7 +228,8 @@ _FAILED_WEBSOCKET = r"""
 # out off-screen, above or left of the page) is wrapped in an element marked with the
 # attribute named by the argument, which hidden.py then takes out as it does a `hidden` one.
 # Measured first and marked after, so the layout is computed once. Text a person can reveal
-# stays: a closed <details>, `hidden="until-found"`, a panel a control's aria-controls names.
+# stays: a closed <details>, `hidden="until-found"`, a closed tab's or accordion's panel (as
+# hidden.py tells one).
 _MARK_UNSEEN = r"""
 (mark) => {
   const MAX_TEXTS = 20000;
@@ -247,9 +248,25 @@ _MARK_UNSEEN = r"""
     clipped.set(element, result);
     return result;
   };
+  const OPTIONS = { checkOpacity: true, checkVisibilityCSS: true };
+  const PANEL = new RegExp("(^|[^a-z])(accordion|collapse|collapsible|expandable|panel"
+    + "|tabpanel|tabs?)([^a-z]|$)");
+  const control = (e) => !!e && (/^(BUTTON|SUMMARY)$/.test(e.tagName)
+    || e.hasAttribute("aria-expanded"));
+  const panel = (e) => controlled.has(e.id) || e.getAttribute("role") === "tabpanel"
+    || PANEL.test(`${e.getAttribute("class") || ""} ${e.id}`.toLowerCase());
+  const outermost = (element) => {
+    let e = element;
+    while (e.parentElement && e.parentElement !== document.body
+           && !e.parentElement.checkVisibility(OPTIONS)) e = e.parentElement;
+    return e;
+  };
   const revealable = (element) => {
     if (element.closest('details:not([open]), [hidden="until-found"]')) return true;
-    for (let e = element; e; e = e.parentElement) if (e.id && controlled.has(e.id)) return true;
+    const box = outermost(element);
+    if (control(box.previousElementSibling)
+        || control(box.parentElement && box.parentElement.previousElementSibling)) return true;
+    for (let e = element; e && e !== document.body; e = e.parentElement) if (panel(e)) return true;
     return false;
   };
   const offscreen = (rects) => Array.from(rects).every((r) =>
@@ -257,7 +274,7 @@ _MARK_UNSEEN = r"""
   const unseen = (text) => {
     const parent = text.parentElement;
     if (!parent || skipped.has(parent.tagName)) return false;
-    if (!parent.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })
+    if (!parent.checkVisibility(OPTIONS)
         || parseFloat(getComputedStyle(parent).fontSize) === 0 || clippedBox(parent)) {
       return true;
     }
