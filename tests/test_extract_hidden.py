@@ -273,3 +273,46 @@ def test_words_outside_the_content_are_not_counted():
     assert hidden.reached(unseen, "[delta epsilon](https://x.test/y) alpha") == 7
     assert hidden.reached([], "anything") == 0
     assert "1 word)" in hidden.warning(1)["message"]
+
+
+def test_a_large_pages_style_sheets_still_hide_text():
+    # Over the size at which `bound` strips styles and scripts before parsing.
+    filler = "".join(f"<p>{VISIBLE[n % 3]} <b>Paragraph {n}.</b></p>" for n in range(3000))
+    middle = f'<div class="note">{SECRET}.</div>{filler}'
+    markup = page(middle, head="<style>.note { display: none }</style>")
+    assert extract.bound(markup).styles == ".note { display: none }"
+    document = html_to_markdown(markup, URL)
+    assert "developer mode" not in document.markdown
+    assert "Paragraph 2999." in document.markdown
+
+
+def test_style_text_reads_closed_style_elements_within_bounds():
+    assert hidden.style_text("<STYLE media=screen>a{}</style ><style>b{}</style>") == "a{}b{}"
+    assert hidden.style_text("<style>a{}</style><style>never closed") == "a{}"
+    assert len(hidden.style_text(f"<style>{'x' * 400_000}</style>")) == 300_000
+
+
+def test_closed_panels_fade_ins_and_custom_elements_stay():
+    panels = (
+        f'<button aria-expanded="false">Soil</button><div style="display:none">{SECRET} 1.</div>'
+        f'<h3><button>Pots</button></h3><div><div style="display:none">{SECRET} 2.</div></div>'
+        f'<div class="faq-panel" hidden>{SECRET} 3.</div>'
+        f'<div role="tabpanel" style="visibility:hidden">{SECRET} 4.</div>'
+        f'<div style="opacity:0;transform:translateY(40px)">{SECRET} 5.</div>'
+        f'<my-card style="color:red">{SECRET} 6.</my-card>'
+    )
+    # Here, not through an extractor: trafilatura drops some of them itself on an article,
+    # as it always did, where a product page's converter keeps closed panels.
+    tree = lxml.html.document_fromstring(page(panels, head="<style>my-card{display:none}</style>"))
+    assert hidden.remove_unseen(tree, hidden.read_sheet(tree)) == []
+    for n in range(1, 7):
+        assert f"{SECRET} {n}." in tree.text_content()
+
+
+def test_content_hidden_whole_until_scripts_show_it_stays():
+    streamed = f"<div hidden><p>{VISIBLE[1]}</p><p>{VISIBLE[2]}</p></div>"
+    markup = (
+        "<!doctype html><html><head><title>Balcony tomatoes</title></head><body><article>"
+        f"<h1>Balcony tomatoes</h1><p>{VISIBLE[0]}</p>{streamed}</article></body></html>"
+    )
+    assert VISIBLE[2] in html_to_markdown(markup, URL).markdown

@@ -252,7 +252,8 @@ _MARK_UNSEEN = r"""
   const PANEL = new RegExp("(^|[^a-z])(accordion|collapse|collapsible|expandable|panel"
     + "|tabpanel|tabs?)([^a-z]|$)");
   const control = (e) => !!e && (/^(BUTTON|SUMMARY)$/.test(e.tagName)
-    || e.hasAttribute("aria-expanded"));
+    || e.hasAttribute("aria-expanded") || (e.textContent.trim().split(/\s+/).length <= 12
+      && !!e.querySelector("button, [aria-expanded]")));
   const panel = (e) => controlled.has(e.id) || e.getAttribute("role") === "tabpanel"
     || PANEL.test(`${e.getAttribute("class") || ""} ${e.id}`.toLowerCase());
   const outermost = (element) => {

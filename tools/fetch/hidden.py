@@ -52,6 +52,7 @@ _CLIP_PATH = re.compile(r"^(?:inset\(\s*(?:50(?:\.\d+)?|[5-9]\d|100)%|circle\(\s
 _SCALE_ZERO = re.compile(r"\bscale[xy]?\(\s*0(?:\.0*)?\s*[,)]")
 _ANIMATED = ("transform", "transition", "animation", "animation-name", "will-change")
 _CONTROLS = frozenset({"button", "summary"})
+_HEADER_WORDS = 12
 _CLASS_WORD = re.compile(r"[a-z]+")
 _PANEL_WORDS = frozenset(
     {"accordion", "collapse", "collapsible", "expandable", "panel", "tabpanel", "tab", "tabs"}
@@ -191,9 +192,13 @@ def _after_control(element: HtmlElement | None) -> bool:
     before = element.getprevious() if element is not None else None
     while before is not None and not isinstance(before.tag, str):
         before = before.getprevious()
-    return before is not None and (
-        before.tag in _CONTROLS or before.get("aria-expanded") is not None
-    )
+    if before is None:
+        return False
+    if before.tag in _CONTROLS or before.get("aria-expanded") is not None:
+        return True
+    # An accordion's header: a heading or a line that holds its button.
+    short = len(before.text_content().split()) <= _HEADER_WORDS
+    return short and bool(before.xpath("boolean(.//button | .//*[@aria-expanded])"))
 
 
 def _styled_unseen(element: HtmlElement, sheet: Sheet) -> bool:
