@@ -175,7 +175,7 @@ def test_a_details_body_and_a_tab_panel_stay():
     [
         ".note { display: none }",
         "div.note{visibility:hidden}",
-        "#tip { opacity: 0 }",
+        "#tip { visibility: collapse }",
         "b, .note { font-size: 0 }",
         ".a.note { position: absolute; left: -10000px }",
         "@media screen { .note { display: none } }",
@@ -207,6 +207,8 @@ def test_style_sheet_rules_hide(css):
         ".note { display: none ",  # unclosed: read to the end, but the media query is not
         "@media print { .note { display: none }",
         "@font-face { .note { display: none } }",
+        "#tip { opacity: 0 }",  # a class's transparency: an animation's or a hover's state
+        ".note { visibility: hidden; transition: visibility 0.3s }",  # a hover's overlay
     ],
 )
 def test_style_sheet_rules_in_doubt_keep_the_text(css):
@@ -272,6 +274,7 @@ def test_words_outside_the_content_are_not_counted():
     assert hidden.reached(unseen, "Some alpha beta text") == 0
     assert hidden.reached(unseen, "[delta epsilon](https://x.test/y) alpha") == 7
     assert hidden.reached([], "anything") == 0
+    assert hidden.reached([hidden.Unseen(words=3, before="alpha", after="")], "alpha") == 0
     assert "1 word)" in hidden.warning(1)["message"]
 
 
@@ -316,3 +319,25 @@ def test_content_hidden_whole_until_scripts_show_it_stays():
         f"<h1>Balcony tomatoes</h1><p>{VISIBLE[0]}</p>{streamed}</article></body></html>"
     )
     assert VISIBLE[2] in html_to_markdown(markup, URL).markdown
+
+
+def test_content_streamed_into_several_hidden_parts_stays():
+    parts = "".join(f"<div hidden><p>{VISIBLE[n % 3]} Part {n}.</p></div>" for n in range(6))
+    tree = lxml.html.document_fromstring(page(parts))
+    assert hidden.remove_unseen(tree, hidden.read_sheet(tree)) == []
+    assert "Part 5." in tree.text_content()
+
+
+def test_odd_markup_and_style_sheets_are_read_safely():
+    assert hidden.remove_unseen(lxml.html.fromstring("<p>no body</p>"), hidden.Sheet()) == []
+    css = "@import 'x.css'; } ; #a#b { display: none } .x:not(.y) { display: none }"
+    markup = page(
+        f"<button>Open</button><!-- note --><div hidden>{SECRET} 1.</div>"
+        f'<div id="a" class="x" style="visibility:hidden"><!-- c --><b>{SECRET} 2.</b></div>',
+        head=f"<style>{css}</style>",
+    )
+    tree = lxml.html.document_fromstring(markup)
+    unseen = hidden.remove_unseen(tree, hidden.read_sheet(tree))
+    assert f"{SECRET} 1." in tree.text_content()  # a panel after its button
+    assert f"{SECRET} 2." not in tree.text_content()
+    assert len(unseen) == 1

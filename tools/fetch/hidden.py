@@ -67,6 +67,7 @@ _INHERITED = ("visibility", "font-size")  # a descendant may set them back
 # What a text's words are matched by (see `Unseen`).
 _WORD = re.compile(r"\w+")
 _ANCHOR_WORDS = 5
+_FEW = 4  # words: fewer, in one hidden element, tell the assistant nothing
 # Share of the body's text (characters) beyond which hidden text is the page's own content,
 # shown by its scripts (fading it in, streaming it): 0.15, 0.3 and 0.5 tried, 0.15 lost the
 # least F1 on wcxb-dev/ and on the other 1,127 WCXB dev pages alike.
@@ -213,7 +214,9 @@ def _styled_unseen(element: HtmlElement, sheet: Sheet) -> bool:
             merged.update(rule.declarations)
     merged.update(inline)
     why = hiding(merged)
-    if why is None:
+    # A style sheet's transparent class is an animation's or a hover's state more often than
+    # not (on the dev pages, most such text was content): only the element's own style hides.
+    if why is None or (why == {"opacity"} and "opacity" not in inline):
         return False
     # Specificity and !important could put any rule last: each must leave it hidden.
     if any(hiding(merged | rule.declarations) is None for rule in rules):
@@ -238,12 +241,12 @@ def _reset_below(element: HtmlElement, sheet: Sheet, properties: set[str]) -> bo
 def hiding(style: Declarations) -> set[str] | None:
     """The properties that make a box with these declarations invisible, or None if it shows."""
     opacity = _number(style.get("opacity", ""), percent=100.0)
-    # A transparent box that moves or changes is an animation's first frame, which a
-    # script plays as the page shows (a fade-in): only a still one hides.
+    # A transparent or invisible box that moves or changes is an animation's first frame or
+    # a hover's overlay, which the page plays as it is read: only a still one hides.
     moving = any(style.get(name, "none") != "none" for name in _ANIMATED)
     checks = (
         ("display", style.get("display") == "none"),
-        ("visibility", style.get("visibility") in _INVISIBLE_VISIBILITY),
+        ("visibility", style.get("visibility") in _INVISIBLE_VISIBILITY and not moving),
         ("opacity", opacity is not None and opacity <= _FAINT and not moving),
         ("font-size", _number(style.get("font-size", ""), percent=1.0) == 0),
         ("transform", _SCALE_ZERO.search(style.get("transform", "")) is not None),
@@ -436,12 +439,13 @@ def _around(stream: list[str | HtmlElement], at: int) -> Unseen:
 
 def reached(unseen: list[Unseen], markdown: str) -> int:
     """How many of the words taken out would have reached this content: those of elements
-    that sat inside it (the visible words on both sides of them are in it). A menu, a modal
-    or a template beside the content is everyday markup."""
+    that sat inside it (the visible words on both sides of them are in it) and hold a few
+    words at least. A menu, a modal or a template beside the content is everyday markup, and
+    so are a word or two hidden in it (a label for screen readers, a swatch's colour)."""
     if not unseen:
         return 0
     text = " " + " ".join(_WORD.findall(re.sub(r"\]\([^)]*\)", "]", markdown))) + " "
-    return sum(item.words for item in unseen if item.words and _inside(item, text))
+    return sum(item.words for item in unseen if item.words >= _FEW and _inside(item, text))
 
 
 def _inside(item: Unseen, text: str) -> bool:
