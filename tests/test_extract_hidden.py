@@ -50,6 +50,12 @@ def page(middle: str, head: str = "") -> str:
     )
 
 
+def tree_of(markup: str) -> lxml.html.HtmlElement:
+    tree = lxml.html.document_fromstring(markup)
+    assert isinstance(tree, lxml.html.HtmlElement)
+    return tree
+
+
 def codes(document: object) -> list[str]:
     return [w["code"] for w in getattr(document, "warnings", [])]
 
@@ -251,7 +257,7 @@ def test_a_huge_hostile_style_sheet_is_read_within_bounds():
     nested = "@media screen {" * 50 + ".note{display:none}" + "}" * 50
     opened = "{" * 100_000
     for css in (rules, nested, opened):
-        sheet = hidden.read_sheet(lxml.html.document_fromstring(f"<style>{css}</style><p>x</p>"))
+        sheet = hidden.read_sheet(tree_of(f"<style>{css}</style><p>x</p>"))
         assert sheet.rules <= 5_000
 
 
@@ -306,7 +312,7 @@ def test_closed_panels_fade_ins_and_custom_elements_stay():
     )
     # Here, not through an extractor: trafilatura drops some of them itself on an article,
     # as it always did, where a product page's converter keeps closed panels.
-    tree = lxml.html.document_fromstring(page(panels, head="<style>my-card{display:none}</style>"))
+    tree = tree_of(page(panels, head="<style>my-card{display:none}</style>"))
     assert hidden.remove_unseen(tree, hidden.read_sheet(tree)) == []
     for n in range(1, 7):
         assert f"{SECRET} {n}." in tree.text_content()
@@ -323,20 +329,20 @@ def test_content_hidden_whole_until_scripts_show_it_stays():
 
 def test_content_streamed_into_several_hidden_parts_stays():
     parts = "".join(f"<div hidden><p>{VISIBLE[n % 3]} Part {n}.</p></div>" for n in range(6))
-    tree = lxml.html.document_fromstring(page(parts))
+    tree = tree_of(page(parts))
     assert hidden.remove_unseen(tree, hidden.read_sheet(tree)) == []
     assert "Part 5." in tree.text_content()
 
 
 def test_odd_markup_and_style_sheets_are_read_safely():
-    assert hidden.remove_unseen(lxml.html.fromstring("<p>no body</p>"), hidden.Sheet()) == []
+    assert hidden.remove_unseen(lxml.html.fragment_fromstring("<p>x</p>"), hidden.Sheet()) == []
     css = "@import 'x.css'; } ; #a#b { display: none } .x:not(.y) { display: none }"
     markup = page(
         f"<button>Open</button><!-- note --><div hidden>{SECRET} 1.</div>"
         f'<div id="a" class="x" style="visibility:hidden"><!-- c --><b>{SECRET} 2.</b></div>',
         head=f"<style>{css}</style>",
     )
-    tree = lxml.html.document_fromstring(markup)
+    tree = tree_of(markup)
     unseen = hidden.remove_unseen(tree, hidden.read_sheet(tree))
     assert f"{SECRET} 1." in tree.text_content()  # a panel after its button
     assert f"{SECRET} 2." not in tree.text_content()
