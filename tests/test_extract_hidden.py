@@ -214,6 +214,7 @@ def test_style_sheet_rules_hide(css):
         "@media print { .note { display: none }",
         "@font-face { .note { display: none } }",
         "#tip { opacity: 0 }",  # a class's transparency: an animation's or a hover's state
+        ".note { text-indent: -9999px }",  # a class's picture, labelled as alt text is
         ".note { visibility: hidden; transition: visibility 0.3s }",  # a hover's overlay
     ],
 )

@@ -57,6 +57,7 @@ _CLASS_WORD = re.compile(r"[a-z]+")
 _PANEL_WORDS = frozenset(
     {"accordion", "collapse", "collapsible", "expandable", "panel", "tabpanel", "tab", "tabs"}
 )
+_OWN_STYLE = frozenset({"opacity", "text-indent"})  # hide only from a style attribute
 _INVISIBLE_VISIBILITY = frozenset({"hidden", "collapse"})
 _BOXED = frozenset({"absolute", "fixed"})
 _OVERFLOW = ("overflow", "overflow-x", "overflow-y")
@@ -215,8 +216,10 @@ def _styled_unseen(element: HtmlElement, sheet: Sheet) -> bool:
     merged.update(inline)
     why = hiding(merged)
     # A style sheet's transparent class is an animation's or a hover's state more often than
-    # not (on the dev pages, most such text was content): only the element's own style hides.
-    if why is None or (why == {"opacity"} and "opacity" not in inline):
+    # not, and its indented text labels the picture the class draws (a swatch, a logo), as
+    # alt text does: on the dev pages most such text was content. The element's own style
+    # hides.
+    if why is None or (len(why) == 1 and why <= _OWN_STYLE and not why <= inline.keys()):
         return False
     # Specificity and !important could put any rule last: each must leave it hidden.
     if any(hiding(merged | rule.declarations) is None for rule in rules):
