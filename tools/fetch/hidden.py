@@ -113,6 +113,8 @@ class Sheet:
         classes = set(element.get("class", "").split())
         keys = ["*", str(element.tag), f"#{element.get('id')}", *(f".{c}" for c in classes)]
         found = [rule for key in keys for rule in self.by_key.get(key, ())]
+        if not found:
+            return found
         return sorted(
             (rule for rule in found if rule.matches(element, classes)), key=lambda r: r.order
         )
@@ -173,9 +175,10 @@ def _holds_panel(element: HtmlElement, controlled: set[str]) -> bool:
 def _unseen(element: HtmlElement, sheet: Sheet, controlled: set[str]) -> bool:
     if element.get(MARK) is not None:  # the browser saw it, and knew better (browser.py)
         return True
-    if element.get("hidden", "").lower() == "until-found" or _panel(element, controlled):
+    if element.get("hidden", "").lower() == "until-found":
         return False
-    return element.get("hidden") is not None or _styled_unseen(element, sheet)
+    hidden = element.get("hidden") is not None or _styled_unseen(element, sheet)
+    return hidden and not _panel(element, controlled)  # the costlier test last
 
 
 def _panel(element: HtmlElement, controlled: set[str]) -> bool:
@@ -209,6 +212,8 @@ def _styled_unseen(element: HtmlElement, sheet: Sheet) -> bool:
     # A custom element is hidden by the page's style sheet until its script defines it.
     custom = "-" in str(element.tag)
     rules = sheet.matching(element) if sheet.rules and not custom else []
+    if not inline and not rules:
+        return False
     merged: Declarations = {}
     for rule in rules:
         if rule.certain:
@@ -358,7 +363,8 @@ def _read_block(css: str, start: int, end: int, sheet: Sheet, *, certain: bool, 
             body = css[brace.end() : close]
             sure = certain and "{" not in body  # nested rules: not read, so not known
             style = declarations(body.split("{")[0])
-            for selector in prelude.split(","):
+            watched = not _WATCHED.isdisjoint(style)  # else it can neither hide nor show
+            for selector in prelude.split(",") if watched else ():
                 sheet.add(selector, style, certain=sure)
         position = close + 1
 
@@ -392,7 +398,7 @@ def _rule(selector: str, style: Declarations, order: int, *, certain: bool) -> _
     tag = compound.group(1)
     parts = [(kind, name.replace("\\", "")) for kind, name in _PART.findall(compound.group(2))]
     ids = {name for kind, name in parts if kind == "#"}
-    if len(ids) > 1 or not any(style.get(name) is not None for name in _WATCHED):
+    if len(ids) > 1:
         return None
     return _Rule(
         style,
@@ -405,10 +411,10 @@ def _rule(selector: str, style: Declarations, order: int, *, certain: bool) -> _
 
 
 # Every property `hiding` reads: a rule that sets none of them cannot hide nor show.
-_WATCHED = (
+_WATCHED = frozenset((
     "display", "visibility", "opacity", "font-size", *_ANIMATED, "clip-path", "clip",
     "position", "text-indent", *_FAR_SIDES, *_OVERFLOW, *_SIZES, *_PADDING,
-)  # fmt: skip
+))  # fmt: skip
 
 
 def _anchors(body: HtmlElement, doomed: set[HtmlElement]) -> list[Unseen]:
