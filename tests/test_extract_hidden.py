@@ -148,6 +148,7 @@ def test_each_inline_rule_hides(style):
         "clip:rect(0 0 0 0)",  # clip applies to positioned boxes only
         "clip-path:inset(10%)",
         "transform:scale(0.5)",
+        "text-indent:-9999px;width:32px;height:32px",  # a swatch's label, as alt text is
         "color:red;;;:;nonsense",
     ],
 )

@@ -279,7 +279,10 @@ def _boxed(style: Declarations) -> set[str] | None:
     far = [side for side in _FAR_SIDES if _px(style.get(side, "")) <= _FAR]
     if boxed and far:
         return {"position", *far}
-    if _px(style.get("text-indent", "")) <= _FAR:
+    # Text indented away in a box of its own size is the label of the picture the box shows
+    # (a colour swatch, a logo), as alt text is.
+    pictured = _px(style.get("width", "")) > 0 and _px(style.get("height", "")) > 0
+    if _px(style.get("text-indent", "")) <= _FAR and not pictured:
         return {"text-indent"}
     return None
 
