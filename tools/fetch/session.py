@@ -348,10 +348,9 @@ def _through(via: proxy.Proxy | None, exc: httpx.HTTPError, host: str) -> ToolEr
     if via is None:
         return None
     if isinstance(exc, httpx.ProxyError):
-        said = str(exc)
-        return proxy_failed(
-            via, host, REFUSED_LOGIN if said.startswith("407") else f"it answered {said}"
-        )
+        answered = str(exc)
+        why = REFUSED_LOGIN if answered.startswith("407") else f"it answered {answered}"
+        return proxy_failed(via, host, why)
     said = from_httpx(exc)
     if said.kind.startswith(("connect:", "DNS:")):
         return proxy_failed(via, host, said.detail or said.kind)
