@@ -562,7 +562,15 @@ def test_descendants_finds_a_grandchild_and_not_others():
 def test_a_browser_over_its_memory_cap_is_killed_and_the_page_comes_as_sent(
     sites, isolated_env, monkeypatch, own_tmp, capfd
 ):
-    monkeypatch.setattr(browser, "MEMORY_CAP", 1 << 20)  # any real browser is larger
+    settle = browser._settle
+
+    def capped_once_open(page: Any, call: Any) -> bool:
+        # Once the page is open, so its profile and artifact folders exist: any real
+        # browser is larger than this.
+        monkeypatch.setattr(browser, "MEMORY_CAP", 1 << 20)
+        return settle(page, call)
+
+    monkeypatch.setattr(browser, "_settle", capped_once_open)
     monkeypatch.setenv("TMPDIR", own_tmp)  # what Playwright's driver, started now, inherits
     site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
     environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
