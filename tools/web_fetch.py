@@ -236,6 +236,11 @@ def rendered(
     )
     if page.settled:
         return document
+    if len(document.markdown) < len(unrendered.markdown):
+        # Stopped before it showed what it was sent with (its embedded data, say): the page
+        # as sent tells more.
+        busy = {"code": "RENDER_UNSETTLED", "message": UNSHOWN}
+        return replace(unrendered, warnings=[*unrendered.warnings, busy])
     unsettled = {
         "code": "RENDER_UNSETTLED",
         "message": "The page was still loading when the time to render it ran out: this is "
@@ -244,6 +249,10 @@ def rendered(
     return replace(document, warnings=[*document.warnings, unsettled])
 
 
+UNSHOWN = (
+    "The page was still loading when the time to render it ran out, and showed less than its "
+    "HTML as sent: this is its HTML as sent, and parts may be missing."
+)
 UNREAD = (
     "The page's scripts kept the browser busy until the time to render it ran out, so what "
     "it showed could not be read: this is its HTML as sent, and parts may be missing."

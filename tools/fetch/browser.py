@@ -49,7 +49,6 @@ INSTALL_HINT = (
     "the system's package (apt install chromium, dnf install chromium) or, where it can be "
     "downloaded, `playwright install chromium`; IKIGAI_WEB_FETCH_BROWSER names one elsewhere"
 )
-SETTLE_SECONDS = 8.0  # the most a page may keep loading before what it shows is read
 READ_SECONDS = 2.0  # the most reading the DOM may take: a renderer still busy then is killed
 READ_RESERVE = 3.0  # of the deadline, kept for reading the DOM (READ_SECONDS) and extracting
 CLOSE_SECONDS = 2.0  # the most closing the browser may take before its processes are killed
@@ -402,7 +401,8 @@ def _load_and_read(page: Any, call: _Call, watch: _Watch) -> Rendered:
     """Load the page for at most the settle time, then read it within READ_SECONDS."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    call.settle_end = time.monotonic() + max(min(SETTLE_SECONDS, _left(call)), 0.0)
+    settle = call.session.settings.fetch_render_settle
+    call.settle_end = time.monotonic() + max(min(settle, _left(call)), 0.0)
     watch.limit(_settle_left(call) + _GRACE)
     with contextlib.suppress(PlaywrightTimeout):  # what was parsed so far is read
         page.goto(call.url, wait_until="domcontentloaded", timeout=_ms(_settle_left(call)))
