@@ -34,6 +34,7 @@ _VERY_SHORT = 40
 _TEASER = 20
 # ...and at most this many when nothing but a gate prompt says the article is cut.
 _CUT_SHORT = 350
+_PROMPT_WORDS = 25  # a gate's prompt is a line of its own, not a sentence of an article
 _DECLARED_SHARE = 0.5  # the text shown is under half the length the page declares
 _PART_WORDS = 10  # a declared paywalled part holding fewer words than this is empty
 _NEEDED = 3  # points a wall needs...
@@ -68,6 +69,11 @@ KINDS: dict[str, Kind] = {
     "bot_check": Kind(
         _whole(
             r"just a moment\.*",
+            r"(?:einen|un|um|een) moment(?:o)?(?: bitte| geduld| por favor)?\W*",
+            r"un instant\W*",
+            r"подождите\W*",
+            r"少々お待ちください",
+            r"请稍候\W*",
             r"attention required!?",
             r"access denied",
             r"access blocked",
@@ -108,6 +114,17 @@ KINDS: dict[str, Kind] = {
             r"verify (?:that )?you(?:'re| are) (?:a )?human",
             r"(?:are|not) a robot",
             r"checking (?:if the site connection is secure|your browser)",
+            r"(?:wir )?überprüfen (?:ihren browser|ob sie ein mensch sind)",
+            r"(?:nous )?vérifions (?:votre navigateur|que vous êtes humain)",
+            r"(?:comprobando|verificando) (?:tu|su|seu|o) navegador",
+            r"verificando se você é humano",
+            r"verificando que eres humano",
+            r"controllo (?:del browser|che tu sia umano)",
+            r"(?:uw|je) browser wordt gecontroleerd",
+            r"controleren of (?:u|je) een mens (?:bent|is)",
+            r"проверка (?:браузера|того, что вы человек)",
+            r"ブラウザを確認しています",
+            r"正在(?:检查|验证)您的浏览器",
             r"unusual (?:traffic|activity) from your (?:computer|network|device)",
             r"complete the (?:security check|captcha)",
             r"automated (?:access|requests|queries)",
@@ -520,7 +537,7 @@ _CHALLENGE = _any(
     r"captcha-delivery",
     r"_incapsula_resource",
     r"sec-if-cpt",
-    r"bm-verify",
+    r"bm[-_]verify",
     r"aws-?waf",
     r"ddos-guard",
     r"sucuri_cloudproxy",
@@ -600,8 +617,8 @@ def _visible(body: HtmlElement) -> tuple[int, str]:
         words += size(piece)
         if words >= _READ_WORDS:
             return words, ""
-        parts.append(piece)
-    return words, _squash(" ".join(parts))
+        parts.append(_squash(piece))
+    return words, "\n".join(part for part in parts if part)  # one text node a line
 
 
 def size(text: str) -> int:
@@ -694,7 +711,7 @@ def _scripted_check(said: str, markup: str) -> bool:
 
 
 def _said(found: Clues, markdown: str) -> str:
-    return found.text or _squash(markdown)
+    return _squash(found.text or markdown)
 
 
 def _score(name: str, found: Clues, said: str, markup: str, shown: int) -> int:
@@ -730,8 +747,16 @@ def _paywall(found: Clues, markdown: str, shown: int) -> bool:
         declared = found.declared_words
         if (found.declared_cut and shown <= _CUT_SHORT) or shown < _DECLARED_SHARE * declared:
             return True
-    prompt = _PAYWALL.search(found.text) or _PAYWALL.search(markdown)
-    return bool(prompt) and shown <= _CUT_SHORT
+    return shown <= _CUT_SHORT and any(map(_prompt, (found.text, markdown)))
+
+
+def _prompt(text: str) -> bool:
+    """A subscribe prompt standing alone (a gate's own line), not a phrase inside prose."""
+    return any(
+        size(line) <= _PROMPT_WORDS and _PAYWALL.search(line)
+        for line in text.splitlines()
+        if _PAYWALL.search(line)
+    )
 
 
 def visible_part(markdown: str) -> bool:
