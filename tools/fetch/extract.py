@@ -255,8 +255,9 @@ def html_to_markdown(
         **meta,
         product=_product(signals, page_type),
         page_type=page_type,
-        # A check the page's scripts pass by themselves is rendered as an app shell is.
-        app_shell=(parsed.shell or bool(verdict and verdict.javascript)) and parsed.scripted,
+        # A check the page's scripts pass by themselves is rendered as an app shell is; no
+        # other wall is worth a browser.
+        app_shell=(verdict.javascript if verdict else parsed.shell) and parsed.scripted,
         wall=verdict.wall if verdict else None,
         warnings=warnings,
     )

@@ -35,6 +35,7 @@ _TEASER = 20
 # ...and at most this many when nothing but a gate prompt says the article is cut.
 _CUT_SHORT = 350
 _PROMPT_WORDS = 25  # a gate's prompt is a line of its own, not a sentence of an article
+_LEAD_WORDS = 4  # ...that starts with it, or nearly
 _DECLARED_SHARE = 0.5  # the text shown is under half the length the page declares
 _PART_WORDS = 10  # a declared paywalled part holding fewer words than this is empty
 _NEEDED = 3  # points a wall needs...
@@ -752,11 +753,11 @@ def _paywall(found: Clues, markdown: str, shown: int) -> bool:
 
 def _prompt(text: str) -> bool:
     """A subscribe prompt standing alone (a gate's own line), not a phrase inside prose."""
-    return any(
-        size(line) <= _PROMPT_WORDS and _PAYWALL.search(line)
-        for line in text.splitlines()
-        if _PAYWALL.search(line)
-    )
+    for line in text.splitlines():
+        found = _PAYWALL.search(line)
+        if found and size(line) <= _PROMPT_WORDS and size(line[: found.start()]) <= _LEAD_WORDS:
+            return True
+    return False
 
 
 def visible_part(markdown: str) -> bool:
