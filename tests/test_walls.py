@@ -5,6 +5,7 @@ article keeps its free part and says it is cut; real content about such things s
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -273,3 +274,29 @@ def test_walls_in_several_languages(title, text, wall):
     form = '<form><input type="password"></form>' if wall == "sign_in" else ""
     page = f"<html><head><title>{title}</title></head><body><h1>{title}</h1><p>{text}</p>{form}"
     assert html_to_markdown(page + "</body></html>", "https://site.test/x").wall == wall
+
+
+def test_a_long_page_is_content_whatever_its_title_says():
+    page = (
+        f"<html><head><title>Page not found</title></head><body><p>{PROSE * 60}</p></body></html>"
+    )
+    assert html_to_markdown(page, "https://site.test/x").wall is None
+
+
+def test_what_a_declaration_cannot_say_is_left_out():
+    body = PROSE * 10
+    objects = [
+        {"@type": "WebSite", "name": "Daily", "isAccessibleForFree": "perhaps"},
+        {
+            "@type": "NewsArticle",
+            "isAccessibleForFree": "false",
+            "articleBody": body,
+            "hasPart": {"isAccessibleForFree": False, "cssSelector": "div > .paid"},
+        },
+    ]
+    declared = f'<script type="application/ld+json">{json.dumps(objects)}</script>'
+    page = f"<html><head><title>T</title>{declared}</head><body><p>{PROSE}</p></body></html>"
+    # The selector is beyond a simple class or id, so only the declared body says it is cut.
+    assert html_to_markdown(page, "https://news.test/a").wall == "paywall"
+    whole = page.replace(f"<p>{PROSE}</p>", f"<p>{body}</p>")
+    assert html_to_markdown(whole, "https://news.test/a").wall is None
