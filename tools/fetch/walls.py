@@ -562,6 +562,7 @@ _SCRIPTED_CHECK = _any(
 _CAPTCHA_BOX = re.compile(
     r"g-recaptcha|h-captcha|px-captcha|captcha-delivery|name=[\"']?captcha", re.IGNORECASE
 )
+_MOUNT = ".//*[@id] | .//img | .//video | .//audio | .//canvas"
 _SCRIPT = re.compile(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
 
@@ -601,9 +602,7 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
         words=words,
         password=bool(tree.xpath('//input[@type="password" or @type="PASSWORD"]')),
         noindex="noindex" in str(tree.xpath('string(//meta[@name="robots"]/@content)')).lower(),
-        mount=bool(
-            body is not None and body.xpath(".//*[@id] | .//img | .//video | .//audio | .//canvas")
-        ),
+        mount=words == 0 and body is not None and bool(body.xpath(_MOUNT)),  # only asked then
         declared_cut=free is False and part,
         declared_free=free,
         declared_words=_declared_words(signals) if free is False else 0,
