@@ -41,11 +41,16 @@ _PART_WORDS = 10  # a declared paywalled part holding fewer words than this is e
 _NEEDED = 3  # points a wall needs...
 _STRONG = 2  # ...at least one signal of this weight among them
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_WORD = re.compile(r"[^\W\d_]+|\d+")
 _SEGMENTS = re.compile(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7]\s*")
 
 
 def _any(*patterns: str) -> re.Pattern[str]:
+    """Any of the patterns, in text already lower-case (three times faster than IGNORECASE)."""
+    return re.compile("|".join(f"(?:{p})" for p in patterns))
+
+
+def _any_case(*patterns: str) -> re.Pattern[str]:
+    """Any of the patterns, in markup, whatever its case."""
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
@@ -183,7 +188,7 @@ KINDS: dict[str, Kind] = {
             r"启用javascript",
             r"请开启javascript",
         ),
-        _any(
+        _any_case(
             r"challenge-platform",
             r"cf-turnstile",
             r"challenges\.cloudflare\.com",
@@ -530,7 +535,7 @@ _PAYWALL = _any(
     r"继续阅读.{0,6}(?:订阅|登录)",
 )
 # Markup only a challenge page carries (a check's own script or frame): as strong as its words.
-_CHALLENGE = _any(
+_CHALLENGE = _any_case(
     r"cf-chl",
     r"cf_chl",
     r"challenge-platform/h/",
@@ -611,20 +616,23 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
 
 def _visible(body: HtmlElement) -> tuple[int, str]:
     """The body's words up to _READ_WORDS, and its text when it has fewer."""
-    parts: list[str] = []
+    lines: list[str] = []
     words = 0
     for piece in body.itertext():
-        words += size(piece)
+        parts = piece.split()  # CJK text counts as few words here: only the cap is later
+        if not parts:
+            continue
+        words += len(parts)
         if words >= _READ_WORDS:
             return words, ""
-        parts.append(_squash(piece))
-    return words, "\n".join(part for part in parts if part)  # one text node a line
+        lines.append(" ".join(parts))
+    return words, "\n".join(lines)  # one text node a line
 
 
 def size(text: str) -> int:
     """Words, a CJK character counting as half of one (those scripts put no spaces)."""
-    cjk = len(_CJK.findall(text))
-    return len(_WORD.findall(_CJK.sub(" ", text))) + cjk // 2 if cjk else len(_WORD.findall(text))
+    words = len(text.split())  # str.split: ten times faster than a regex, on every page
+    return words + len(_CJK.findall(text)) // 2 if _CJK.search(text) else words
 
 
 def _squash(text: str) -> str:
@@ -711,7 +719,7 @@ def _scripted_check(said: str, markup: str) -> bool:
 
 
 def _said(found: Clues, markdown: str) -> str:
-    return _squash(found.text or markdown)
+    return _squash(found.text or markdown).lower()
 
 
 def _score(name: str, found: Clues, said: str, markup: str, shown: int) -> int:
@@ -752,9 +760,12 @@ def _paywall(found: Clues, markdown: str, shown: int) -> bool:
 
 def _prompt(text: str) -> bool:
     """A subscribe prompt standing alone (a gate's own line), not a phrase inside prose."""
-    for line in text.splitlines():
-        found = _PAYWALL.search(line)
-        if found and size(line) <= _PROMPT_WORDS and size(line[: found.start()]) <= _LEAD_WORDS:
+    low = text.lower()
+    for found in _PAYWALL.finditer(low):
+        start = low.rfind("\n", 0, found.start()) + 1
+        end = low.find("\n", found.end())
+        line = low[start : len(low) if end < 0 else end]
+        if size(line) <= _PROMPT_WORDS and size(low[start : found.start()]) <= _LEAD_WORDS:
             return True
     return False
 
@@ -773,7 +784,7 @@ def challenge(html: str, title: str, headers: Mapping[str, str]) -> bool:
     marked = bool(
         _CHALLENGE.search(html[: 1 << 20]) or (kind.markup and kind.markup.search(html[: 1 << 20]))
     )
-    return named or marked or bool(kind.strong.search(html[: 1 << 20]))
+    return named or marked or bool(kind.strong.search(html[: 1 << 20].lower()))
 
 
 def warnings(verdict: Verdict | None, markdown: str) -> list[dict[str, str]]:
