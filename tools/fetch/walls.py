@@ -488,8 +488,12 @@ _PAYWALL = _any(
     r"subscribe (?:now )?to (?:continue|keep) reading",
     r"(?:to )?continue reading,? "
     r"(?:subscribe|sign in|log in|become|register|start)",
-    r"to (?:read|unlock|access) (?:the (?:full|whole|rest of (?:the|this))|this|the full) "
+    # "to read the full post" alone is a teaser's link: a gate asks to subscribe or sign in.
+    r"(?:subscribe|sign in|log in|register|become a (?:member|subscriber)) (?:now )?to "
+    r"(?:read|unlock|access) (?:the (?:full|whole|rest of (?:the|this))|this) "
     r"(?:article|story|post|piece)",
+    r"to (?:read|unlock|access) (?:the (?:full|whole|rest of (?:the|this))|this) "
+    r"(?:article|story|post|piece),? (?:please )?(?:subscribe|sign in|log in|register)",
     r"(?:this|the) (?:article|story|content) is (?:only )?"
     r"(?:available|reserved|exclusive) (?:only )?(?:to|for) (?:subscribers|members|premium)",
     r"subscribers? only",
