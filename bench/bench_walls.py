@@ -94,12 +94,17 @@ def dev(data: Path) -> None:
         print(f"walls, dev pages: skipped, no benchmark data at {data} (set SHARED)")
         return
     flagged = []
+    per_set: Counter[str] = Counter()
     for name, path, url in pages:
         got = wall_of(gzip.decompress(path.read_bytes()).decode("utf-8", "replace"), url)
+        per_set[name.split("/")[0]] += 1
         if got != "none":
             flagged.append(f"{name} -> {got}")
     rate = 100 * len(flagged) / len(pages)
-    print(f"walls, dev pages flagged: {len(flagged)}/{len(pages)}")
+    sets = "  ".join(
+        f"{s} {sum(f.startswith(s + '/') for f in flagged)}/{per_set[s]}" for s in per_set
+    )
+    print(f"walls, dev pages flagged: {len(flagged)}/{len(pages)} ({sets})")
     print(f"  false alarms: {check('walls dev flagged', rate, TARGET_FLAGGED, '%')}")
     for line in flagged:
         print(f"  flagged: {line}")
