@@ -34,6 +34,9 @@ _VERY_SHORT = 40
 _TEASER = 20
 # ...and at most this many when nothing but a gate prompt says the article is cut.
 _CUT_SHORT = 350
+# ...and at most this many when only a prompt says so: a newsletter's "subscribe to keep
+# reading" pop-up also sits under whole short posts (one dev page of 1,567).
+_TEASER_SHORT = 250
 _PROMPT_WORDS = 25  # a gate's prompt is a line of its own, not a sentence of an article
 _LEAD_WORDS = 4  # ...that starts with it, or nearly
 _DECLARED_SHARE = 0.5  # the text shown is under half the length the page declares
@@ -759,7 +762,7 @@ def _paywall(found: Clues, markdown: str, shown: int) -> bool:
         declared = found.declared_words
         if (found.declared_cut and shown <= _CUT_SHORT) or shown < _DECLARED_SHARE * declared:
             return True
-    return shown <= _CUT_SHORT and any(map(_prompt, (found.text, markdown)))
+    return shown <= _TEASER_SHORT and any(map(_prompt, (found.text, markdown)))
 
 
 def _prompt(text: str) -> bool:
