@@ -32,7 +32,8 @@ _SHORT = 120
 _VERY_SHORT = 40
 # A paywalled article's visible part: at least this many words to be worth returning.
 _TEASER = 20
-# ...and at most this many when nothing but a gate prompt says the article is cut.
+# At most this many words shown when the declared paywalled part is empty or missing (whole
+# articles whose declared part is missing run from 500 words up on the dev pages)...
 _CUT_SHORT = 350
 # ...and at most this many when only a prompt says so: a newsletter's "subscribe to keep
 # reading" pop-up also sits under whole short posts (one dev page of 1,567).
