@@ -44,6 +44,7 @@ _DECLARED_SHARE = 0.5  # the text shown is under half the length the page declar
 _PART_WORDS = 10  # a declared paywalled part holding fewer words than this is empty
 _NEEDED = 3  # points a wall needs...
 _STRONG = 2  # ...at least one signal of this weight among them
+_MARKUP = 1 << 22  # characters of a short page's source searched for a challenge's markup
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _SEGMENTS = re.compile(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7]\s*")
 
@@ -74,7 +75,6 @@ class Kind:
     markup: re.Pattern[str] | None = None
 
 
-_NEVER = re.compile(r"(?!)")
 KINDS: dict[str, Kind] = {
     "bot_check": Kind(
         _whole(
@@ -703,17 +703,16 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     """The wall this page is, if it is one. `markdown` is the extracted content, `html` the
     page's source (searched only when the page is short), `scripted`: it has scripts."""
     shown = size(markdown)
-    paywall = _paywall(found, markdown, shown)
-    if paywall:
+    if _paywall(found, markdown, shown):
         return Verdict("paywall")
     if shown > _SHORT:
         return None
     if shown == 0 and found.words == 0 and not scripted and not found.mount:
         return Verdict("empty")
-    said = _said(found, markdown)
-    markup = html if len(html) < 4 * 1024 * 1024 else html[: 4 * 1024 * 1024]
-    best = max(KINDS, key=lambda name: _score(name, found, said, markup, shown))
-    if _score(best, found, said, markup, shown) < _NEEDED:
+    said, markup = _said(found, markdown), html[:_MARKUP]
+    points = {name: _score(name, found, said, markup, shown) for name in KINDS}
+    best = max(points, key=points.__getitem__)
+    if points[best] < _NEEDED:
         return None
     return Verdict(best, javascript=best == "bot_check" and _scripted_check(said, markup))
 
