@@ -244,6 +244,9 @@ def rendered(
         why = f"The page could not be rendered in a browser ({exc}); this is its HTML as sent."
         failed = {"code": "RENDER_FAILED", "message": why}
         return replace(unrendered, warnings=[*unrendered.warnings, failed])
+    if page.html is None:
+        busy = {"code": "RENDER_UNSETTLED", "message": UNREAD}
+        return replace(unrendered, warnings=[*unrendered.warnings, busy])
     document = html_document(
         page.html,
         printable_url(url),
@@ -258,6 +261,12 @@ def rendered(
         "what it showed by then, and parts may be missing.",
     }
     return replace(document, warnings=[*document.warnings, unsettled])
+
+
+UNREAD = (
+    "The page's scripts kept the browser busy until the time to render it ran out, so what "
+    "it showed could not be read: this is its HTML as sent, and parts may be missing."
+)
 
 
 def cache_key(params: Params, settings: Settings) -> list[Any]:

@@ -12,7 +12,7 @@ import httpx
 
 from common import proxy
 from common.errors import ErrorCode, ToolError
-from common.http import Overflow, Undecodable
+from common.http import Overflow, Undecodable, Unreachable
 from common.redact import (
     drop_userinfo,
     printable_url,
@@ -46,6 +46,7 @@ _CHALLENGE = (
 )
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _LOCATION = "ikigai_location"
+REFUSED_LOGIN = "it answered 407, refusing the login: check the user and password in it"
 
 
 # A request's method and body, when it is not a plain GET.
@@ -159,10 +160,15 @@ class Session:
         method, content = sent if sent is not None else ("GET", None)
         request = self.http.build_request(method, url, headers=headers, content=content)
         request.extensions["timeout"] = timeout.as_dict()
+        via = proxy.for_url(str(url))
         try:
-            return self.http.send(request, stream=True)
+            response = self.http.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise failed(exc, self.deadline) from None
+            raise _through(via, exc, url.host) or failed(exc, self.deadline) from None
+        if via is not None and response.status_code == 407:  # the proxy's answer, not the page's
+            response.close()
+            raise proxy_failed(via, url.host, REFUSED_LOGIN)
+        return response
 
     def forward(self, url: str, headers: dict[str, str], sent: Sent, cap: int) -> Answered:
         """One request a rendered page makes, vetted and robots-checked like the page itself.
@@ -340,6 +346,31 @@ def redirect_location(response: httpx.Response) -> str | None:
 def shown(url: str | httpx.URL) -> str:
     """A URL as messages print it: no user-info, secrets masked, then cut (never before)."""
     return printable_url(str(url))[:200]
+
+
+def _through(via: proxy.Proxy | None, exc: httpx.HTTPError, host: str) -> ToolError | None:
+    """The proxy's failure, naming the variable that set it, when `exc` is one: it refused
+    the tunnel, or could not be found or connected to (the page's host is its to reach)."""
+    from tools.fetch.transport import from_httpx
+
+    if via is None:
+        return None
+    if isinstance(exc, httpx.ProxyError):
+        answered = str(exc)
+        why = REFUSED_LOGIN if answered.startswith("407") else f"it answered {answered}"
+        return proxy_failed(via, host, why)
+    said = from_httpx(exc)
+    if said.kind.startswith(("connect:", "DNS:")):
+        return proxy_failed(via, host, said.detail or said.kind)
+    return None
+
+
+def proxy_failed(via: proxy.Proxy, host: str, why: str) -> ToolError:
+    """NETWORK_ERROR as every tool words a proxy's failure (common.wire)."""
+    from common.http import network_error
+
+    where = f"the proxy {via.host}:{via.port} ({via.variable})"
+    return network_error(Unreachable("proxy: could not reach", f"through {where}: {why}"), host)
 
 
 def too_many_redirects(url: str) -> ToolError:
