@@ -1150,7 +1150,7 @@ _GONE = object()
 def _stored(address, ahead=0.0, **changes):
     """A web-fetch cache entry for `address`, with its fields changed as `changes` say."""
     document = dict.fromkeys(
-        ["title", "author", "date", "site_name", "description", "product", "page_type"]
+        ["title", "author", "date", "site_name", "description", "product", "page_type", "wall"]
     )
     value = {"url": address, "content_type": "text/plain", "document": document}
     document |= {"markdown": "stale", "warnings": [], "app_shell": False}

@@ -991,3 +991,31 @@ def test_the_settle_time_is_a_setting(sites, isolated_env, monkeypatch):
     answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
     assert given and given[0] <= 0.5  # noqa: PT018 - one wait, noted
     assert "RENDER_UNSETTLED" in [w["code"] for w in answer["warnings"]]
+
+
+# --- walls ----------------------------------------------------------------------------------
+
+CHECK = """<html><head><title>Just a moment...</title></head><body><h1>Checking your browser</h1>
+<noscript>Enable JavaScript and cookies to continue</noscript><script>SCRIPT</script>
+</body></html>"""
+# A check that passes leaves the page it guarded: its own title and text.
+PASSED = (
+    "document.title = 'Harbour plan'; "
+    "document.body.innerHTML = '<article><h1>Harbour plan</h1><p>' + PARA + '</p></article>';"
+)
+
+
+def check_page(script: str) -> tuple[str, bytes]:
+    return "text/html; charset=utf-8", CHECK.replace("SCRIPT", script).encode()
+
+
+@needs_browser
+def test_a_javascript_check_is_rendered_and_the_rendered_page_judged(sites, tmp_path):
+    passed = f"var PARA = {json.dumps(PROSE)};" + PASSED
+    site = sites({"/passes": check_page(passed), "/stays": check_page("document.cookie='a=1';")})
+    answer = fetch(tmp_path, {"url": site.url("/passes")})
+    assert answer["success"], answer
+    assert PROSE in answer["content"]
+    stays = fetch(tmp_path, {"url": site.url("/stays")})
+    assert (stays["error_code"], stays["wall"]) == ("HTTP_ERROR", "bot_check")
+    assert "headless browser" in stays["error"]

@@ -99,6 +99,11 @@ OUTPUT_SCHEMA = output_schema(
             "enum": [*PAGE_TYPES],
             "description": "How an HTML page was read.",
         },
+        "wall": {
+            "type": "string",
+            "enum": ["paywall"],
+            "description": "The article is cut after its free part (a PAYWALL warning says so).",
+        },
         **dict.fromkeys(("author", "date", "site_name", "description"), _TEXT),
         "product": {
             "type": "string",
@@ -190,9 +195,23 @@ def fetch_page(params: Params, settings: Settings) -> Page:
             include_links=params.include_links,
         )
         shell = mode == "auto" and document.app_shell
+        sent = document
         if kind in HTML_TYPES and (mode == "always" or shell):
             document = rendered(session, fetched.url, first, params, document, mode)
+    _not_a_wall(url, sent, document, mode)
     return Page(url, kind, document)
+
+
+def _not_a_wall(url: str, sent: Document, document: Document, mode: str) -> None:
+    """HTTP_ERROR when the page (as rendered, if it was) is nothing but a wall: not the
+    content, so neither a success nor cached. `sent` is the page before any rendering."""
+    from tools.fetch import walls
+
+    if not walls.blocks(document.wall, document.markdown):
+        return
+    tried = "rendered" if document is not sent else "never" if mode == "never" else "no-browser"
+    assert document.wall is not None  # for mypy: blocks() says so
+    raise walls.failure(url, document.wall, javascript=sent.app_shell, tried=tried)
 
 
 def render_mode(params: Params, settings: Settings) -> str:
@@ -347,6 +366,8 @@ def shape_output(
     extras: dict[str, Any] = _extras(doc)
     if doc.page_type:
         extras["page_type"] = doc.page_type
+    if doc.wall:  # a paywalled article's free part: the one wall that is a success
+        extras["wall"] = doc.wall
     warnings = [*doc.warnings, *(notes or {}).get("warnings", [])]
     extras |= {k: v for k, v in (notes or {}).items() if k != "warnings"}
     if warnings:

@@ -36,6 +36,14 @@ ACCEPT = (
     "application/json;q=0.7,application/pdf;q=0.7,*/*;q=0.5"
 )
 ERROR_BODY_BYTES = 64 * 1024  # enough of an error page to find its title
+# Where a bot check refuses the page (a challenge, a rate limit, "unavailable") rather than a
+# plain error: its body then says which (tools/fetch/walls.py).
+CHALLENGE_STATUSES = frozenset({403, 429, 503})
+_CHALLENGE = (
+    "The page is a bot check (a challenge that decides whether the visitor is a person), not "
+    "the content: web-fetch cannot pass it. Use another source for the same information, or "
+    "ask the user to open it in their own browser."
+)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _LOCATION = "ikigai_location"
 REFUSED_LOGIN = "it answered 407, refusing the login: check the user and password in it"
@@ -406,7 +414,18 @@ def http_error(response: httpx.Response, body: bytes) -> ToolError:
     message = f"{shown(response.url)} answered HTTP {status} {response.reason_phrase}".rstrip()
     message += f": {said!r}. " if said else ". "
     wait = retry_after(response) if status in (429, 503) else None
+    if status in CHALLENGE_STATUSES and _is_challenge(response, body, said):
+        return ToolError(
+            ErrorCode.HTTP_ERROR, message + _CHALLENGE, retry_after=wait, wall="bot_check"
+        )
     return ToolError(ErrorCode.HTTP_ERROR, message + _advice(status), retry_after=wait)
+
+
+def _is_challenge(response: httpx.Response, body: bytes, said: str) -> bool:
+    from tools.fetch.decode import to_text
+    from tools.fetch.walls import challenge
+
+    return challenge(to_text(body, response.headers.get("content-type")), said, response.headers)
 
 
 def _advice(status: int) -> str:
