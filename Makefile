@@ -85,7 +85,7 @@ test-install: $(BIN)/.installed
 bench: launchers
 	@{ echo '# Benchmarks'; echo; echo 'Made by `make bench` on $(shell date -u +%Y-%m-%d), $(shell nproc) cores.'; \
 	  echo; echo '```'; status=0; \
-	  for b in bench/bench_*.py; do $(BIN)/python $$b || status=1; done; \
+	  for b in bench/bench_*.py; do SHARED='$(SHARED)' $(BIN)/python $$b || status=1; done; \
 	  echo '```'; exit $$status; } 2>&1 | tee BENCHMARKS.md; exit $${PIPESTATUS[0]}
 
 # BASE=REV scores web-fetch at that git revision beside today's (a temporary worktree).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from common.errors import ErrorCode
+from common.errors import WALLS, ErrorCode
 
 
 class Reader(NamedTuple):
@@ -74,6 +74,11 @@ FAILURE: dict[str, Any] = {
         "error": {"type": "string", "description": "What happened, and what to do about it."},
         "error_code": {"type": "string", "enum": [code.value for code in ErrorCode]},
         "retry_after": {"type": "integer", "description": "Seconds to wait before retrying."},
+        "wall": {
+            "type": "string",
+            "enum": [*WALLS],
+            "description": "web-fetch: the page is a wall, not the content, and which.",
+        },
         "_event": _EVENT,
     },
     "required": ["success", "error", "error_code"],

@@ -23,6 +23,11 @@ class ErrorCode(StrEnum):
     PARSE_ERROR = "PARSE_ERROR"
 
 
+# What a page that is not the content is (protocol.md, sections 6 and 7): a failure's `wall`,
+# or a paywalled article's, which keeps its free part.
+WALLS = ("bot_check", "sign_in", "paywall", "not_found", "error_page", "parked", "empty")
+
+
 class ToolError(Exception):
     """A failure reported to the model as `{"success": false, ...}` with exit 0."""
 
@@ -33,12 +38,14 @@ class ToolError(Exception):
         *,
         retry_after: int | None = None,
         event: dict[str, Any] | None = None,
+        wall: str | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.retry_after = retry_after
         self.event = event
+        self.wall = wall  # one of WALLS: the page fetched is a wall, not the content
 
 
 class UsageError(Exception):

@@ -86,9 +86,11 @@ def parse(value: str, variable: str) -> Proxy:
     """The proxy `value` names; INVALID_INPUT naming `variable` when it cannot be used."""
     from common.http import register_login
 
-    text = value if "://" in value else f"http://{value}"  # curl's reading of host:port
+    if "://" not in value:  # curl guesses http://; a setting is better told than guessed
+        host = value.rpartition("@")[2]
+        raise _unusable(variable, value, f"it has no scheme: write it as http://{host}")
     try:
-        parts = urlsplit(text)
+        parts = urlsplit(value)
         port = parts.port or 80
     except ValueError:
         raise _unusable(variable, value, "it is not a URL") from None
@@ -107,7 +109,7 @@ def parse(value: str, variable: str) -> Proxy:
 def _unusable(variable: str, value: str, why: str) -> ToolError:
     from common.redact import drop_userinfo
 
-    shown = drop_userinfo(value)[:200]
+    shown = (drop_userinfo(value) if "://" in value else value.rpartition("@")[2])[:200]
     return ToolError(
         ErrorCode.INVALID_INPUT,
         f"the setting {variable} is {shown!r}: {why}. Set it to a proxy URL such as "

@@ -236,6 +236,8 @@ def failure(err: ToolError, notes: list[str] | None = None) -> dict[str, Any]:
     }
     if err.retry_after is not None:
         out["retry_after"] = err.retry_after
+    if err.wall is not None:
+        out["wall"] = err.wall
     if err.event is not None:
         out["_event"] = err.event
     return out

@@ -249,6 +249,13 @@ class Settings:
         "when web-fetch renders a page in a headless browser: `auto` (app shells, where a "
         "browser is installed), `always` or `never`; a call's `render` wins",
     )
+    fetch_render_settle = Setting(
+        _seconds,
+        8.0,
+        "the most seconds a rendered page may keep loading before what it shows is read "
+        "(always inside the call's deadline); a slow machine or slow pages may want more",
+        "8",
+    )
     fetch_browser = Setting(
         _executable,
         "",

@@ -60,12 +60,23 @@ def test_each_scheme_takes_its_own_variable_then_all_proxy(no_proxies):
     assert (http.host, http.port, http.variable) == ("any.proxy", 8080, "ALL_PROXY")
 
 
-def test_lower_case_wins_and_a_bare_host_port_is_http(no_proxies):
+def test_lower_case_wins(no_proxies):
     no_proxies.setenv("HTTP_PROXY", "http://upper.proxy:1")
-    no_proxies.setenv("http_proxy", "lower.proxy:3128")
+    no_proxies.setenv("http_proxy", "http://lower.proxy:3128")
     found = proxy.for_url("http://api.example/")
     assert found is not None
     assert (found.host, found.port, found.variable) == ("lower.proxy", 3128, "http_proxy")
+
+
+@pytest.mark.parametrize("value", ["proxy.example:8080", f"alice:{PASSWORD}@proxy.example:8080"])
+def test_a_proxy_without_a_scheme_is_invalid_input_saying_how_to_write_it(no_proxies, value):
+    no_proxies.setenv("https_proxy", value)
+    with pytest.raises(ToolError) as info:
+        proxy.for_url("https://api.example/")
+    assert info.value.code is ErrorCode.INVALID_INPUT
+    assert info.value.message.startswith("the setting https_proxy is 'proxy.example:8080'")
+    assert "write it as http://proxy.example:8080" in info.value.message
+    assert PASSWORD not in info.value.message
 
 
 def test_upper_case_http_proxy_is_ignored_under_cgi(no_proxies):
@@ -457,3 +468,41 @@ def test_a_name_only_the_proxy_can_resolve_goes_to_it(run, loopback_proxy, tmp_p
     out, _ = run("web-fetch-tool", {"url": "http://only-the-proxy-knows.example:9/"}, env)
     assert loopback_proxy.seen == ["GET http://only-the-proxy-knows.example:9/"]
     assert out["error_code"] in ("HTTP_ERROR", "NETWORK_ERROR"), out
+
+
+@ALL_REAL
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_web_fetch_says_the_proxy_refused_its_login_naming_the_variable(
+    run, loopback_proxy, tmp_path, isolated_env, scheme
+):
+    """A 407 is the proxy's answer, forwarding (http://) or tunnelling (https://): not the
+    page's HTTP_ERROR."""
+    url = urlsplit(loopback_proxy.url)
+    variable = f"{scheme.upper()}_PROXY"
+    env = fetch_env(tmp_path, loopback_proxy)
+    del env["HTTP_PROXY"]
+    env[variable] = f"http://alice:{PASSWORD}@{url.netloc}"
+    loopback_proxy.require = "Basic not-this-one"
+    out, text = run("web-fetch-tool", {"url": f"{scheme}://pages.example:9/page"}, env)
+    assert out["error_code"] == "NETWORK_ERROR", out
+    assert out["error"].startswith("proxy: could not reach pages.example: through the proxy ")
+    assert f"({variable})" in out["error"]
+    assert "407" in out["error"]
+    assert "check the user and password" in out["error"]
+    token = loopback_proxy.auths[0].removeprefix("Basic ")
+    for secret in (PASSWORD, token, "alice:"):
+        assert secret not in text
+
+
+@ALL_REAL
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_web_fetch_names_the_variable_of_an_unreachable_proxy(run, tmp_path, isolated_env, scheme):
+    from toolbox import closed_port
+
+    (tmp_path / "sitecustomize.py").write_text(FAKE_DNS)
+    env = {"PYTHONPATH": str(tmp_path), "IKIGAI_WEB_FETCH_ROBOTS": "0",
+           "IKIGAI_WEB_FETCH_CACHE_TTL": "0", "ALL_PROXY": closed_port()}  # fmt: skip
+    out, _ = run("web-fetch-tool", {"url": f"{scheme}://pages.example:9/page"}, env)
+    assert out["error_code"] == "NETWORK_ERROR", out
+    assert out["error"].startswith("proxy: could not reach pages.example: through the proxy ")
+    assert "(ALL_PROXY)" in out["error"]

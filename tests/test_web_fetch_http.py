@@ -1150,7 +1150,7 @@ _GONE = object()
 def _stored(address, ahead=0.0, **changes):
     """A web-fetch cache entry for `address`, with its fields changed as `changes` say."""
     document = dict.fromkeys(
-        ["title", "author", "date", "site_name", "description", "product", "page_type"]
+        ["title", "author", "date", "site_name", "description", "product", "page_type", "wall"]
     )
     value = {"url": address, "content_type": "text/plain", "document": document}
     document |= {"markdown": "stale", "warnings": [], "app_shell": False}
@@ -1498,7 +1498,7 @@ def test_a_product_page_for_a_person_names_it_once_and_gives_its_facts(web, run_
     facts = "Brand: Northpeak; SKU: NP-TB2-42; Rating: 4.6 out of 5 (128 reviews); "
     facts += "Price: 149.00 USD; Availability: in stock"
     head = f"# Trailblazer 2 Hiking Boot\n\nSource: {url}\n{facts}\n\n$149.00\n"
-    assert run.stdout.startswith(head)
+    assert run.stdout.startswith(head), run.stdout
     assert run.stdout.count("Trailblazer 2 Hiking Boot") == 1
     # The answer itself keeps the name over the product's details, as a product's markdown does.
     answer = run_tool("web-fetch-tool", args=(url,), raw=b"", env=env).json

@@ -27,7 +27,7 @@ from conftest import HANG_GUARD
 
 from common.errors import ErrorCode, ToolError
 from common.procs import descendants
-from common.settings import Settings
+from common.settings import MAX_TIMEOUT, Settings
 from tools import web_fetch
 from tools.fetch import browser
 
@@ -126,6 +126,11 @@ def shell(probes: str = "") -> tuple[str, bytes]:
     return "text/html; charset=utf-8", SHELL.replace("PROBES", probes).encode()
 
 
+# The longest deadline and settle time the settings allow: a page that settles is read as soon
+# as it does, so only a machine too busy to load a small page in 24 s would see it unsettled.
+ROOMY = {"IKIGAI_WEB_TIMEOUT": str(MAX_TIMEOUT), "IKIGAI_WEB_FETCH_RENDER_SETTLE": str(MAX_TIMEOUT)}
+
+
 def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("IKIGAI_")}
     return env | {
@@ -134,6 +139,7 @@ def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
         "IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1",
         "IKIGAI_WEB_FETCH_ROBOTS": "0",
         "IKIGAI_WEB_FETCH_CACHE_TTL": "0",
+        **ROOMY,
         **extra,
     }
 
@@ -409,8 +415,8 @@ def test_a_page_that_never_settles_ends_in_time_with_a_warning(sites, isolated_e
     """A page that loads forever is read when the call's deadline, less the time kept for
     reading (READ_RESERVE), says so. The call's clock jumps, once the page is open, to 3 s
     before that: however long a busy machine took to start the browser, the deadline leaves
-    the wait 3 s, and only the deadline can end it (SETTLE_SECONDS, its other bound, is 60 s
-    here, past the hang guard)."""
+    the wait 3 s, and only the deadline can end it (the settle time, its other bound, is the
+    longest a setting allows)."""
     probes = "setInterval(function () { fetch('/tick?' + Math.random()); }, 100);"
     site = sites({"/app": shell(probes), "/data.json": ("application/json", DATA)})
     jumped = [0.0]
@@ -424,9 +430,8 @@ def test_a_page_that_never_settles_ends_in_time_with_a_warning(sites, isolated_e
         return settle(page, call)
 
     monkeypatch.setattr(browser, "_settle", settle_late)
-    monkeypatch.setattr(browser, "SETTLE_SECONDS", 2 * HANG_GUARD)
     environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
-               "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}  # fmt: skip
+               "IKIGAI_WEB_FETCH_CACHE_TTL": "0", **ROOMY}  # fmt: skip
     started = time.monotonic()
     answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
     assert time.monotonic() - started < HANG_GUARD
@@ -460,11 +465,12 @@ def test_the_browser_is_gone_when_the_call_is_killed(sites, tmp_path, own_tmp, s
     assert proc.stdin is not None
     proc.stdin.write(json.dumps({"url": site.url("/app")}).encode())
     proc.stdin.close()
+    # Once the browser runs: a busy machine may take long to load the page, and the call may
+    # end before it does (with the page as sent), but a browser is killed as soon as it runs.
     end = time.monotonic() + HANG_GUARD
-    while not any(p.startswith("/tick") for p in site.seen) and time.monotonic() < end:
+    while not (started := chromiums(own_tmp)) and time.monotonic() < end:
         time.sleep(0.05)
-    started = chromiums(own_tmp)
-    assert started  # the browser is up and the page is loading
+    assert started  # the browser is up
     proc.send_signal(signum)
     proc.wait(timeout=HANG_GUARD)
     assert gone(started, own_tmp), "a browser process outlived the killed call"
@@ -560,9 +566,17 @@ def test_descendants_finds_a_grandchild_and_not_others():
 @needs_browser
 @pytest.mark.loopback
 def test_a_browser_over_its_memory_cap_is_killed_and_the_page_comes_as_sent(
-    sites, isolated_env, monkeypatch, own_tmp
+    sites, isolated_env, monkeypatch, own_tmp, capfd
 ):
-    monkeypatch.setattr(browser, "MEMORY_CAP", 1 << 20)  # any real browser is larger
+    settle = browser._settle
+
+    def capped_once_open(page: Any, call: Any) -> bool:
+        # Once the page is open, so its profile and artifact folders exist: any real
+        # browser is larger than this.
+        monkeypatch.setattr(browser, "MEMORY_CAP", 1 << 20)
+        return settle(page, call)
+
+    monkeypatch.setattr(browser, "_settle", capped_once_open)
     monkeypatch.setenv("TMPDIR", own_tmp)  # what Playwright's driver, started now, inherits
     site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
     environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
@@ -573,6 +587,11 @@ def test_a_browser_over_its_memory_cap_is_killed_and_the_page_comes_as_sent(
     assert "memory" in failed[0]["message"]
     assert PROSE not in answer["content"]
     assert gone(chromiums(own_tmp), own_tmp)
+    import gc
+
+    gc.collect()  # a future whose exception was never retrieved says so when collected
+    assert capfd.readouterr().err == ""
+    assert list(Path(own_tmp).iterdir()) == []  # no profile, no artifacts folder
 
 
 @needs_browser
@@ -662,7 +681,7 @@ def test_in_process_the_guard_answers_every_request_of_the_page(sites, isolated_
     extra = b'<head><link rel="stylesheet" href="/style.css"><img src="/i.png">'
     site.routes["/app"] = (page[0], page[1].replace(b"<head>", extra))
     environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
-               "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}  # fmt: skip
+               "IKIGAI_WEB_FETCH_CACHE_TTL": "0", **ROOMY}  # fmt: skip
     answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
     assert PROSE in answer["content"]
     for probe in ("ip", "name", "file", "socket"):
@@ -670,6 +689,337 @@ def test_in_process_the_guard_answers_every_request_of_the_page(sites, isolated_
     assert private.seen == []
     assert not {"/popup", "/away", "/i.png"} & set(site.seen)
     assert "/style.css" in site.seen
+
+
+# --- a page's script cannot hold the call: every step has its own time limit -----------------
+
+EMBEDDED = "This article text is embedded in the page as sent, in its Next.js data. " * 4
+NEXT_DATA = json.dumps(
+    {"props": {"pageProps": {"article": {"title": "Embedded", "body": EMBEDDED}}}}
+)
+HOSTILE = {
+    "spin": "while (true) {}",
+    "heap": "var heap = []; while (true) { heap.push(new Array(1e6).fill(Math.random())); }",
+    # Ten times the issue's 3,000: each request was an event this process handled (ms each),
+    # so the old path needed far more than the watchdog's 28.5 s on any machine.
+    "flood": "for (var i = 0; i < 30000; i++) { fetch('/flood?' + i).catch(function () {}); }",
+}
+
+
+def hostile_page(script: str) -> tuple[str, bytes]:
+    """An app shell whose content is in its embedded data, and a script that runs first."""
+    page = f"""<!doctype html><html><head><title>Hostile</title></head><body>
+    <div id="__next"></div><script>{script}</script>
+    <script id="__NEXT_DATA__" type="application/json">{NEXT_DATA}</script></body></html>"""
+    return "text/html; charset=utf-8", page.encode()
+
+
+@needs_browser
+@pytest.mark.parametrize("kind", ["spin", "heap", "flood"])
+def test_a_page_whose_script_never_yields_comes_as_sent_within_the_deadline(
+    sites, tmp_path, own_tmp, kind
+):
+    """The DOM cannot be read from a renderer that spins: it was read with no time limit, and
+    the call waited for the watchdog (NETWORK_ERROR, no content). A 10 s deadline leaves the
+    browser well under 10 s, and the watchdog is at 28.5 s: only the steps' own limits can
+    give a successful answer, with the page's embedded data."""
+    site = sites({"/app": hostile_page(HOSTILE[kind])})
+    started = time.monotonic()
+    answer = fetch(tmp_path, {"url": site.url("/app")}, IKIGAI_WEB_TIMEOUT="10", TMPDIR=own_tmp)
+    assert time.monotonic() - started < HANG_GUARD
+    assert answer["success"], answer
+    assert "embedded in the page as sent" in answer["content"], answer
+    codes = {w["code"] for w in answer["warnings"]}
+    # RENDER_UNSETTLED when the browser was stopped; RENDER_FAILED when it crashed (a heap
+    # that outgrows its limits) or, on a very busy machine, did not start within the deadline.
+    assert codes & {"RENDER_UNSETTLED", "RENDER_FAILED"}, codes
+    assert len([p for p in site.seen if p.startswith("/flood")]) <= browser.MAX_REQUESTS
+    assert gone(chromiums(own_tmp), own_tmp)
+    assert list(Path(own_tmp).iterdir()) == []  # nothing of the browser's left behind
+
+
+@needs_browser
+def test_render_never_and_auto_agree_on_a_spinning_page(sites, tmp_path):
+    site = sites({"/app": hostile_page(HOSTILE["spin"])})
+    plain = fetch(tmp_path, {"url": site.url("/app"), "render": "never"})
+    rendered = fetch(tmp_path, {"url": site.url("/app")}, IKIGAI_WEB_TIMEOUT="10")
+    assert rendered["content"] == plain["content"]
+    last = rendered["warnings"][-1]
+    assert (last["code"] == "RENDER_UNSETTLED" and "busy" in last["message"]) or (
+        last["code"] == "RENDER_FAILED"  # a browser that did not start on a very busy machine
+    ), last
+
+
+# --- the browser's files: none left, however the call ended ----------------------------------
+
+
+@needs_browser
+def test_a_killed_calls_files_are_removed_by_the_next_call(sites, tmp_path, own_tmp):
+    probes = "setInterval(function () { fetch('/tick?' + Math.random()); }, 100);"
+    site = sites({"/app": shell(probes), "/data.json": ("application/json", DATA)})
+    proc = subprocess.Popen(
+        [str(TOOL)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=environment(tmp_path, TMPDIR=own_tmp),
+    )  # fmt: skip
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps({"url": site.url("/app")}).encode())
+    proc.stdin.close()
+    end = time.monotonic() + HANG_GUARD
+    while not any(p.startswith("/tick") for p in site.seen) and time.monotonic() < end:
+        time.sleep(0.05)
+    started = chromiums(own_tmp)
+    assert started
+    proc.kill()
+    proc.wait(timeout=HANG_GUARD)
+    assert gone(started, own_tmp)
+    assert list(Path(own_tmp).rglob("*")), "the killed call left nothing: this test tests nothing"
+    answer = fetch(tmp_path, {"url": site.url("/app"), "render": "never"})  # no browser: kept
+    assert answer["success"]
+    assert list(Path(own_tmp).rglob("*"))
+    answer = fetch(tmp_path, {"url": site.url("/app")}, TMPDIR=own_tmp)
+    assert PROSE in answer["content"]
+    assert list(Path(own_tmp).iterdir()) == []
+
+
+def test_a_live_calls_directory_and_anything_else_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        with browser._own_directory() as own:
+            parent = Path(own).parent
+            fields = browser._stat(child.pid)
+            live = parent / f"{browser._base36(child.pid)}.{browser._base36(int(fields[19]))}.x"
+            reused = parent / f"{browser._base36(child.pid)}.{browser._base36(1)}.x"
+            other = parent / "not-a-call"
+            for path in (live, reused, other):
+                path.mkdir()
+            with browser._own_directory():
+                pass
+            assert live.exists()  # its owner runs
+            assert other.exists()  # not a call's
+            assert not reused.exists()  # its PID is another process's now
+        assert Path(own).exists() is False
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_parent_directory_that_is_not_private_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    parent = tmp_path / f"{browser._TEMP_PREFIX}{os.getuid()}"
+    parent.mkdir(mode=0o777)
+    parent.chmod(0o777)
+    assert browser._parent_directory() is None
+    with browser._own_directory() as own:
+        assert Path(own).parent != parent
+    assert not Path(own).exists()
+
+
+# --- no credential reaches the browser ---------------------------------------------------------
+
+LOGIN_PASSWORD = "render-LEAKCANARY-pass"
+
+
+class EchoingProxy:
+    """A forward proxy on loopback that answers /whoami itself, echoing the request's
+    headers (Proxy-Authorization included), and passes every other request on."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                if self.path.endswith("/whoami"):
+                    said = "\n".join(f"{k}: {v}" for k, v in self.headers.items()).encode()
+                    self._send(200, "text/plain", said)
+                    return
+                upstream = self.path.split("/", 3)
+                target = f"http://{upstream[2]}/{upstream[3]}"
+                import urllib.request
+
+                request = urllib.request.Request(target, data=body or None, method=self.command)
+                with urllib.request.urlopen(request, timeout=10) as got:
+                    self._send(got.status, got.headers.get("Content-Type", ""), got.read())
+
+            def _send(self, status: int, kind: str, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer  # noqa: N815 - http.server's naming
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        self.url = f"http://alice:{LOGIN_PASSWORD}@127.0.0.1:{self.server.server_address[1]}"
+
+
+@needs_browser
+def test_a_proxy_login_echoed_back_never_reaches_the_pages_script(sites, tmp_path):
+    import base64
+
+    posted: list[bytes] = []
+    probes = """
+    fetch('/whoami').then(function (r) { return r.text(); }).then(function (said) {
+      return fetch('/steal', {method: 'POST', body: said}).then(function () { mark('sent'); });
+    }).catch(function () { mark('not sent'); });
+    """
+    site = sites({"/app": shell(probes), "/data.json": ("application/json", DATA)})
+    handler = site.server.RequestHandlerClass
+
+    def do_post(self: Any) -> None:
+        posted.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        self.send_response(204)
+        self.end_headers()
+
+    handler.do_POST = do_post
+    proxy = EchoingProxy()
+    try:
+        answer = fetch(tmp_path, {"url": site.url("/app")}, HTTP_PROXY=proxy.url)
+    finally:
+        proxy.server.shutdown()
+        proxy.server.server_close()
+    assert PROSE in answer["content"]
+    assert "sent" in answer["content"]  # the script ran and posted what it was given
+    token = base64.b64encode(f"alice:{LOGIN_PASSWORD}".encode()).decode()
+    assert posted, "the page's script posted nothing"
+    for body in posted:
+        assert LOGIN_PASSWORD.encode() not in body
+        assert token.encode() not in body
+    assert token not in json.dumps(answer)
+
+
+def test_the_browser_is_given_no_proxy_nor_credential(monkeypatch):
+    monkeypatch.setenv("HTTPS_PROXY", f"http://alice:{LOGIN_PASSWORD}@proxy.example:3128")
+    monkeypatch.setenv("all_proxy", "http://proxy.example:3128")
+    monkeypatch.setenv("BRAVE_API_KEY", "a-key")
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "10")
+    env = browser.browser_environment("/tmp/x")
+    assert env["TMPDIR"] == "/tmp/x"
+    assert "PATH" in env
+    assert not {"HTTPS_PROXY", "all_proxy", "BRAVE_API_KEY", "IKIGAI_WEB_TIMEOUT"} & set(env)
+
+
+# --- no WebRTC, no workers, no document of the page's own making ------------------------------
+
+APIS_PROBES = """
+try { new RTCPeerConnection(); mark('rtc made'); } catch (e) { mark('rtc refused'); }
+var inner = document.createElement('iframe'); document.body.appendChild(inner);
+mark('frame rtc ' + typeof inner.contentWindow.RTCPeerConnection);
+[['blob', URL.createObjectURL(new Blob(["fetch('/from-blob-worker')"]))],
+ ['data', 'data:text/javascript,fetch("http://127.0.0.1:PUBLIC/from-data-worker")']
+].forEach(function (each) {
+  try { new Worker(each[1]); mark(each[0] + ' worker made'); }
+  catch (e) { mark(each[0] + ' worker refused ' + e.name); }
+});
+try { new inner.contentWindow.SharedWorker('/shared.js'); mark('shared worker made'); }
+catch (e) { mark('shared worker refused'); }
+"""
+
+
+@needs_browser
+def test_webrtc_is_gone_and_workers_are_refused(sites, tmp_path):
+    site = sites({"/data.json": ("application/json", DATA)})
+    site.routes["/app"] = shell(APIS_PROBES.replace("PUBLIC", str(site.port)))
+    content = fetch(tmp_path, {"url": site.url("/app")})["content"]
+    assert PROSE in content
+    for refused in ("rtc refused", "frame rtc undefined", "blob worker refused SecurityError",
+                    "data worker refused SecurityError", "shared worker refused"):  # fmt: skip
+        assert refused in content, content
+    assert not {"/from-blob-worker", "/from-data-worker", "/shared.js"} & set(site.seen)
+
+
+@needs_browser
+def test_a_blob_document_does_not_replace_the_page_read(sites, tmp_path):
+    probes = """
+    setTimeout(function () {
+      location.href = URL.createObjectURL(new Blob(['<p>Replaced by a blob document.</p>'],
+                                                   {type: 'text/html'}));
+    }, 200);
+    """
+    site = sites({"/app": shell(probes), "/data.json": ("application/json", DATA)})
+    answer = fetch(tmp_path, {"url": site.url("/app")})
+    assert answer["success"]
+    assert "Replaced by a blob document" not in answer["content"]
+    failed = [w for w in answer["warnings"] if w["code"] == "RENDER_FAILED"]
+    assert failed, answer
+    assert "blob:" in failed[0]["message"]
+
+
+@pytest.mark.loopback
+@pytest.mark.parametrize(
+    ("shown", "expected"),
+    [("<html><body><div id='__next'></div></body></html>", "as sent"), (None, "shown")],
+)
+def test_an_unsettled_page_that_shows_less_than_it_was_sent_with_comes_as_sent(
+    sites, isolated_env, monkeypatch, shown, expected
+):
+    """A heap bomb's renderer may be read between two of its allocations, before the parser
+    reached the embedded data: an empty root is what it showed, and the page as sent says more."""
+    shown_page = shown or f"<html><body><article><p>{EMBEDDED} And more besides.</p></article>"
+    monkeypatch.setattr(browser, "render", lambda *_: browser.Rendered(shown_page, settled=False))
+    site = sites({"/app": hostile_page("var x = 1;")})
+    environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
+               "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}  # fmt: skip
+    answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
+    assert "embedded in the page as sent" in answer["content"]
+    assert ("And more besides." in answer["content"]) is (expected == "shown")
+    assert [w["code"] for w in answer["warnings"]] == ["RENDER_UNSETTLED"]
+
+
+@needs_browser
+@pytest.mark.loopback
+def test_the_settle_time_is_a_setting(sites, isolated_env, monkeypatch):
+    """IKIGAI_WEB_FETCH_RENDER_SETTLE bounds how long the page may load, inside the deadline."""
+    probes = "setInterval(function () { fetch('/tick?' + Math.random()); }, 100);"
+    site = sites({"/app": shell(probes), "/data.json": ("application/json", DATA)})
+    given: list[float] = []
+    settle = browser._settle
+
+    def noted(page: Any, call: Any) -> bool:
+        given.append(call.settle_end - time.monotonic())
+        return settle(page, call)
+
+    monkeypatch.setattr(browser, "_settle", noted)
+    environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
+               "IKIGAI_WEB_FETCH_CACHE_TTL": "0", "IKIGAI_WEB_FETCH_RENDER_SETTLE": "0.5",
+               "IKIGAI_WEB_TIMEOUT": str(MAX_TIMEOUT)}  # fmt: skip
+    answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
+    assert given and given[0] <= 0.5  # noqa: PT018 - one wait, noted
+    assert "RENDER_UNSETTLED" in [w["code"] for w in answer["warnings"]]
+
+
+# --- walls ----------------------------------------------------------------------------------
+
+CHECK = """<html><head><title>Just a moment...</title></head><body><h1>Checking your browser</h1>
+<noscript>Enable JavaScript and cookies to continue</noscript><script>SCRIPT</script>
+</body></html>"""
+# A check that passes leaves the page it guarded: its own title and text.
+PASSED = (
+    "document.title = 'Harbour plan'; "
+    "document.body.innerHTML = '<article><h1>Harbour plan</h1><p>' + PARA + '</p></article>';"
+)
+
+
+def check_page(script: str) -> tuple[str, bytes]:
+    return "text/html; charset=utf-8", CHECK.replace("SCRIPT", script).encode()
+
+
+@needs_browser
+def test_a_javascript_check_is_rendered_and_the_rendered_page_judged(sites, tmp_path):
+    passed = f"var PARA = {json.dumps(PROSE)};" + PASSED
+    site = sites({"/passes": check_page(passed), "/stays": check_page("document.cookie='a=1';")})
+    answer = fetch(tmp_path, {"url": site.url("/passes")})
+    assert answer["success"], answer
+    assert PROSE in answer["content"]
+    stays = fetch(tmp_path, {"url": site.url("/stays")})
+    assert (stays["error_code"], stays["wall"]) == ("HTTP_ERROR", "bot_check")
+    assert "headless browser" in stays["error"]
 
 
 # --- text the browser does not show ---------------------------------------------------------

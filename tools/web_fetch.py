@@ -99,6 +99,11 @@ OUTPUT_SCHEMA = output_schema(
             "enum": [*PAGE_TYPES],
             "description": "How an HTML page was read.",
         },
+        "wall": {
+            "type": "string",
+            "enum": ["paywall"],
+            "description": "The article is cut after its free part (a PAYWALL warning says so).",
+        },
         **dict.fromkeys(("author", "date", "site_name", "description"), _TEXT),
         "product": {
             "type": "string",
@@ -190,9 +195,23 @@ def fetch_page(params: Params, settings: Settings) -> Page:
             include_links=params.include_links,
         )
         shell = mode == "auto" and document.app_shell
+        sent = document
         if kind in HTML_TYPES and (mode == "always" or shell):
             document = rendered(session, fetched.url, first, params, document, mode)
+    _not_a_wall(url, sent, document, mode)
     return Page(url, kind, document)
+
+
+def _not_a_wall(url: str, sent: Document, document: Document, mode: str) -> None:
+    """HTTP_ERROR when the page (as rendered, if it was) is nothing but a wall: not the
+    content, so neither a success nor cached. `sent` is the page before any rendering."""
+    from tools.fetch import walls
+
+    if not walls.blocks(document.wall, document.markdown):
+        return
+    tried = "rendered" if document is not sent else "never" if mode == "never" else "no-browser"
+    assert document.wall is not None  # for mypy: blocks() says so
+    raise walls.failure(url, document.wall, javascript=sent.app_shell, tried=tried)
 
 
 def render_mode(params: Params, settings: Settings) -> str:
@@ -225,6 +244,9 @@ def rendered(
         why = f"The page could not be rendered in a browser ({exc}); this is its HTML as sent."
         failed = {"code": "RENDER_FAILED", "message": why}
         return replace(unrendered, warnings=[*unrendered.warnings, failed])
+    if page.html is None:
+        busy = {"code": "RENDER_UNSETTLED", "message": UNREAD}
+        return replace(unrendered, warnings=[*unrendered.warnings, busy])
     document = html_document(
         page.html,
         printable_url(url),
@@ -233,12 +255,27 @@ def rendered(
     )
     if page.settled:
         return document
+    if len(document.markdown) < len(unrendered.markdown):
+        # Stopped before it showed what it was sent with (its embedded data, say): the page
+        # as sent tells more.
+        busy = {"code": "RENDER_UNSETTLED", "message": UNSHOWN}
+        return replace(unrendered, warnings=[*unrendered.warnings, busy])
     unsettled = {
         "code": "RENDER_UNSETTLED",
         "message": "The page was still loading when the time to render it ran out: this is "
         "what it showed by then, and parts may be missing.",
     }
     return replace(document, warnings=[*document.warnings, unsettled])
+
+
+UNSHOWN = (
+    "The page was still loading when the time to render it ran out, and showed less than its "
+    "HTML as sent: this is its HTML as sent, and parts may be missing."
+)
+UNREAD = (
+    "The page's scripts kept the browser busy until the time to render it ran out, so what "
+    "it showed could not be read: this is its HTML as sent, and parts may be missing."
+)
 
 
 def cache_key(params: Params, settings: Settings) -> list[Any]:
@@ -329,6 +366,8 @@ def shape_output(
     extras: dict[str, Any] = _extras(doc)
     if doc.page_type:
         extras["page_type"] = doc.page_type
+    if doc.wall:  # a paywalled article's free part: the one wall that is a success
+        extras["wall"] = doc.wall
     warnings = [*doc.warnings, *(notes or {}).get("warnings", [])]
     extras |= {k: v for k, v in (notes or {}).items() if k != "warnings"}
     if warnings:

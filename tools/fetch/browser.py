@@ -8,16 +8,25 @@ that somehow escaped interception cannot go anywhere: its own resolver answers n
 is pointed at a proxy whose name does not resolve either. A WebSocket fails in the page
 itself, at once, as one whose connection failed (and is closed if one ever gets past that),
 service workers are blocked, downloads refused, pop-ups and frames get no requests,
-permissions are all denied, and each call starts from a new, empty profile that is deleted
-with the browser.
+permissions are all denied, WebRTC is gone and workers cannot be made, and each call starts
+from a new, empty profile in a directory of its own that is deleted with the browser (and, when
+the call was killed, by the next call).
+
+Every step that talks to the browser has its own time limit, derived from the settle time: past
+it the browser is killed, whatever its page's script is doing (a renderer that spins never
+answers), and the page is answered as sent.
 """
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import math
 import os
+import re
 import shutil
+import stat
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -26,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from common.errors import ToolError
 from common.procs import descendants, kill
+from common.redact import mask
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -39,8 +49,10 @@ INSTALL_HINT = (
     "the system's package (apt install chromium, dnf install chromium) or, where it can be "
     "downloaded, `playwright install chromium`; IKIGAI_WEB_FETCH_BROWSER names one elsewhere"
 )
-SETTLE_SECONDS = 8.0  # the most a page may keep loading before what it shows is read
-READ_RESERVE = 3.0  # of the deadline, kept for reading the DOM and extracting from it
+READ_SECONDS = 2.0  # the most reading the DOM may take: a renderer still busy then is killed
+READ_RESERVE = 3.0  # of the deadline, kept for reading the DOM (READ_SECONDS) and extracting
+CLOSE_SECONDS = 2.0  # the most closing the browser may take before its processes are killed
+_GRACE = 1.0  # past a step's own Playwright timeout, before its browser is killed
 MAX_REQUESTS = 300  # requests one rendered page may make
 MEMORY_CAP = 1 << 30  # bytes of resident memory for the browser's whole process tree
 _WATCH_EVERY = 0.1
@@ -91,12 +103,61 @@ _ARGS = (
     "--mute-audio",
     "--renderer-process-limit=1",
     "--js-flags=--max-old-space-size=512",
+    "--blink-settings=imagesEnabled=false",  # not even asked for: the text needs none
     # A request that escaped interception finds no name and no way out.
     "--host-resolver-rules=MAP * ~NOTFOUND",
     "--proxy-server=http://no-proxy.invalid:9",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
+# Environment variables the browser is not given: proxies (their logins), and anything named
+# like a credential. Chromium needs none of them: its requests are all web-fetch's.
+_WITHHELD = re.compile(
+    r"proxy|key|token|secret|passw|auth|cred|cookie|session|^ikigai_", re.IGNORECASE
+)
+_TEMP_PREFIX = "ikigai-render-"  # + uid: the parent of every call's own directory (short:
+# Chromium's socket path in it must fit 107 bytes)
+
+# In every frame, before the page's own scripts: no WebRTC at all (a peer connection gathers
+# addresses and sends mDNS queries outside the guarded client); no workers (a worker's
+# requests are not the page's), refused as a Content-Security-Policy refuses them; and past
+# MAX_REQUESTS fetch() and XHR calls, each fails at once as a refused request does, without
+# a request: every request is an event this process handles (milliseconds each), and a page
+# that makes thousands in a loop would otherwise keep it busy past the deadline.
+_NO_RTC_NO_WORKERS = r"""
+(() => {
+  for (const name of Object.getOwnPropertyNames(globalThis)) {
+    if (/^(webkit)?RTC/.test(name)) delete globalThis[name];
+  }
+  let budget = MAX_REQUESTS;
+  const real = { fetch: globalThis.fetch, send: globalThis.XMLHttpRequest?.prototype.send };
+  if (real.fetch) {
+    const fetch = function (...args) {
+      if (--budget < 0) return Promise.reject(new TypeError("Failed to fetch"));
+      return Reflect.apply(real.fetch, this, args);
+    };
+    const own = { value: fetch, writable: true, configurable: true };
+    Object.defineProperty(globalThis, "fetch", own);
+  }
+  if (real.send) {
+    globalThis.XMLHttpRequest.prototype.send = function (...args) {
+      if (--budget < 0) {
+        throw new DOMException("Failed to execute 'send' on 'XMLHttpRequest': refused.",
+                               "NetworkError");
+      }
+      return Reflect.apply(real.send, this, args);
+    };
+  }
+  for (const name of ["Worker", "SharedWorker"]) {
+    if (!(name in globalThis)) continue;
+    const refused = function () {
+      throw new DOMException(`Failed to construct '${name}': workers are refused here.`,
+                             "SecurityError");
+    };
+    Object.defineProperty(globalThis, name, { value: refused, writable: true, configurable: true });
+  }
+})();
+"""
 
 # Every frame's WebSocket, as Chromium's own behaves when its connection fails: CONNECTING,
 # then on the next task CLOSED, `error`, and `close` 1006 (not clean). It is decided in the
@@ -311,8 +372,8 @@ class RenderFailed(Exception):  # noqa: N818 - an outcome, named as the warning 
 
 @dataclass(frozen=True)
 class Rendered:
-    html: str
-    settled: bool  # False: the page was still loading when it was read
+    html: str | None  # None: the page could not be read in time; it is answered as sent
+    settled: bool  # False: the page was still loading (or busy) when it was read
 
 
 @dataclass
@@ -324,9 +385,12 @@ class _Call:
     first: tuple[str | None, bytes] | None  # the page's own body, fetched already
     cap: int
     page: Any = None
+    settle_end: float = math.inf  # monotonic: when loading stops and the page is read
     requests: int = 0
     served: int = 0
     error: ToolError | None = None
+    replaced: str = ""  # the scheme of a document that replaced the page, if one did
+    watch: _Watch | None = None
     blocked: list[str] = field(default_factory=list)
 
 
@@ -368,42 +432,109 @@ def render(session: Session, url: str, first: tuple[str | None, bytes] | None) -
 
     `first` is the page's body as the session fetched it, so the document is not asked for
     twice. Unavailable without a browser, RenderFailed when it could not be rendered, the
-    session's own ToolError when the page itself was refused.
+    session's own ToolError when the page itself was refused; Rendered(None, ...) when the
+    browser could not be read in time (a script that never yields, a heap that keeps growing).
     """
     binary = executable(session.settings)
     call = _Call(session, url, first, session.settings.fetch_max_bytes)
-    with _reaped() as spawned, _memory_capped(spawned) as watch:
+    with _own_directory() as home, _reaped() as spawned, _watched(spawned) as watch:
+        call.watch = watch
         try:
-            rendered = _render(binary, call)
+            rendered = _render(binary, call, home, watch)
         except ToolError:
             raise
         except Exception as exc:  # noqa: BLE001 - Playwright's errors are many; each is a failed render
-            raise RenderFailed(watch.reason or _why(exc)) from None
+            rendered = _failed(watch, exc)
     if call.error is not None and not rendered.html:
         raise call.error
     return rendered
 
 
-def _render(binary: str, call: _Call) -> Rendered:
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    from playwright.sync_api import sync_playwright
+def _failed(watch: _Watch, exc: BaseException) -> Rendered:
+    """A render that ended in an error: as sent and unsettled when its time was up, else
+    RenderFailed saying why."""
+    if watch.reason:
+        raise RenderFailed(watch.reason) from None
+    if watch.timed_out:
+        return Rendered(None, settled=False)
+    raise RenderFailed(_why(exc)) from None
 
-    deadline = call.session.deadline
-    with _without_data_limit(), sync_playwright() as playwright:
+
+def _render(binary: str, call: _Call, home: str, watch: _Watch) -> Rendered:
+    watch.limit(_left(call) + _GRACE)
+    with _without_data_limit(), _playwright(home) as playwright:
         browser = playwright.chromium.launch(
-            executable_path=binary, args=_arguments(), timeout=_ms(deadline.remaining())
+            executable_path=binary,
+            args=_arguments(),
+            env=browser_environment(home),
+            timeout=_ms(_left(call)),
         )
         try:
-            page = _open_page(browser, call)
-            with contextlib.suppress(PlaywrightTimeout):  # what was parsed so far is read
-                page.goto(call.url, wait_until="domcontentloaded", timeout=_ms(_left(call)))
-            if call.error is not None and call.served == 0:
-                raise call.error
-            settled = _settle(page, call)
-            mark_unseen(page)
-            return Rendered(page.content(), settled)
+            return _load_and_read(_open_page(browser, call), call, watch)
         finally:
-            browser.close()
+            _close(browser, watch)
+
+
+def _load_and_read(page: Any, call: _Call, watch: _Watch) -> Rendered:
+    """Load the page for at most the settle time, then read it within READ_SECONDS."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    settle = call.session.settings.fetch_render_settle
+    call.settle_end = time.monotonic() + max(min(settle, _left(call)), 0.0)
+    watch.limit(_settle_left(call) + _GRACE)
+    with contextlib.suppress(PlaywrightTimeout):  # what was parsed so far is read
+        page.goto(call.url, wait_until="domcontentloaded", timeout=_ms(_settle_left(call)))
+    if call.error is not None and call.served == 0:
+        raise call.error
+    settled = _settle(page, call)
+    watch.limit(UNSEEN_SECONDS + _GRACE)
+    mark_unseen(page)
+    watch.limit(READ_SECONDS)
+    html = read_dom(page)
+    if call.replaced:
+        why = f"its script replaced it with a {call.replaced}: document, which is not the page"
+        raise RenderFailed(why)
+    return Rendered(html, settled)
+
+
+def read_dom(page: Any) -> str:
+    """What the page shows now, as HTML: the one place the rendered DOM is read."""
+    return str(page.content())
+
+
+def _close(browser: Any, watch: _Watch) -> None:
+    watch.limit(CLOSE_SECONDS)
+    with contextlib.suppress(Exception):  # a browser already killed has nothing to close
+        browser.close()
+
+
+@contextlib.contextmanager
+def _playwright(home: str) -> Iterator[Any]:
+    """Playwright, its driver started with `home` as its temp directory: the profile and
+    artifact folders it makes go there, and with it."""
+    from playwright.sync_api import sync_playwright
+
+    manager = sync_playwright()
+    saved = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = home
+    try:
+        playwright = manager.__enter__()
+    finally:
+        if saved is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = saved
+    try:
+        yield playwright
+    finally:
+        manager.__exit__(None, None, None)
+
+
+def browser_environment(home: str) -> dict[str, str]:
+    """The browser's environment: this one without proxies or anything that looks like a
+    credential, its temp directory `home`."""
+    kept = {k: v for k, v in os.environ.items() if not _WITHHELD.search(k)}
+    return kept | {"TMPDIR": home}
 
 
 @contextlib.contextmanager
@@ -439,17 +570,27 @@ def _open_page(browser: Any, call: _Call) -> Any:
     # After the route: its script replaces WebSocket too, and init scripts run in the order
     # they were added, so the page sees this one.
     context.add_init_script(_FAILED_WEBSOCKET)
+    context.add_init_script(_NO_RTC_NO_WORKERS.replace("MAX_REQUESTS", str(MAX_REQUESTS)))
     page = context.new_page()
     call.page = page
     context.on("page", lambda other: other.close() if other is not call.page else None)
+    page.on("framenavigated", lambda frame: _check_document(frame, call))
     return page
+
+
+def _check_document(frame: Any, call: _Call) -> None:
+    """Note a document of the page's own making (blob:, about:) in place of the page: every
+    http(s) navigation away is refused, and no other kind is a request that could be."""
+    scheme = str(frame.url).partition(":")[0].lower()
+    if frame.parent_frame is None and scheme not in ("http", "https"):
+        call.replaced = call.replaced or scheme
 
 
 def _settle(page: Any, call: _Call) -> bool:
     """True when the page stopped loading (no request for half a second) in time."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    wait = min(SETTLE_SECONDS, _left(call))
+    wait = _settle_left(call)
     if wait <= 0:
         return False
     try:
@@ -474,6 +615,8 @@ def mark_unseen(page: Any) -> None:
 
 def _answer(route: Any, request: Any, call: _Call) -> None:
     """Serve one of the page's requests from the guarded session, or refuse it."""
+    if call.watch is not None and call.watch.killed:
+        return  # the browser is gone: nothing to answer, and no time to spend on it
     why = _refusal(request, call)
     if why is not None:
         call.blocked.append(f"{why}: {request.url[:200]}")
@@ -487,12 +630,14 @@ def _answer(route: Any, request: Any, call: _Call) -> None:
         kind, body = call.first
         call.first = None
         call.served += 1
-        route.fulfill(status=200, headers={"content-type": kind or "text/html"}, body=body)
+        headers = {"content-type": kind or "text/html"}
+        route.fulfill(status=200, headers=headers, body=masked(body))
         return
     try:
-        answered = call.session.forward(
-            request.url, _request_headers(request), _sent(request), call.cap
-        )
+        with _until(call.session, call.settle_end):
+            answered = call.session.forward(
+                request.url, _request_headers(request), _sent(request), call.cap
+            )
     except ToolError as err:
         if request.is_navigation_request():
             call.error = err
@@ -500,8 +645,29 @@ def _answer(route: Any, request: Any, call: _Call) -> None:
         route.abort("blockedbyclient")
         return
     call.served += 1
-    headers = [(k, v) for k, v in answered.headers if k.lower() not in _DROPPED_RESPONSE]
-    route.fulfill(status=answered.status, headers=dict(headers), body=answered.body)
+    headers = {k: mask(v) for k, v in answered.headers if k.lower() not in _DROPPED_RESPONSE}
+    route.fulfill(status=answered.status, headers=headers, body=masked(answered.body))
+
+
+def masked(body: bytes) -> bytes:
+    """`body` with every registered secret (a proxy's login, a URL's password) masked, every
+    other byte as it was: a server or proxy that echoes one must not hand it to the page."""
+    text = body.decode("utf-8", "surrogateescape")
+    shown = mask(text)
+    return body if shown == text else shown.encode("utf-8", "surrogateescape")
+
+
+@contextlib.contextmanager
+def _until(session: Session, end: float) -> Iterator[None]:
+    """The session's waits (DNS, connect, every read) end by `end` while inside: a request of
+    the page never holds the browser past its settle time."""
+    saved = session.deadline.end, session.clock.end
+    session.deadline.end = min(saved[0], end)
+    session.clock.end = min(saved[1], end)
+    try:
+        yield
+    finally:
+        session.deadline.end, session.clock.end = saved
 
 
 def _refusal(request: Any, call: _Call) -> str | None:
@@ -511,7 +677,8 @@ def _refusal(request: Any, call: _Call) -> str | None:
         (request.method not in METHODS, f"method {request.method}"),
         (request.resource_type in SKIPPED_KINDS, "not needed for the content"),
         (call.requests >= MAX_REQUESTS, f"more than {MAX_REQUESTS} requests"),
-        (_left(call) <= 0, "out of time"),
+        (_settle_left(call) <= 0, "out of time"),
+        (_carries_secret(request), "it carries a credential"),
     )
     for refused, why in reasons:
         if refused:
@@ -542,8 +709,20 @@ def _sent(request: Any) -> tuple[str, bytes | None]:
     return request.method, request.post_data_buffer if request.method == "POST" else None
 
 
+def _carries_secret(request: Any) -> bool:
+    """Whether a request holds a registered secret: none is ever handed to the page, and none
+    leaves through it either."""
+    sent = (request.post_data_buffer or b"") if request.method == "POST" else b""
+    texts = (request.url, *request.headers.values(), sent.decode("utf-8", "surrogateescape"))
+    return any(mask(text) != text for text in texts)
+
+
 def _left(call: _Call) -> float:
     return call.session.deadline.remaining() - READ_RESERVE
+
+
+def _settle_left(call: _Call) -> float:
+    return min(call.settle_end - time.monotonic(), _left(call))
 
 
 def _ms(seconds: float) -> float:
@@ -560,15 +739,26 @@ def _why(exc: BaseException) -> str:
 
 @dataclass
 class _Watch:
-    reason: str = ""
+    reason: str = ""  # why the browser was killed for its memory
+    timed_out: bool = False  # it was killed for its time
+    until: float = math.inf  # monotonic: when the current step's time is up
     stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.reason) or self.timed_out
+
+    def limit(self, seconds: float) -> None:
+        """The next step talks to the browser for at most `seconds`."""
+        self.until = time.monotonic() + max(seconds, 0.0)
 
 
 @contextlib.contextmanager
-def _memory_capped(spawned: Spawned) -> Iterator[_Watch]:
-    """Kill the browser's processes when together they hold more than MEMORY_CAP."""
+def _watched(spawned: Spawned) -> Iterator[_Watch]:
+    """Kill the browser when together its processes hold more than MEMORY_CAP, or when the
+    current step's time is up: nothing else ends a call that waits on a renderer that spins."""
     watch = _Watch()
-    thread = threading.Thread(target=_watch_memory, args=(watch, spawned), daemon=True)
+    thread = threading.Thread(target=_watch, args=(watch, spawned), daemon=True)
     thread.start()
     try:
         yield watch
@@ -577,13 +767,16 @@ def _memory_capped(spawned: Spawned) -> Iterator[_Watch]:
         thread.join()
 
 
-def _watch_memory(watch: _Watch, spawned: Spawned) -> None:
+def _watch(watch: _Watch, spawned: Spawned) -> None:
     while not watch.stop.wait(_WATCH_EVERY):
-        children = spawned()
-        if sum(map(_resident, children)) > MEMORY_CAP:
+        if watch.killed:
+            kill(spawned.browser())  # and whatever it was still starting
+        elif time.monotonic() > watch.until:
+            watch.timed_out = True
+            kill(spawned.browser())
+        elif sum(map(_resident, spawned())) > MEMORY_CAP:
             watch.reason = f"the browser used more than {MEMORY_CAP >> 20} MiB of memory"
-            kill(children)
-            return
+            kill(spawned.browser())
 
 
 class Spawned:
@@ -594,6 +787,26 @@ class Spawned:
 
     def __call__(self) -> list[int]:
         return [pid for pid in descendants(os.getpid()) if pid not in self.before]
+
+    def browser(self) -> list[int]:
+        """The browser's processes: those below Playwright's driver, which is left running so
+        that it reports the browser gone to every call waiting on it."""
+        drivers = [pid for pid in self() if _parent(pid) == os.getpid()]
+        return [pid for driver in drivers for pid in descendants(driver)]
+
+
+def _parent(pid: int) -> int:
+    fields = _stat(pid)
+    return int(fields[1]) if len(fields) > 1 else 0
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields from the state on (the third), or none for a process gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return []
+    return text.rpartition(")")[2].split()
 
 
 @contextlib.contextmanager
@@ -620,3 +833,80 @@ def _resident(pid: int) -> int:
         if line.startswith("Pss:"):
             return int(line.split()[1]) * 1024
     return 0
+
+
+# --- the browser's files: in a directory of the call's own, gone when it ends ----------------
+
+
+@contextlib.contextmanager
+def _own_directory() -> Iterator[str]:
+    """A new directory for the browser's profile and Playwright's artifacts, removed when the
+    render ends. Those of calls killed before they could remove theirs go first."""
+    own = _new_directory()
+    try:
+        yield str(own)
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            own.parent.rmdir()  # the last one out; another call's directory keeps it
+
+
+def _new_directory() -> Path:
+    for _ in range(3):  # another call may remove the parent between its making and ours
+        parent = _parent_directory()
+        if parent is None:
+            return Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX))
+        _remove_stale(parent)
+        with contextlib.suppress(FileNotFoundError):
+            return Path(tempfile.mkdtemp(prefix=_owner_tag(), dir=parent))
+    return Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX))
+
+
+def _parent_directory() -> Path | None:
+    """The user's own directory for the calls' directories in the temp directory; None when
+    another user's, or anything but a private directory, is in its place."""
+    base = os.environ.get("TMPDIR") or tempfile.gettempdir()
+    path = Path(base) / f"{_TEMP_PREFIX}{os.getuid()}"
+    try:
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+        info = path.lstat()
+    except OSError:
+        return None
+    private = stat.S_ISDIR(info.st_mode) and not info.st_mode & 0o077
+    return path if private and info.st_uid == os.getuid() else None
+
+
+def _owner_tag() -> str:
+    """PID.START. in base 36: whose directory it is, so that a later call knows when its
+    owner is gone (a process's start time tells a reused PID apart)."""
+    fields = _stat(os.getpid())
+    start = int(fields[19]) if len(fields) > 19 else 0
+    return f"{_base36(os.getpid())}.{_base36(start)}."
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    text = ""
+    while True:
+        number, digit = divmod(number, 36)
+        text = digits[digit] + text
+        if not number:
+            return text
+
+
+def _remove_stale(parent: Path) -> None:
+    if not _stat(os.getpid()):
+        return  # no /proc: an owner cannot be told alive or gone, so none is removed
+    with contextlib.suppress(OSError):
+        for entry in parent.iterdir():
+            if _owner_gone(entry.name):
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def _owner_gone(name: str) -> bool:
+    found = re.fullmatch(r"([0-9a-z]+)\.([0-9a-z]+)\..+", name)
+    if found is None:
+        return False  # not a call's directory: not ours to remove
+    fields = _stat(int(found[1], 36))
+    return len(fields) <= 19 or fields[0] == "Z" or int(fields[19]) != int(found[2], 36)

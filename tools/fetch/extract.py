@@ -204,6 +204,7 @@ class Document:
     product: str | None = None  # a product page's facts from its JSON-LD (product.py)
     page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages
     app_shell: bool = False  # next to no text without JavaScript, and scripts to run
+    wall: str | None = None  # one of walls.WALLS: the page is (or is cut by) a wall
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
     # round trip gives back an equal Document.
     warnings: list[dict[str, str]] = field(default_factory=list)
@@ -219,6 +220,7 @@ def html_to_markdown(
     large to convert in time and memory is cut (see `bound`, which a caller may apply first to
     drop its whole text early): the markdown then ends with a note saying so.
     """
+    from tools.fetch import walls
     from tools.fetch.hidden import reached, remove_unseen
     from tools.fetch.hidden import warning as hidden_warning
     from tools.fetch.markdown import tidy
@@ -230,6 +232,7 @@ def html_to_markdown(
         page.html, url, declared=page.declared, scripted=page.scripted, styles=page.styles
     )
     tree, signals = parsed.tree, parsed.signals
+    clues = walls.clues(tree, signals)  # before extraction prunes the tree
     page_type = detect(tree, url, signals)  # as before: hidden parts are a part of its shape
     unseen = remove_unseen(tree, parsed.sheet)
     meta = _metadata(tree, url, signals, dated=POLICIES[page_type].dated)
@@ -250,6 +253,8 @@ def html_to_markdown(
         body = tidy(embedded_markdown(signals, include_links=include_links), url)
     if parsed.shell and not page.note and not _words(body):  # a cut page lost its text
         warnings.append(_NEEDS_JAVASCRIPT)
+    verdict = walls.judge(clues, body, page.html, scripted=parsed.scripted)
+    warnings += walls.warnings(verdict, body)
     if page.note:
         body, cut = _cut_off(body, page.note)
         warnings.append(cut)
@@ -258,7 +263,10 @@ def html_to_markdown(
         **meta,
         product=_product(signals, page_type),
         page_type=page_type,
-        app_shell=parsed.shell and parsed.scripted,
+        # A check the page's scripts pass by themselves is rendered as an app shell is; no
+        # other wall is worth a browser.
+        app_shell=(verdict.javascript if verdict else parsed.shell) and parsed.scripted,
+        wall=verdict.wall if verdict else None,
         warnings=warnings,
     )
 

@@ -12,7 +12,7 @@ import httpx
 
 from common import proxy
 from common.errors import ErrorCode, ToolError
-from common.http import Overflow, Undecodable
+from common.http import Overflow, Undecodable, Unreachable
 from common.redact import (
     drop_userinfo,
     printable_url,
@@ -36,8 +36,17 @@ ACCEPT = (
     "application/json;q=0.7,application/pdf;q=0.7,*/*;q=0.5"
 )
 ERROR_BODY_BYTES = 64 * 1024  # enough of an error page to find its title
+# Where a bot check refuses the page (a challenge, a rate limit, "unavailable") rather than a
+# plain error: its body then says which (tools/fetch/walls.py).
+CHALLENGE_STATUSES = frozenset({403, 429, 503})
+_CHALLENGE = (
+    "The page is a bot check (a challenge that decides whether the visitor is a person), not "
+    "the content: web-fetch cannot pass it. Use another source for the same information, or "
+    "ask the user to open it in their own browser."
+)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _LOCATION = "ikigai_location"
+REFUSED_LOGIN = "it answered 407, refusing the login: check the user and password in it"
 
 
 # A request's method and body, when it is not a plain GET.
@@ -151,10 +160,15 @@ class Session:
         method, content = sent if sent is not None else ("GET", None)
         request = self.http.build_request(method, url, headers=headers, content=content)
         request.extensions["timeout"] = timeout.as_dict()
+        via = proxy.for_url(str(url))
         try:
-            return self.http.send(request, stream=True)
+            response = self.http.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise failed(exc, self.deadline) from None
+            raise _through(via, exc, url.host) or failed(exc, self.deadline) from None
+        if via is not None and response.status_code == 407:  # the proxy's answer, not the page's
+            response.close()
+            raise proxy_failed(via, url.host, REFUSED_LOGIN)
+        return response
 
     def forward(self, url: str, headers: dict[str, str], sent: Sent, cap: int) -> Answered:
         """One request a rendered page makes, vetted and robots-checked like the page itself.
@@ -334,6 +348,31 @@ def shown(url: str | httpx.URL) -> str:
     return printable_url(str(url))[:200]
 
 
+def _through(via: proxy.Proxy | None, exc: httpx.HTTPError, host: str) -> ToolError | None:
+    """The proxy's failure, naming the variable that set it, when `exc` is one: it refused
+    the tunnel, or could not be found or connected to (the page's host is its to reach)."""
+    from tools.fetch.transport import from_httpx
+
+    if via is None:
+        return None
+    if isinstance(exc, httpx.ProxyError):
+        answered = str(exc)
+        why = REFUSED_LOGIN if answered.startswith("407") else f"it answered {answered}"
+        return proxy_failed(via, host, why)
+    said = from_httpx(exc)
+    if said.kind.startswith(("connect:", "DNS:")):
+        return proxy_failed(via, host, said.detail or said.kind)
+    return None
+
+
+def proxy_failed(via: proxy.Proxy, host: str, why: str) -> ToolError:
+    """NETWORK_ERROR as every tool words a proxy's failure (common.wire)."""
+    from common.http import network_error
+
+    where = f"the proxy {via.host}:{via.port} ({via.variable})"
+    return network_error(Unreachable("proxy: could not reach", f"through {where}: {why}"), host)
+
+
 def too_many_redirects(url: str) -> ToolError:
     return ToolError(
         ErrorCode.HTTP_ERROR,
@@ -375,7 +414,18 @@ def http_error(response: httpx.Response, body: bytes) -> ToolError:
     message = f"{shown(response.url)} answered HTTP {status} {response.reason_phrase}".rstrip()
     message += f": {said!r}. " if said else ". "
     wait = retry_after(response) if status in (429, 503) else None
+    if status in CHALLENGE_STATUSES and _is_challenge(response, body, said):
+        return ToolError(
+            ErrorCode.HTTP_ERROR, message + _CHALLENGE, retry_after=wait, wall="bot_check"
+        )
     return ToolError(ErrorCode.HTTP_ERROR, message + _advice(status), retry_after=wait)
+
+
+def _is_challenge(response: httpx.Response, body: bytes, said: str) -> bool:
+    from tools.fetch.decode import to_text
+    from tools.fetch.walls import challenge
+
+    return challenge(to_text(body, response.headers.get("content-type")), said, response.headers)
 
 
 def _advice(status: int) -> str:
