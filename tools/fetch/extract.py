@@ -201,7 +201,7 @@ class Document:
     site_name: str | None = None
     description: str | None = None
     product: str | None = None  # a product page's facts from its JSON-LD (product.py)
-    page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages
+    page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages of a clear type
     app_shell: bool = False  # next to no text without JavaScript, and scripts to run
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
     # round trip gives back an equal Document.
@@ -213,10 +213,11 @@ def html_to_markdown(
 ) -> Document:
     """Markdown of the page's main content (or of the whole page with `full_page`).
 
-    The page type is decided first and the extraction follows it (see `_extract`). Relative
-    links and image sources are resolved against `url`, the page's final URL. A page too
-    large to convert in time and memory is cut (see `bound`, which a caller may apply first to
-    drop its whole text early): the markdown then ends with a note saying so.
+    The page type is decided first and the extraction follows it (see `_extract`); the type
+    is given only when it is clear (pagetype.decide), an unclear one reads the page all the
+    same. Relative links and image sources are resolved against `url`, the page's final URL.
+    A page too large to convert in time and memory is cut (see `bound`, which a caller may
+    apply first to drop its whole text early): the markdown then ends with a note saying so.
     """
     from tools.fetch.markdown import tidy
     from tools.fetch.pagetype import detect
@@ -225,7 +226,8 @@ def html_to_markdown(
     page = html if isinstance(html, Bounded) else bound(html)
     parsed = _parse(page.html, url, declared=page.declared, scripted=page.scripted)
     tree, signals = parsed.tree, parsed.signals
-    page_type = detect(tree, url, signals)
+    guess = detect(tree, url, signals)
+    page_type = guess.name
     meta = _metadata(tree, url, signals, dated=POLICIES[page_type].dated)
     if full_page:
         body = _page_markdown(tree, include_links=include_links)
@@ -249,7 +251,7 @@ def html_to_markdown(
         markdown=body,
         **meta,
         product=_product(signals, page_type),
-        page_type=page_type,
+        page_type=page_type if guess.sure else None,
         app_shell=parsed.shell and parsed.scripted,
         warnings=warnings,
     )
