@@ -9,7 +9,10 @@ defaults and by the one trafilatura call web-fetch makes on an article ("one cal
 its time), page by page in turn, and scored by the benchmark's own score.py: F1 (precision /
 recall) per page type (WCXB) or source set (broad-dev) and overall, page-type accuracy where the
 set has labels, and pages per second. wcxb-dev/ is a part of wcxb-dev-full/: it is reported on
-its own and so is the rest, the pages no rule was tuned on. With `--base REV` (`make
+its own and so is the rest, the pages no rule was tuned on; so is the half of wcxb-dev-full the
+page-type model is not fitted on (`fitting`), with the page types given there, every type
+weighted alike (`balanced`): the share right among those given, the share given (the rest are
+unsure: no type), the share wrong, overall and per type. With `--base REV` (`make
 bench-extract BASE=REV`) web-fetch at that git revision, checked out in a temporary worktree, is
 scored beside them, so a regression on any set shows before it lands.
 """

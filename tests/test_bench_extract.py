@@ -87,7 +87,8 @@ def test_page_types_given_weigh_every_type_alike():
 
     # Nine articles all right; one forum wrong, one right, two unsure; one listing unsure.
     labels = ["article"] * 9 + ["forum"] * 4 + ["listing"]
-    answers: list[str | None] = ["article"] * 9 + ["product", "forum", None, None, None]
+    answers: list[str | None] = ["article"] * 9
+    answers += ["product", "forum", None, None, None]
     found = balanced(labels, answers)
     assert found.right == pytest.approx((1.0 + 0.5) / 2)  # the listing gave no answer to judge
     assert found.given == pytest.approx((1.0 + 0.5 + 0.0) / 3)
@@ -103,7 +104,7 @@ def test_the_fitting_half_is_a_fixed_half_of_the_ids():
     ids = [f"article.{n:04}" for n in range(200)]
     fitted = [page_id for page_id in ids if fitting(page_id)]
     assert fitted == [page_id for page_id in ids if zlib.crc32(page_id.encode()) % 2 == 0]
-    assert 60 < len(fitted) < 140  # noqa: PLR2004  (about half, never all or none)
+    assert 60 < len(fitted) < 140  # about half, never all or none
 
 
 def test_the_typing_report_shows_each_type_given_and_right(capsys):

@@ -752,6 +752,24 @@ def test_the_likeliest_type_is_named_only_when_its_probability_reaches_the_thres
         assert guess.sure is named
 
 
+def test_an_unsure_page_is_read_as_an_article_unless_an_article_is_unlikely():
+    import lxml.html
+
+    from tools.fetch.pagetype_model import WEIGHTS
+    from tools.fetch.signals import read
+
+    tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
+    found = pagetype.features(tree, "https://e.org/x", read(tree))
+    used = pagetype.words(tree)
+    # Article tied with another type: an article. Two other types tied: one of them.
+    for pair, read_as in ((("article", "forum"), {"article"}), (("forum", "service"), None)):
+        tied = tuple(10.0 if name in pair else 0.0 for name in pagetype.PAGE_TYPES)
+        model = pagetype.Model(WEIGHTS, {"heading:notes": tied}, sure=0.9)
+        guess = pagetype.decide(found, used, model)
+        assert not guess.sure
+        assert guess.name in (read_as or set(pair))
+
+
 def test_every_page_type_has_one_policy():
     from tools.fetch.policies import POLICIES
 
