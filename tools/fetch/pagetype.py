@@ -6,17 +6,18 @@ and the shape of its DOM (code blocks, repeated posts, prices, add-to-cart butto
 runs of like linked items, prose paragraphs, headings, forms, calls to action); and by the
 words it names its own parts with (`words`): in its title, headings, buttons and short links,
 and in its class and id names ("cart", "thread", "sidebar", "pricing"), which say what the
-parts are for on pages nobody has seen. A linear model per type scores the features and
-the words (`_scores`), the scores give each type a probability, and the likeliest type is the
-answer (`decide`): a sure one when its probability reaches a threshold chosen on the fitting
-pages, else an unsure one, which web-fetch does not name. A page that strongly declares one type
-(one that declares many different products, a collection) is read as that type, and named when
-the model agrees or the page has next to no text; one with next to no text and no such
-declaration is read as an article, unsure.
-Its weights and threshold are data (pagetype_model.py), fitted by `make fit-pagetype`
-(bench/fit_pagetype.py) on one declared half of the labelled dev pages, every type weighted
-alike, and reported on the other half. The URL's structure (depth, slug, dates) is left out on
-purpose: a page is served under any address, and the page's own markup says more.
+parts are for on pages nobody has seen. A linear model per type scores the features and the
+words (`_scores`), the scores give each type a probability, and the likeliest type is the answer
+(`decide`): a sure one when its probability reaches a threshold chosen on the fitting pages,
+else an unsure one, which web-fetch does not name and reads as an article unless the model finds
+one unlikely (`_AS_ARTICLE`). A page that strongly declares one type (one that declares many
+different products, a collection) is read as that type, and named when the model agrees or the
+page has next to no text; one with next to no text and no such declaration is read as an
+article, unsure. Its weights and threshold are data (pagetype_model.py), fitted by
+`make fit-pagetype` (bench/fit_pagetype.py) on one declared half of the labelled dev pages,
+every type weighted alike, and reported on the other half. The URL's structure (depth, slug,
+dates) is left out on purpose: a page is served under any address, and the page's own markup
+says more.
 """
 
 from __future__ import annotations
@@ -211,7 +212,8 @@ def probabilities(found: dict[str, float], used: dict[str, float], model: Model)
     totals = _scores(found, used, model)
     top = max(totals)
     exps = [math.exp(total - top) for total in totals]
-    return [value / sum(exps) for value in exps]
+    whole = sum(exps)
+    return [value / whole for value in exps]
 
 
 def _strongly_declared(found: dict[str, float]) -> list[str]:
