@@ -201,7 +201,7 @@ class Document:
     site_name: str | None = None
     description: str | None = None
     product: str | None = None  # a product page's facts from its JSON-LD (product.py)
-    page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages
+    page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages of a clear type
     app_shell: bool = False  # next to no text without JavaScript, and scripts to run
     wall: str | None = None  # one of walls.WALLS: the page is (or is cut by) a wall
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
@@ -214,10 +214,11 @@ def html_to_markdown(
 ) -> Document:
     """Markdown of the page's main content (or of the whole page with `full_page`).
 
-    The page type is decided first and the extraction follows it (see `_extract`). Relative
-    links and image sources are resolved against `url`, the page's final URL. A page too
-    large to convert in time and memory is cut (see `bound`, which a caller may apply first to
-    drop its whole text early): the markdown then ends with a note saying so.
+    The page type is decided first and the extraction follows it (see `_extract`); the type
+    is given only when it is clear (pagetype.decide), an unclear one reads the page all the
+    same. Relative links and image sources are resolved against `url`, the page's final URL.
+    A page too large to convert in time and memory is cut (see `bound`, which a caller may
+    apply first to drop its whole text early): the markdown then ends with a note saying so.
     """
     from tools.fetch import walls
     from tools.fetch.markdown import tidy
@@ -228,7 +229,8 @@ def html_to_markdown(
     parsed = _parse(page.html, url, declared=page.declared, scripted=page.scripted)
     tree, signals = parsed.tree, parsed.signals
     clues = walls.clues(tree, signals)  # before extraction prunes the tree
-    page_type = detect(tree, url, signals)
+    guess = detect(tree, url, signals)
+    page_type = guess.name
     meta = _metadata(tree, url, signals, dated=POLICIES[page_type].dated)
     if full_page:
         body = _page_markdown(tree, include_links=include_links)
@@ -254,7 +256,7 @@ def html_to_markdown(
         markdown=body,
         **meta,
         product=_product(signals, page_type),
-        page_type=page_type,
+        page_type=page_type if guess.sure else None,
         # A check the page's scripts pass by themselves is rendered as an app shell is; no
         # other wall is worth a browser.
         app_shell=(verdict.javascript if verdict else parsed.shell) and parsed.scripted,
