@@ -134,7 +134,13 @@ _DECLARED = re.compile(
     re.IGNORECASE,
 )
 _NUXT = re.compile(r"[^>]{0,500}>\s*window\.__NUXT__")
-_SCRIPT = re.compile(r"<script\b", re.IGNORECASE)
+_SCRIPT = re.compile(r"<script\b([^>]*)>", re.IGNORECASE)
+_SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?([^"'>]*)""", re.IGNORECASE)
+# The script types a browser runs (HTML's JavaScript MIME types, modules); any other type is
+# a data block, such as JSON-LD, that no browser runs.
+_RUNNABLE = re.compile(
+    r"(?:(?:text|application)/(?:x-)?(?:java|ecma|j|live)script|module)?", re.IGNORECASE
+)
 _KEPT_DECLARED = 1_000_000
 # Markup nesting: libxml2 keeps 256 levels; deeper tags are dropped (their text kept) below this.
 _MAX_DEPTH = 64
@@ -285,7 +291,7 @@ def bound(html: str) -> Bounded:
     if not _exceeds(html, _LARGE_COST):
         return Bounded(html)
     lean, declared = _strip(html)
-    scripted = _SCRIPT.search(html) is not None
+    scripted = any(_runs(_type_of(tag[1])) for tag in _SCRIPT.finditer(html))
     spent = len(declared) / _VALUE_CHARS  # held once, as a value is, until parsed
     if not _exceeds(lean, _LARGE_COST - spent):
         return Bounded(lean, declared=declared, scripted=scripted)
@@ -440,7 +446,7 @@ def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -
     if declared:  # read with the page, then removed with its other scripts
         tree.extend(_tree(declared.replace("\x00", ""), url)[0].xpath("//script"))
     signals = read(tree)
-    scripted = scripted or tree.find(".//script") is not None
+    scripted = scripted or any(_runs(s.get("type")) for s in tree.iter("script"))
     _remove(tree, _NEVER)
     _without_fallbacks(tree)
     shell = _is_shell(tree)
@@ -450,6 +456,17 @@ def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -
     _remove(tree, "//noscript")
     clean_tree(tree, url)
     return _Parsed(tree, signals, warnings, shell, scripted)
+
+
+def _type_of(attributes: str) -> str | None:
+    found = _SCRIPT_TYPE.search(attributes)
+    return found[1] if found else None
+
+
+def _runs(kind: str | None) -> bool:
+    """Whether a script of this type attribute runs in a browser (no attribute: it does)."""
+    word = (kind or "").split(";", 1)[0].strip()
+    return _RUNNABLE.fullmatch(word) is not None
 
 
 def _tree(text: str, url: str) -> tuple[HtmlElement, tuple[dict[str, str], ...]]:
