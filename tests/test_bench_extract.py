@@ -7,6 +7,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -78,3 +80,43 @@ def test_the_baseline_reads_the_pages_given_by_a_relative_path(tmp_path, monkeyp
     run = run_base("HEAD", pages)
     assert "Baselines find their pages." in run.text["one"]
     assert run.crashed == ()
+
+
+def test_page_types_given_weigh_every_type_alike():
+    from bench.extract import balanced
+
+    # Nine articles all right; one forum wrong, one right, two unsure; one listing unsure.
+    labels = ["article"] * 9 + ["forum"] * 4 + ["listing"]
+    answers: list[str | None] = ["article"] * 9
+    answers += ["product", "forum", None, None, None]
+    found = balanced(labels, answers)
+    assert found.right == pytest.approx((1.0 + 0.5) / 2)  # the listing gave no answer to judge
+    assert found.given == pytest.approx((1.0 + 0.5 + 0.0) / 3)
+    assert found.wrong == pytest.approx((0.0 + 0.25 + 0.0) / 3)
+    assert balanced([], []) == (0.0, 0.0, 0.0)
+
+
+def test_the_fitting_half_is_a_fixed_half_of_the_ids():
+    import zlib
+
+    from bench.extract import fitting
+
+    ids = [f"article.{n:04}" for n in range(200)]
+    fitted = [page_id for page_id in ids if fitting(page_id)]
+    assert fitted == [page_id for page_id in ids if zlib.crc32(page_id.encode()) % 2 == 0]
+    assert 60 < len(fitted) < 140  # about half, never all or none
+
+
+def test_the_typing_report_shows_each_type_given_and_right(capsys):
+    from bench.extract import Run, typing
+
+    ids = ["article.1", "article.2", "forum.1", "forum.2"]
+    ours = Run({}, {"article.1": "article", "article.2": None, "forum.1": "article"}, 1.0)
+    base = Run({}, dict.fromkeys(ids, "article"), 1.0)
+    typing(ids, {"web-fetch": ours, "base abc": base, "trafilatura": base})
+    out = capsys.readouterr().out
+    assert "web-fetch: 50.0% / 50.0% / 25.0%, right or unsure 75.0%" in out
+    assert "base abc: 50.0% / 100.0% / 50.0%, right or unsure 50.0%" in out
+    assert "trafilatura:" not in out
+    assert re.search(r"article +100% of 50% given +100% of 100% given", out)
+    assert re.search(r"forum +0% of 50% given +0% of 100% given", out)

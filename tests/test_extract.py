@@ -678,6 +678,28 @@ def test_a_large_page_is_read_with_its_structured_data():
     assert "three-legged stool turned from solid oak" in doc.markdown
 
 
+@pytest.mark.parametrize(
+    ("tag", "runs"),
+    [
+        ('<script type="application/ld+json">', False),
+        ("<script type='text/template'>", False),
+        ('<script type="importmap">', False),
+        ("<script>", True),
+        ('<script type="module">', True),
+        ('<script TYPE="Text/JavaScript; charset=utf-8">', True),
+        ('<script src="/app.js" type="">', True),
+    ],
+)
+def test_only_a_script_a_browser_runs_makes_a_page_scripted(tag, runs):
+    """A data block (JSON-LD, a template) fills in nothing: a short page with one is no app,
+    in a small page's tree or a large page's stripped markup alike."""
+    small = f"<html><head>{tag}{{}}</script></head><body><p>Short.</p></body></html>"
+    large = small.replace("<body>", "<body>" + "<p>" + "word " * 400_000 + "</p>")
+    assert extract.bound(large).large
+    assert extract.bound(large).scripted is runs
+    assert extract._parse(small, "https://example.com/").scripted is runs
+
+
 def test_megabytes_of_inline_images_are_dropped_but_a_small_one_is_kept():
     small = "<p>Chart: <img alt='chart' src='data:image/png;base64,iVBORw0KGgo='></p>"
     assert extract.bound(small).html is small

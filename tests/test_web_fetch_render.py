@@ -646,10 +646,16 @@ def test_only_a_scripted_shell_is_rendered_on_auto(sites, isolated_env, monkeypa
 
     monkeypatch.setattr(browser, "render", fake_render)
     short = "<html><body><p>A short page, with no script at all.</p></body></html>"
-    site = sites({"/short": ("text/html", short.encode()), "/app": shell()})
+    # Data blocks no browser runs: a short product page's JSON-LD is no app.
+    declared = short.replace("<body>", '<body><script type="application/ld+json">{}</script>'
+                             '<script type="text/template"><p>t</p></script>')  # fmt: skip
+    site = sites({"/short": ("text/html", short.encode()), "/app": shell(),
+                  "/declared": ("text/html", declared.encode())})  # fmt: skip
     environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
                "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}  # fmt: skip
     answer = web_fetch.execute({"url": site.url("/short")}, Settings(environ=environ))
+    assert answer["content"] == "A short page, with no script at all."
+    answer = web_fetch.execute({"url": site.url("/declared")}, Settings(environ=environ))
     assert answer["content"] == "A short page, with no script at all."
     assert rendered == []
     answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))

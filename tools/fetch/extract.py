@@ -135,7 +135,13 @@ _DECLARED = re.compile(
     re.IGNORECASE,
 )
 _NUXT = re.compile(r"[^>]{0,500}>\s*window\.__NUXT__")
-_SCRIPT = re.compile(r"<script\b", re.IGNORECASE)
+_SCRIPT = re.compile(r"<script\b([^>]*)>", re.IGNORECASE)
+_SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?([^"'>]*)""", re.IGNORECASE)
+# The script types a browser runs (HTML's JavaScript MIME types, modules); any other type is
+# a data block, such as JSON-LD, that no browser runs.
+_RUNNABLE = re.compile(
+    r"(?:(?:text|application)/(?:x-)?(?:java|ecma|j|live)script|module)?", re.IGNORECASE
+)
 _KEPT_DECLARED = 1_000_000
 # Markup nesting: libxml2 keeps 256 levels; deeper tags are dropped (their text kept) below this.
 _MAX_DEPTH = 64
@@ -202,7 +208,7 @@ class Document:
     site_name: str | None = None
     description: str | None = None
     product: str | None = None  # a product page's facts from its JSON-LD (product.py)
-    page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages
+    page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages of a clear type
     app_shell: bool = False  # next to no text without JavaScript, and scripts to run
     wall: str | None = None  # one of walls.WALLS: the page is (or is cut by) a wall
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
@@ -215,10 +221,11 @@ def html_to_markdown(
 ) -> Document:
     """Markdown of the page's main content (or of the whole page with `full_page`).
 
-    The page type is decided first and the extraction follows it (see `_extract`). Relative
-    links and image sources are resolved against `url`, the page's final URL. A page too
-    large to convert in time and memory is cut (see `bound`, which a caller may apply first to
-    drop its whole text early): the markdown then ends with a note saying so.
+    The page type is decided first and the extraction follows it (see `_extract`); the type
+    is given only when it is clear (pagetype.decide), an unclear one reads the page all the
+    same. Relative links and image sources are resolved against `url`, the page's final URL.
+    A page too large to convert in time and memory is cut (see `bound`, which a caller may
+    apply first to drop its whole text early): the markdown then ends with a note saying so.
     """
     from tools.fetch import walls
     from tools.fetch.hidden import reached, remove_unseen
@@ -233,7 +240,8 @@ def html_to_markdown(
     )
     tree, signals = parsed.tree, parsed.signals
     clues = walls.clues(tree, signals)  # before extraction prunes the tree
-    page_type = detect(tree, url, signals)  # as before: hidden parts are a part of its shape
+    guess = detect(tree, url, signals)  # as before: hidden parts are a part of its shape
+    page_type = guess.name
     unseen = remove_unseen(tree, parsed.sheet)
     meta = _metadata(tree, url, signals, dated=POLICIES[page_type].dated)
     if full_page:
@@ -262,7 +270,7 @@ def html_to_markdown(
         markdown=body,
         **meta,
         product=_product(signals, page_type),
-        page_type=page_type,
+        page_type=page_type if guess.sure else None,
         # A check the page's scripts pass by themselves is rendered as an app shell is; no
         # other wall is worth a browser.
         app_shell=(verdict.javascript if verdict else parsed.shell) and parsed.scripted,
@@ -298,7 +306,7 @@ def bound(html: str) -> Bounded:
 
 def _lean(html: str) -> Bounded:
     lean, declared = _strip(html)
-    scripted = _SCRIPT.search(html) is not None
+    scripted = any(_runs(_type_of(tag[1])) for tag in _SCRIPT.finditer(html))
     spent = len(declared) / _VALUE_CHARS  # held once, as a value is, until parsed
     if not _exceeds(lean, _LARGE_COST - spent):
         return Bounded(lean, declared=declared, scripted=scripted)
@@ -459,7 +467,7 @@ def _parse(
     if declared:  # read with the page, then removed with its other scripts
         tree.extend(_tree(declared.replace("\x00", ""), url)[0].xpath("//script"))
     signals = read(tree)
-    scripted = scripted or tree.find(".//script") is not None
+    scripted = scripted or any(_runs(s.get("type")) for s in tree.iter("script"))
     sheet = read_sheet(tree, styles)  # before <style> goes: its rules may hide text
     _remove(tree, _NEVER)
     _without_fallbacks(tree)
@@ -470,6 +478,17 @@ def _parse(
     _remove(tree, "//noscript")
     clean_tree(tree, url)
     return _Parsed(tree, signals, warnings, shell, scripted, sheet)
+
+
+def _type_of(attributes: str) -> str | None:
+    found = _SCRIPT_TYPE.search(attributes)
+    return found[1] if found else None
+
+
+def _runs(kind: str | None) -> bool:
+    """Whether a script of this type attribute runs in a browser (no attribute: it does)."""
+    word = (kind or "").split(";", 1)[0].strip()
+    return _RUNNABLE.fullmatch(word) is not None
 
 
 def _tree(text: str, url: str) -> tuple[HtmlElement, tuple[dict[str, str], ...]]:

@@ -6,13 +6,18 @@ and the shape of its DOM (code blocks, repeated posts, prices, add-to-cart butto
 runs of like linked items, prose paragraphs, headings, forms, calls to action); and by the
 words it names its own parts with (`words`): in its title, headings, buttons and short links,
 and in its class and id names ("cart", "thread", "sidebar", "pricing"), which say what the
-parts are for on pages nobody has seen. A page that declares one type strongly is that type
-(one that declares many different products, a collection), one with next to no text is an
-article, and for the rest a linear model per type scores the features and the words
-(`_scores`): the best score wins (`decide`). Its weights are data (pagetype_model.py), fitted
-by `make fit-pagetype` (bench/fit_pagetype.py) on one declared half of the labelled dev pages
-and reported on the other half. The URL's structure (depth, slug, dates) is left out on
-purpose: a page is served under any address, and the page's own markup says more.
+parts are for on pages nobody has seen. A linear model per type scores the features and the
+words (`_scores`), the scores give each type a probability, and the likeliest type is the answer
+(`decide`): a sure one when its probability reaches a threshold chosen on the fitting pages,
+else an unsure one, which web-fetch does not name and reads as an article unless the model finds
+one unlikely (`_AS_ARTICLE`). A page that strongly declares one type (one that declares many
+different products, a collection) is read as that type, and named when the model agrees or the
+page has next to no text; one with next to no text and no such declaration is read as an
+article, unsure. Its weights and threshold are data (pagetype_model.py), fitted by
+`make fit-pagetype` (bench/fit_pagetype.py) on one declared half of the labelled dev pages,
+every type weighted alike, and reported on the other half. The URL's structure (depth, slug,
+dates) is left out on purpose: a page is served under any address, and the page's own markup
+says more.
 """
 
 from __future__ import annotations
@@ -160,36 +165,55 @@ class Model(NamedTuple):
 
     weights: dict[str, dict[str, float]]  # per type: "bias" and one per feature
     words: dict[str, tuple[float, ...]]  # per word: one per type, in PAGE_TYPES order
+    sure: float = 0.0  # the least probability of the best type for it to be given
 
 
-def detect(tree: HtmlElement, url: str, signals: Signals) -> str:
-    """The page's type, one of PAGE_TYPES."""
-    from tools.fetch.pagetype_model import WEIGHTS, WORDS
+class Guess(NamedTuple):
+    """The type a page is read as, and whether the evidence is clear enough to say so."""
 
-    # A page that declares one type strongly is that type whatever its shape: the costly
-    # features (a walk over every element) are not needed.
-    strong = _strongly_declared(_declared(signals))
-    if len(strong) == 1:
-        return strong[0]
-    return decide(features(tree, url, signals), words(tree), Model(WEIGHTS, WORDS))
+    name: str  # one of PAGE_TYPES: its policy reads the page either way
+    sure: bool
 
 
-def decide(found: dict[str, float], used: dict[str, float], model: Model) -> str:
-    """The one type the page declares strongly; else article for a page with too little text
-    to have a shape; else the type the model scores highest (article's own weights make it the
-    answer on weak evidence: a wrong non-article type costs far more than a wrong article).
+def detect(tree: HtmlElement, url: str, signals: Signals) -> Guess:
+    """The page's type, one of PAGE_TYPES, and whether it is clear."""
+    from tools.fetch.pagetype_model import SURE, WEIGHTS, WORDS
 
-    A strong declaration (schema.org Product, QAPage, NewsArticle, ... at weight 3 or 4 in
-    _DECLARED; og:type product or product.group) names the page's type on over 90 % of the
-    WCXB dev pages that make exactly one.
+    return decide(features(tree, url, signals), words(tree), Model(WEIGHTS, WORDS, SURE))
+
+
+def decide(found: dict[str, float], used: dict[str, float], model: Model) -> Guess:
+    """The type the model finds likeliest, sure when its probability reaches `model.sure`.
+    An unsure page is read as an article when the model gives that _AS_ARTICLE or more: a
+    wrong article loses less of a page than a wrong other type (a region kept whole).
+
+    A page that strongly declares one type (schema.org Product, QAPage, NewsArticle, ... at
+    weight 3 or 4 in _DECLARED; og:type product or product.group) is read as that type, and
+    said to be of it when the model agrees or the page has too little text to have a shape:
+    on WCXB's dev pages, a declaration the model disagrees with is wrong more often than not.
+    A page with too little text and no such declaration is read as an article, unsure.
     """
     strong = _strongly_declared(found)
+    few = found["text"] < _FEW_CHARS
+    if few and len(strong) != 1:
+        return Guess("article", sure=False)  # no shape to read: the model would guess
+    chances = probabilities(found, used, model)
+    best = max(range(len(PAGE_TYPES)), key=chances.__getitem__)
     if len(strong) == 1:
-        return strong[0]
-    if found["text"] < _FEW_CHARS:
-        return "article"  # too little text to have a shape: the model would guess
+        return Guess(strong[0], sure=few or strong[0] == PAGE_TYPES[best])
+    if chances[best] >= model.sure:
+        return Guess(PAGE_TYPES[best], sure=True)
+    article = chances[PAGE_TYPES.index("article")] >= _AS_ARTICLE
+    return Guess("article" if article else PAGE_TYPES[best], sure=False)
+
+
+def probabilities(found: dict[str, float], used: dict[str, float], model: Model) -> list[float]:
+    """Each type's probability (the softmax of its score), in PAGE_TYPES order."""
     totals = _scores(found, used, model)
-    return PAGE_TYPES[totals.index(max(totals))]
+    top = max(totals)
+    exps = [math.exp(total - top) for total in totals]
+    whole = sum(exps)
+    return [value / whole for value in exps]
 
 
 def _strongly_declared(found: dict[str, float]) -> list[str]:
@@ -247,6 +271,8 @@ _WORD = re.compile(r"[a-z]{3,}")
 _FULL = 4  # the strongest declaration's weight in _DECLARED; features scale it to 1
 _STRONG = 3
 _FEW_CHARS = math.log1p(100) / _TEXT_SCALE  # some 15 words, as "text" measures them
+# Chosen by extraction F1 on the fitting half of the dev pages (issue 43).
+_AS_ARTICLE = 0.2
 
 
 def _declares(signals: Signals, weights: dict[str, int]) -> int:
