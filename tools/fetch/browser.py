@@ -284,6 +284,84 @@ _FAILED_WEBSOCKET = r"""
 """
 
 
+# The browser's own idea of what a person sees: each run of text it does not show (an ancestor
+# not displayed, invisible or transparent; a zero font size or a box clipped to nothing; laid
+# out off-screen, above or left of the page) is wrapped in an element marked with the
+# attribute named by the argument, which hidden.py then takes out as it does a `hidden` one.
+# Measured first and marked after, so the layout is computed once. Text a person can reveal
+# stays: a closed <details>, `hidden="until-found"`, a closed tab's or accordion's panel (as
+# hidden.py tells one).
+_MARK_UNSEEN = r"""
+(mark) => {
+  const MAX_TEXTS = 20000;
+  const skipped = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "TEXTAREA", "OPTION"]);
+  const controlled = new Set(Array.from(document.querySelectorAll("[aria-controls]"),
+    (e) => e.getAttribute("aria-controls").split(/\s+/)).flat());
+  const clipped = new Map();
+  const clippedBox = (element) => {
+    if (!element || element === document.documentElement) return false;
+    if (clipped.has(element)) return clipped.get(element);
+    const style = getComputedStyle(element), box = element.getBoundingClientRect();
+    const hides = /hidden|clip/.test(style.overflowX + style.overflowY);
+    const none = (hides && (box.width < 0.5 || box.height < 0.5))
+      || (/absolute|fixed/.test(style.position) && style.clip === "rect(0px, 0px, 0px, 0px)");
+    const result = none || clippedBox(element.parentElement);
+    clipped.set(element, result);
+    return result;
+  };
+  const OPTIONS = { checkOpacity: true, checkVisibilityCSS: true };
+  const PANEL = new RegExp("(^|[^a-z])(accordion|collapse|collapsible|expandable|panel"
+    + "|tabpanel|tabs?)([^a-z]|$)");
+  const control = (e) => !!e && (/^(BUTTON|SUMMARY)$/.test(e.tagName)
+    || e.hasAttribute("aria-expanded") || (e.textContent.trim().split(/\s+/).length <= 12
+      && !!e.querySelector("button, [aria-expanded]")));
+  const panel = (e) => controlled.has(e.id) || e.getAttribute("role") === "tabpanel"
+    || PANEL.test(`${e.getAttribute("class") || ""} ${e.id}`.toLowerCase());
+  const outermost = (element) => {
+    let e = element;
+    while (e.parentElement && e.parentElement !== document.body
+           && !e.parentElement.checkVisibility(OPTIONS)) e = e.parentElement;
+    return e;
+  };
+  const revealable = (element) => {
+    if (element.closest('details:not([open]), [hidden="until-found"]')) return true;
+    const box = outermost(element);
+    if (control(box.previousElementSibling)
+        || control(box.parentElement && box.parentElement.previousElementSibling)) return true;
+    for (let e = element; e && e !== document.body; e = e.parentElement) if (panel(e)) return true;
+    return false;
+  };
+  const offscreen = (rects) => Array.from(rects).every((r) =>
+    r.width * r.height === 0 || r.right + scrollX <= 0 || r.bottom + scrollY <= 0);
+  const unseen = (text) => {
+    const parent = text.parentElement;
+    if (!parent || skipped.has(parent.tagName)) return false;
+    if (!parent.checkVisibility(OPTIONS)
+        || parseFloat(getComputedStyle(parent).fontSize) === 0 || clippedBox(parent)) {
+      return true;
+    }
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    return offscreen(range.getClientRects());
+  };
+  const walker = document.createTreeWalker(document.body || document.documentElement,
+    NodeFilter.SHOW_TEXT, { acceptNode: (t) => /\S/.test(t.data) ? 1 : 3 });
+  const found = [];
+  for (let n = 0, text; n < MAX_TEXTS && (text = walker.nextNode()); n++) {
+    if (unseen(text) && !revealable(text.parentElement)) found.push(text);
+  }
+  for (const text of found) {
+    const wrapper = document.createElement("span");
+    wrapper.setAttribute(mark, "");
+    text.replaceWith(wrapper);
+    wrapper.append(text);
+  }
+  return found.length + 1;
+}
+"""
+UNSEEN_SECONDS = 2.0  # the most marking unseen text may take; a page busy longer is read as is
+
+
 class Unavailable(Exception):  # noqa: N818 - a state of the machine, as messages say it
     """No browser to render with: Playwright or Chromium is not installed."""
 
@@ -409,6 +487,8 @@ def _load_and_read(page: Any, call: _Call, watch: _Watch) -> Rendered:
     if call.error is not None and call.served == 0:
         raise call.error
     settled = _settle(page, call)
+    watch.limit(UNSEEN_SECONDS + _GRACE)
+    mark_unseen(page)
     watch.limit(READ_SECONDS)
     html = read_dom(page)
     if call.replaced:
@@ -518,6 +598,19 @@ def _settle(page: Any, call: _Call) -> bool:
     except PlaywrightTimeout:
         return False
     return True
+
+
+def mark_unseen(page: Any) -> None:
+    """Mark the text the browser does not show, for hidden.py to take out (_MARK_UNSEEN).
+
+    Through `wait_for_function`, whose timeout Playwright keeps outside the page: a page whose
+    script never yields leaves its text unmarked rather than the call waiting on it."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    from tools.fetch.hidden import MARK
+
+    with contextlib.suppress(PlaywrightError):  # a timeout too; the static rules still apply
+        page.wait_for_function(_MARK_UNSEEN, arg=MARK, timeout=_ms(UNSEEN_SECONDS))
 
 
 def _answer(route: Any, request: Any, call: _Call) -> None:

@@ -13,7 +13,7 @@ import contextlib
 import re
 from collections import Counter
 from copy import deepcopy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from lxml.html import HtmlElement
 
+    from tools.fetch.hidden import Sheet
     from tools.fetch.signals import Signals
 
 # Captions describe an image rather than carry the article; the image's alt text stays.
@@ -227,16 +228,21 @@ def html_to_markdown(
     apply first to drop its whole text early): the markdown then ends with a note saying so.
     """
     from tools.fetch import walls
+    from tools.fetch.hidden import reached, remove_unseen
+    from tools.fetch.hidden import warning as hidden_warning
     from tools.fetch.markdown import tidy
     from tools.fetch.pagetype import detect
     from tools.fetch.policies import POLICIES
 
     page = html if isinstance(html, Bounded) else bound(html)
-    parsed = _parse(page.html, url, declared=page.declared, scripted=page.scripted)
+    parsed = _parse(
+        page.html, url, declared=page.declared, scripted=page.scripted, styles=page.styles
+    )
     tree, signals = parsed.tree, parsed.signals
     clues = walls.clues(tree, signals)  # before extraction prunes the tree
-    guess = detect(tree, url, signals)
+    guess = detect(tree, url, signals)  # as before: hidden parts are a part of its shape
     page_type = guess.name
+    unseen = remove_unseen(tree, parsed.sheet)
     meta = _metadata(tree, url, signals, dated=POLICIES[page_type].dated)
     if full_page:
         body = _page_markdown(tree, include_links=include_links)
@@ -247,6 +253,8 @@ def html_to_markdown(
         body = tidy(body)
         body = body if POLICIES[page_type].named else drop_title(body, meta["title"])
     warnings = list(parsed.warnings)
+    if words := reached(unseen, body):
+        warnings.append(hidden_warning(words))
     if parsed.shell and not full_page and not _words(body):
         from tools.fetch.embedded import embedded_markdown
 
@@ -280,6 +288,7 @@ class Bounded:
     note: str = ""  # when the page was cut: "too large to convert whole (sizes)..."
     declared: str = ""  # the data scripts set aside from a large page's HTML (see _strip)
     scripted: bool = False  # scripts were stripped from it
+    styles: str = ""  # the style sheets stripped from it, whose rules may hide text (hidden.py)
 
 
 def bound(html: str) -> Bounded:
@@ -290,6 +299,12 @@ def bound(html: str) -> Bounded:
     """
     if not _exceeds(html, _LARGE_COST):
         return Bounded(html)
+    from tools.fetch.hidden import style_text
+
+    return replace(_lean(html), styles=style_text(html))
+
+
+def _lean(html: str) -> Bounded:
     lean, declared = _strip(html)
     scripted = any(_runs(_type_of(tag[1])) for tag in _SCRIPT.finditer(html))
     spent = len(declared) / _VALUE_CHARS  # held once, as a value is, until parsed
@@ -427,12 +442,18 @@ class _Parsed:
     warnings: tuple[dict[str, str], ...]
     shell: bool  # the HTML shows next to no text without JavaScript
     scripted: bool  # it has scripts, which may fill it in
+    sheet: Sheet  # the rules of its style sheets that may hide text (hidden.py)
 
 
-def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -> _Parsed:
+def _parse(
+    html: str, url: str, *, declared: str = "", scripted: bool = False, styles: str = ""
+) -> _Parsed:
     """The document tree, scripts removed and every link made absolute (and safe) against
     `url`; what the page declares about itself is read first, with the `declared` data
-    scripts that `bound` set aside. `scripted`: scripts were stripped from `html`."""
+    scripts that `bound` set aside. `scripted`: scripts were stripped from `html`. Text a
+    person does not see is taken out (hidden.py), by the rules of its style sheets or, when
+    `bound` stripped them, of `styles`."""
+    from tools.fetch.hidden import read_sheet
     from tools.fetch.links import clean_tree
     from tools.fetch.signals import read
 
@@ -447,6 +468,7 @@ def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -
         tree.extend(_tree(declared.replace("\x00", ""), url)[0].xpath("//script"))
     signals = read(tree)
     scripted = scripted or any(_runs(s.get("type")) for s in tree.iter("script"))
+    sheet = read_sheet(tree, styles)  # before <style> goes: its rules may hide text
     _remove(tree, _NEVER)
     _without_fallbacks(tree)
     shell = _is_shell(tree)
@@ -455,7 +477,7 @@ def _parse(html: str, url: str, *, declared: str = "", scripted: bool = False) -
             element.drop_tag()
     _remove(tree, "//noscript")
     clean_tree(tree, url)
-    return _Parsed(tree, signals, warnings, shell, scripted)
+    return _Parsed(tree, signals, warnings, shell, scripted, sheet)
 
 
 def _type_of(attributes: str) -> str | None:
