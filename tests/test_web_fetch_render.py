@@ -735,10 +735,12 @@ def test_a_page_whose_script_never_yields_comes_as_sent_within_the_deadline(
     assert time.monotonic() - started < HANG_GUARD
     assert answer["success"], answer
     assert "embedded in the page as sent" in answer["content"], answer
-    codes = {w["code"] for w in answer["warnings"]}
+    codes = {w["code"] for w in answer.get("warnings", [])}
     # RENDER_UNSETTLED when the browser was stopped; RENDER_FAILED when it crashed (a heap
     # that outgrows its limits) or, on a very busy machine, did not start within the deadline.
-    assert codes & {"RENDER_UNSETTLED", "RENDER_FAILED"}, codes
+    # A flood capped in the page may end, and the page settle, on a quick machine.
+    assert codes <= {"RENDER_UNSETTLED", "RENDER_FAILED"}, codes
+    assert codes or kind == "flood", answer
     assert len([p for p in site.seen if p.startswith("/flood")]) <= browser.MAX_REQUESTS
     assert gone(chromiums(own_tmp), own_tmp)
     assert list(Path(own_tmp).iterdir()) == []  # nothing of the browser's left behind
