@@ -201,7 +201,7 @@ def test_an_app_shell_filled_by_a_same_origin_fetch_is_rendered(sites, tmp_path)
     site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
     answer = fetch(tmp_path, {"url": site.url("/app")})
     assert answer["success"], answer
-    assert PROSE in answer["content"]
+    assert PROSE in answer["content"], answer
     assert answer["title"] in ("Rendered headline", "App")
     assert "warnings" not in answer
     # The page itself was fetched once: the browser was handed the bytes already fetched.
@@ -229,7 +229,7 @@ def test_render_always_renders_a_page_that_has_text_already(sites, tmp_path):
     plain = fetch(tmp_path, {"url": site.url("/")})
     assert "Added by the script" not in plain["content"]  # auto: not an app shell
     rendered = fetch(tmp_path, {"url": site.url("/"), "render": "always"})
-    assert "Added by the script" in rendered["content"]
+    assert "Added by the script" in rendered["content"], rendered
 
 
 @needs_browser
@@ -404,7 +404,7 @@ def test_pop_ups_downloads_and_navigations_away_get_nothing(sites, tmp_path):
     downloads = tmp_path / "home"
     downloads.mkdir()
     answer = fetch(tmp_path, {"url": site.url("/app")}, HOME=str(downloads))
-    assert PROSE in answer["content"]
+    assert PROSE in answer["content"], answer
     assert not {"/popup", "/file.zip", "/elsewhere"} & set(site.seen), site.seen
     assert not any(downloads.rglob("file.zip*"))
 
@@ -435,7 +435,7 @@ def test_a_page_that_never_settles_ends_in_time_with_a_warning(sites, isolated_e
     started = time.monotonic()
     answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
     assert time.monotonic() - started < HANG_GUARD
-    assert PROSE in answer["content"]
+    assert PROSE in answer["content"], answer
     assert "RENDER_UNSETTLED" in [w["code"] for w in answer["warnings"]]
 
 
@@ -689,7 +689,7 @@ def test_in_process_the_guard_answers_every_request_of_the_page(sites, isolated_
     environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
                "IKIGAI_WEB_FETCH_CACHE_TTL": "0", **ROOMY}  # fmt: skip
     answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
-    assert PROSE in answer["content"]
+    assert PROSE in answer["content"], answer
     for probe in ("ip", "name", "file", "socket"):
         assert f"{probe} blocked" in answer["content"]
     assert private.seen == []
@@ -785,7 +785,7 @@ def test_a_killed_calls_files_are_removed_by_the_next_call(sites, tmp_path, own_
     assert answer["success"]
     assert list(Path(own_tmp).rglob("*"))
     answer = fetch(tmp_path, {"url": site.url("/app")}, TMPDIR=own_tmp)
-    assert PROSE in answer["content"]
+    assert PROSE in answer["content"], answer
     assert list(Path(own_tmp).iterdir()) == []
 
 
@@ -892,7 +892,7 @@ def test_a_proxy_login_echoed_back_never_reaches_the_pages_script(sites, tmp_pat
     finally:
         proxy.server.shutdown()
         proxy.server.server_close()
-    assert PROSE in answer["content"]
+    assert PROSE in answer["content"], answer
     assert "sent" in answer["content"]  # the script ran and posted what it was given
     token = base64.b64encode(f"alice:{LOGIN_PASSWORD}".encode()).decode()
     assert posted, "the page's script posted nothing"
@@ -1024,7 +1024,7 @@ def test_a_javascript_check_is_rendered_and_the_rendered_page_judged(sites, tmp_
     site = sites({"/passes": check_page(passed), "/stays": check_page("document.cookie='a=1';")})
     answer = fetch(tmp_path, {"url": site.url("/passes")})
     assert answer["success"], answer
-    assert PROSE in answer["content"]
+    assert PROSE in answer["content"], answer
     stays = fetch(tmp_path, {"url": site.url("/stays")})
     assert (stays["error_code"], stays["wall"]) == ("HTTP_ERROR", "bot_check")
     assert "headless browser" in stays["error"]
@@ -1093,3 +1093,24 @@ def test_marking_unseen_text_does_not_wait_on_a_page_that_never_yields():
             assert time.monotonic() - start < HANG_GUARD
         finally:
             chromium.close()
+
+
+@needs_browser
+def test_a_page_that_spins_until_its_deadline_is_still_answered_by_the_call(
+    sites, tmp_path, own_tmp
+):
+    """With the settle time as long as the deadline, loading ends 3 s before it, and then
+    marking, reading and closing each waited on the spinning renderer for its whole time:
+    past the deadline, into the watchdog (NETWORK_ERROR, no content). Each now ends where the
+    deadline leaves time to extract the page as sent."""
+    site = sites({"/app": hostile_page(HOSTILE["spin"])})
+    answer = fetch(tmp_path, {"url": site.url("/app")}, TMPDIR=own_tmp)  # 27 s, settle 27 s
+    assert answer["success"], answer
+    assert "embedded in the page as sent" in answer["content"], answer
+    assert {w["code"] for w in answer["warnings"]} <= {"RENDER_UNSETTLED", "RENDER_FAILED"}
+
+
+def test_the_steps_after_loading_end_where_the_deadline_leaves_time_to_extract():
+    call = SimpleNamespace(session=SimpleNamespace(deadline=SimpleNamespace(remaining=lambda: 2.5)))
+    assert browser._within(call, browser.READ_SECONDS) == 1.5  # type: ignore[arg-type]
+    assert browser._within(call, 0.5) == 0.5  # type: ignore[arg-type]

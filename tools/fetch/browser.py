@@ -50,8 +50,9 @@ INSTALL_HINT = (
     "downloaded, `playwright install chromium`; IKIGAI_WEB_FETCH_BROWSER names one elsewhere"
 )
 READ_SECONDS = 2.0  # the most reading the DOM may take: a renderer still busy then is killed
-READ_RESERVE = 3.0  # of the deadline, kept for reading the DOM (READ_SECONDS) and extracting
+READ_RESERVE = 3.0  # of the deadline, kept for marking and reading the DOM, closing, extracting
 CLOSE_SECONDS = 2.0  # the most closing the browser may take before its processes are killed
+_EXTRACTING = 1.0  # of the deadline, kept past the browser's last step for extracting its page
 _GRACE = 1.0  # past a step's own Playwright timeout, before its browser is killed
 MAX_REQUESTS = 300  # requests one rendered page may make
 MEMORY_CAP = 1 << 30  # bytes of resident memory for the browser's whole process tree
@@ -472,7 +473,7 @@ def _render(binary: str, call: _Call, home: str, watch: _Watch) -> Rendered:
         try:
             return _load_and_read(_open_page(browser, call), call, watch)
         finally:
-            _close(browser, watch)
+            _close(browser, _within(call, CLOSE_SECONDS), watch)
 
 
 def _load_and_read(page: Any, call: _Call, watch: _Watch) -> Rendered:
@@ -487,9 +488,9 @@ def _load_and_read(page: Any, call: _Call, watch: _Watch) -> Rendered:
     if call.error is not None and call.served == 0:
         raise call.error
     settled = _settle(page, call)
-    watch.limit(UNSEEN_SECONDS + _GRACE)
+    watch.limit(_within(call, UNSEEN_SECONDS + _GRACE))
     mark_unseen(page)
-    watch.limit(READ_SECONDS)
+    watch.limit(_within(call, READ_SECONDS))
     html = read_dom(page)
     if call.replaced:
         why = f"its script replaced it with a {call.replaced}: document, which is not the page"
@@ -502,8 +503,15 @@ def read_dom(page: Any) -> str:
     return str(page.content())
 
 
-def _close(browser: Any, watch: _Watch) -> None:
-    watch.limit(CLOSE_SECONDS)
+def _within(call: _Call, seconds: float) -> float:
+    """A step's time: its own, or what the deadline leaves once the page is extracted. The
+    steps after loading are quick unless the page's script holds the renderer, and then each
+    may take its whole time: the reserve alone would not keep them inside the deadline."""
+    return min(seconds, call.session.deadline.remaining() - _EXTRACTING)
+
+
+def _close(browser: Any, seconds: float, watch: _Watch) -> None:
+    watch.limit(seconds)
     with contextlib.suppress(Exception):  # a browser already killed has nothing to close
         browser.close()
 
