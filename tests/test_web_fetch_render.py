@@ -975,6 +975,22 @@ def test_a_blob_document_does_not_replace_the_page_read(sites, tmp_path):
 
 
 @pytest.mark.loopback
+def test_an_unsettled_page_that_shows_nothing_yet_is_no_empty_page(
+    sites, isolated_env, monkeypatch
+):
+    """Read before its document was parsed, a busy page shows an empty body: the page as sent
+    (an app shell) is the answer, unsettled, not an empty page's HTTP_ERROR."""
+    blank = "<html><head></head><body></body></html>"
+    monkeypatch.setattr(browser, "render", lambda *_: browser.Rendered(blank, settled=False))
+    site = sites({"/app": shell()})
+    environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
+               "IKIGAI_WEB_FETCH_CACHE_TTL": "0"}  # fmt: skip
+    answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
+    assert answer["success"]
+    assert "RENDER_UNSETTLED" in [w["code"] for w in answer["warnings"]]
+
+
+@pytest.mark.loopback
 @pytest.mark.parametrize(
     ("shown", "expected"),
     [("<html><body><div id='__next'></div></body></html>", "as sent"), (None, "shown")],

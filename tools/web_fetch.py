@@ -255,9 +255,9 @@ def rendered(
     )
     if page.settled:
         return document
-    if len(document.markdown) < len(unrendered.markdown):
-        # Stopped before it showed what it was sent with (its embedded data, say): the page
-        # as sent tells more.
+    if not document.markdown.strip() or len(document.markdown) < len(unrendered.markdown):
+        # Stopped before it showed anything, or what it was sent with (its embedded data,
+        # say): the page as sent tells more (a document not yet parsed is no empty page).
         busy = {"code": "RENDER_UNSETTLED", "message": UNSHOWN}
         return replace(unrendered, warnings=[*unrendered.warnings, busy])
     unsettled = {
