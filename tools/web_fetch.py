@@ -242,9 +242,11 @@ def rendered(
         return unrendered
     except browser.RenderFailed as exc:
         why = f"The page could not be rendered in a browser ({exc}); this is its HTML as sent."
-        return _as_sent(unrendered, "RENDER_FAILED", why)
+        failed = {"code": "RENDER_FAILED", "message": why}
+        return replace(unrendered, warnings=[*unrendered.warnings, failed])
     if page.html is None:
-        return _as_sent(unrendered, "RENDER_UNSETTLED", UNREAD)
+        busy = {"code": "RENDER_UNSETTLED", "message": UNREAD}
+        return replace(unrendered, warnings=[*unrendered.warnings, busy])
     document = html_document(
         page.html,
         printable_url(url),
@@ -256,18 +258,14 @@ def rendered(
     if not document.markdown.strip() or len(document.markdown) < len(unrendered.markdown):
         # Stopped before it showed anything, or what it was sent with (its embedded data,
         # say): the page as sent tells more (a document not yet parsed is no empty page).
-        return _as_sent(unrendered, "RENDER_UNSETTLED", UNSHOWN)
+        busy = {"code": "RENDER_UNSETTLED", "message": UNSHOWN}
+        return replace(unrendered, warnings=[*unrendered.warnings, busy])
     unsettled = {
         "code": "RENDER_UNSETTLED",
         "message": "The page was still loading when the time to render it ran out: this is "
         "what it showed by then, and parts may be missing.",
     }
     return replace(document, warnings=[*document.warnings, unsettled])
-
-
-def _as_sent(unrendered: Document, code: str, message: str) -> Document:
-    """The page as it was fetched, with a warning saying why it was not rendered."""
-    return replace(unrendered, warnings=[*unrendered.warnings, {"code": code, "message": message}])
 
 
 UNSHOWN = (
