@@ -27,7 +27,10 @@ HEAVY = (
     "lxml",
     "trafilatura",
     "readability",
-    "pypdf",
+    "pypdfium2",
+    "mammoth",
+    "openpyxl",
+    "pptx",
     "protego",
     "charset_normalizer",
 )

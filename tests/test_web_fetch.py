@@ -19,6 +19,7 @@ from common.runner import answer
 from common.settings import Settings
 from tools import web_fetch
 from tools.fetch import decode, guard, robots
+from tools.fetch.documents.pdf import pdf_document
 from tools.fetch.extract import Document
 from tools.fetch.session import canonical
 
@@ -374,7 +375,7 @@ def test_broken_json_is_a_parse_error():
 
 def test_broken_pdf_is_a_parse_error():
     with pytest.raises(ToolError) as caught:
-        decode.pdf_document(b"%PDF-1.4 not really a pdf", "https://e.com/x.pdf")
+        pdf_document(b"%PDF-1.4 not really a pdf", "https://e.com/x.pdf", None)
     assert caught.value.code is ErrorCode.PARSE_ERROR
 
 
@@ -547,7 +548,7 @@ def test_split_lines_normalises_newlines():
 def test_schema_is_fast_and_imports_nothing_heavy():
     code = (
         "import sys, tools.web_fetch as m, json; json.dumps(m.SCHEMA); "
-        "print(sorted(n for n in ('httpx','lxml','trafilatura','pypdf','protego','httpcore')"
+        "print(sorted(n for n in ('httpx','lxml','trafilatura','pypdfium2','protego','httpcore')"
         " if n in sys.modules))"
     )
     out = subprocess.run(

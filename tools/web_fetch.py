@@ -44,9 +44,9 @@ PAGE_TYPES = ("article", "collection", "documentation", "forum", "listing", "pro
 SCHEMA: dict[str, Any] = {
     "name": "web_fetch",
     "description": (
-        "Fetch a web page (or plain text, markdown, JSON or PDF) by http(s) URL and return its "
-        "main content as markdown, with title and metadata. Long pages come in pieces: pass "
-        "next_offset from the answer as offset to read on."
+        "Fetch a web page (or plain text, markdown, JSON, PDF, Word, Excel, PowerPoint or EPUB) "
+        "by http(s) URL and return its main content as markdown, with title and metadata. "
+        "Long pages come in pieces: pass next_offset from the answer as offset to read on."
     ),
     "parameters": {
         "type": "object",
@@ -60,6 +60,11 @@ SCHEMA: dict[str, Any] = {
                 "type": "integer",
                 "description": "Most lines to return (0 or more); 0 for as many as fit (the "
                 "output is capped in size either way). Default: 0.",
+            },
+            "pages": {
+                "type": "string",
+                "description": 'Pages of a PDF (or slides of a deck) to read: "3", "2-5", or '
+                '"4-" for 4 to the end; offset then counts lines within them. Default: "" (all).',
             },
             "full_page": {
                 "type": "boolean",
@@ -94,6 +99,10 @@ OUTPUT_SCHEMA = output_schema(
         "total_lines": {"type": "integer", "description": "Lines of the whole markdown."},
         "truncated": {"type": "boolean", "description": "Lines follow those returned."},
         "next_offset": {"type": "integer", "description": "When truncated: the offset to pass."},
+        "total_pages": {
+            "type": "integer",
+            "description": "A PDF's pages or a deck's slides, each marked [Page N of M].",
+        },
         "page_type": {
             "type": "string",
             "enum": [*PAGE_TYPES],
@@ -122,6 +131,7 @@ class Params:
     full_page: bool = False
     include_links: bool = True
     render: str | None = None  # auto, always, never; None: the setting's
+    pages: tuple[int, int | None] | None = None  # first and last (None: to the end)
 
 
 @dataclass(frozen=True)
@@ -141,7 +151,19 @@ def parse_input(raw: dict[str, Any]) -> Params:
         full_page=p.boolean(raw, "full_page", default=False),
         include_links=p.boolean(raw, "include_links", default=True),
         render=_render(raw),
+        pages=_pages(raw),
     )
+
+
+def _pages(raw: dict[str, Any]) -> tuple[int, int | None] | None:
+    from tools.fetch.documents import paging
+
+    value = raw.get("pages")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)  # a model may well write pages: 3
+    if value is not None and not isinstance(value, str):
+        raise invalid("pages", value, paging.ALLOWED)
+    return paging.parse(value or "")
 
 
 def _render(raw: dict[str, Any]) -> str | None:
@@ -175,11 +197,12 @@ def fetch_page(params: Params, settings: Settings) -> Page:
     """Download and convert the page: the only function that touches the network."""
     from common.http import Deadline
     from common.redact import printable_url
-    from tools.fetch.decode import HTML_TYPES, to_document
+    from tools.fetch.decode import HTML_TYPES, Reading, to_document
     from tools.fetch.session import Session
 
     mode = render_mode(params, settings)
-    with Session(settings, Deadline(settings.timeout)) as session:
+    deadline = Deadline(settings.timeout)
+    with Session(settings, deadline) as session:
         fetched = session.fetch(params.url)
         # What the answer, the cache and the extractor's links see: no user-info, no secrets.
         url = printable_url(fetched.url)
@@ -193,6 +216,7 @@ def fetch_page(params: Params, settings: Settings) -> Page:
             url,
             full_page=params.full_page,
             include_links=params.include_links,
+            reading=Reading(deadline, first_page(params)),
         )
         shell = mode == "auto" and document.app_shell
         sent = document
@@ -212,6 +236,11 @@ def _not_a_wall(url: str, sent: Document, document: Document, mode: str) -> None
     tried = "rendered" if document is not sent else "never" if mode == "never" else "no-browser"
     assert document.wall is not None  # for mypy: blocks() says so
     raise walls.failure(url, document.wall, javascript=sent.app_shell, tried=tried)
+
+
+def first_page(params: Params) -> int:
+    """Where a document is read from: the first page asked for (a window of pages)."""
+    return params.pages[0] if params.pages else 1
 
 
 def render_mode(params: Params, settings: Settings) -> str:
@@ -292,7 +321,9 @@ def cache_key(params: Params, settings: Settings) -> list[Any]:
     if render_mode(params, settings) != "never":
         policy.append(render_mode(params, settings))  # a rendered page is another page
     url = drop_userinfo(params.url)  # never stored, even hashed: it could be brute-forced
-    return [url, url != params.url, params.full_page, params.include_links, policy]
+    key = [url, url != params.url, params.full_page, params.include_links, policy]
+    # A document read from a later page holds other pages: an entry of its own.
+    return [*key, first_page(params)] if first_page(params) > 1 else key
 
 
 def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any]]:
@@ -349,13 +380,25 @@ def _stored_page(value: dict[str, Any]) -> Page:
 
 
 def shape_output(
-    page: Page, offset: int, limit: int | None, budget: int, notes: dict[str, Any] | None = None
+    page: Page,
+    offset: int,
+    limit: int | None,
+    budget: int,
+    notes: dict[str, Any] | None = None,
+    pages: tuple[int, int | None] | None = None,
 ) -> dict[str, Any]:
-    """The selected lines, cut at a line boundary so the whole JSON line fits `budget`.
+    """The selected lines (of the selected pages), cut at a line boundary so the whole JSON
+    line fits `budget`.
 
     `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget.
     """
+    from tools.fetch.documents import paging
+
     doc = page.document
+    markdown = doc.markdown
+    if pages is not None:
+        shown = f"{pages[0]}-{pages[1] or ''}"
+        markdown = paging.select(markdown, page.content_type, pages, shown)
     out: dict[str, Any] = {
         "success": True,
         "url": page.url,
@@ -364,6 +407,8 @@ def shape_output(
         "content_type": page.content_type,
     }
     extras: dict[str, Any] = _extras(doc)
+    if page.content_type in paging.PAGE_NAMES and paging.total_pages(doc.markdown):
+        extras["total_pages"] = paging.total_pages(doc.markdown)
     if doc.page_type:
         extras["page_type"] = doc.page_type
     if doc.wall:  # a paywalled article's free part: the one wall that is a success
@@ -374,7 +419,7 @@ def shape_output(
         extras["warnings"] = warnings
     # + total_lines, truncated, next_offset and the newline, generously
     frame_bytes = len(compact(out | extras)) + 96
-    lines = split_lines(doc.markdown, max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES))
+    lines = split_lines(markdown, max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES))
     total = len(lines)
     start = offset - 1
     end = total if limit is None else min(total, start + limit)
@@ -428,7 +473,8 @@ def _fit(lines: list[str], room: int) -> list[str]:
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
     page, notes = cached_page(params, settings)
-    return shape_output(page, params.offset, params.limit, settings.output_budget, notes)
+    budget = settings.output_budget
+    return shape_output(page, params.offset, params.limit, budget, notes, params.pages)
 
 
 def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:

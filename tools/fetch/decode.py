@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import fields, replace
-from datetime import datetime
+from dataclasses import dataclass, fields, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -13,11 +12,20 @@ from common.errors import ErrorCode, ToolError
 from common.text import codec, header_charset, python_codec
 
 if TYPE_CHECKING:
+    from common.http import Deadline
     from tools.fetch.extract import Document
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
 SNIFF_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "unknown/unknown"})
+# tools.fetch.documents' types, which are read there.
+PDF = "application/pdf"
+OFFICE_TYPES = frozenset({
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "application/epub+zip",
+})  # fmt: skip
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -141,9 +149,10 @@ def _single_byte(name: str) -> bool:
 
 def sniff(body: bytes | bytearray) -> str | None:
     """The content type of an unlabelled body, when it is plainly one we read."""
+    document = sniff_document(body)
+    if document:
+        return document
     head = body[:_PREVIEW].lstrip(b"\xef\xbb\xbf")
-    if head.startswith(b"%PDF-"):
-        return "application/pdf"
     if _HTML_START.match(head):
         return "text/html"
     if head.lstrip()[:1] in (b"{", b"[") and _json_or_none(body) is not None:
@@ -151,6 +160,18 @@ def sniff(body: bytes | bytearray) -> str | None:
     if b"\x00" not in head and (_is_utf8(head) or _mostly_utf8(head)):
         return "text/plain"
     return None
+
+
+def sniff_document(body: bytes | bytearray) -> str | None:
+    """A PDF or an Office or EPUB zip by its signature, whatever it was labelled (a download:
+    `application/octet-stream`, `application/zip`, `application/x-download`, ...)."""
+    if body[:_PREVIEW].lstrip(b"\xef\xbb\xbf").startswith(b"%PDF-"):
+        return PDF
+    if not body.startswith(b"PK\x03\x04"):
+        return None
+    from tools.fetch.documents.archive import kind_of
+
+    return kind_of(body)
 
 
 def _is_utf8(head: bytes | bytearray) -> bool:
@@ -178,30 +199,66 @@ def _json_or_none(body: bytes | bytearray) -> object | None:
 def readable_type(header: str | None, body: bytes | bytearray) -> str:
     """The media type to read the body as, or UNSUPPORTED_CONTENT naming it."""
     kind = media_type(header)
-    kind = "application/pdf" if kind in _PDF_ALIASES else kind
+    kind = PDF if kind in _PDF_ALIASES else kind
     if kind in SNIFF_TYPES:
         kind = sniff(body) or kind
-    if kind in HTML_TYPES or kind in TEXT_TYPES or kind == "application/pdf" or is_json(kind):
+    if kind in HTML_TYPES or kind in TEXT_TYPES or kind in OFFICE_TYPES or is_json(kind):
         return kind
+    document = sniff_document(body)
+    if kind == PDF or document:
+        return document or kind
     shown = kind or "no Content-Type"
     raise ToolError(
         ErrorCode.UNSUPPORTED_CONTENT,
         f"The URL returned {shown}, which web-fetch cannot turn into text (it reads HTML, "
-        "XHTML, plain text, markdown, JSON and PDF). Look for an HTML or PDF version.",
+        "XHTML, plain text, markdown, JSON, PDF, Word, Excel, PowerPoint and EPUB). Look for "
+        "an HTML or PDF version.",
     )
 
 
 def to_document(
-    body: bytearray, header: str | None, url: str, *, full_page: bool, include_links: bool
+    body: bytearray,
+    header: str | None,
+    url: str,
+    *,
+    full_page: bool,
+    include_links: bool,
+    reading: Reading | None = None,
 ) -> tuple[Document, str]:
     """The body as a markdown Document, and the media type it was read as.
 
     The body is consumed: emptied as soon as it is decoded, so a 10 MiB page is not held
     twice while the extractor builds its tree. Every string is valid UTF-8 (see valid_text).
+    A document (PDF, Office, EPUB) is read from `reading`'s first page, within its deadline.
     """
     kind = readable_type(header, body)
-    document = _read_as(kind, body, header, url, full_page=full_page, include_links=include_links)
+    if kind == PDF or kind in OFFICE_TYPES:
+        document = _read_document(kind, body, url, reading or Reading())
+    else:
+        document = _read_as(
+            kind, body, header, url, full_page=full_page, include_links=include_links
+        )
     return _clean_document(document), kind
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How far a document is read: from which page, and by when."""
+
+    deadline: Deadline | None = None
+    first_page: int = 1
+
+
+def _read_document(kind: str, body: bytearray, url: str, reading: Reading) -> Document:
+    data = bytes(body)
+    body.clear()
+    if kind == PDF:
+        from tools.fetch.documents.pdf import pdf_document
+
+        return pdf_document(data, url, reading.deadline, reading.first_page)
+    from tools.fetch.documents.office import office_document
+
+    return office_document(kind, data, url, reading.deadline, reading.first_page)
 
 
 def _read_as(
@@ -220,8 +277,6 @@ def _read_as(
         # text: a cut page's full text is freed before its tree is built.
         page = bound(_text_of(body, header))
         return html_to_markdown(page, url, full_page=full_page, include_links=include_links)
-    if kind == "application/pdf":
-        return pdf_document(bytes(body), url)
     if is_json(kind):
         return json_document(body, header, url)
     from tools.fetch.links import clean_markdown
@@ -241,7 +296,7 @@ def html_document(html: str, url: str, *, full_page: bool, include_links: bool) 
 
 
 def _clean_document(document: Document) -> Document:
-    """The document with lone surrogates (pypdf makes them from bad ToUnicode maps) replaced,
+    """The document with lone surrogates (a PDF's bad ToUnicode map makes them) replaced,
     and the call's credentials masked where the page echoes them (a headers echo page)."""
     from common.redact import mask
 
@@ -289,51 +344,6 @@ def _as_sent(text: str, why: str) -> Document:
 def _refused_valid(exc: ValueError) -> bool:
     """Whether orjson refused valid JSON: too deep, a number beyond a double, a lone \\ud800."""
     return any(mark in str(exc) for mark in _VALID_BUT_REFUSED)
-
-
-def pdf_document(body: bytes, url: str) -> Document:
-    """The text of every page, pages separated by a blank line, and the PDF's metadata."""
-    from io import BytesIO
-
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
-
-    from tools.fetch.extract import Document
-
-    try:
-        reader = PdfReader(BytesIO(body))
-        if reader.is_encrypted:
-            reader.decrypt("")
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
-        info = reader.metadata
-    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ToolError(
-            ErrorCode.PARSE_ERROR,
-            f"The PDF at {url} could not be read ({type(exc).__name__}: {valid_text(str(exc))}). "
-            "It may be damaged or encrypted; look for an HTML version.",
-        ) from None
-    text = "\n\n".join(p for p in pages if p)
-    return Document(
-        markdown=text,
-        title=_meta(info, "title"),
-        author=_meta(info, "author"),
-        date=_created(info),
-        description=_meta(info, "subject"),
-    )
-
-
-def _created(info: object) -> str | None:
-    """The PDF's creation day, YYYY-MM-DD, when its metadata gives one that parses."""
-    try:
-        when = getattr(info, "creation_date", None) if info is not None else None
-    except (ValueError, TypeError, OverflowError):  # pypdf parses it when asked
-        return None
-    return when.date().isoformat() if isinstance(when, datetime) else None
-
-
-def _meta(info: object, name: str) -> str | None:
-    value = getattr(info, name, None) if info is not None else None
-    return str(value).strip() or None if value else None
 
 
 def short_text(body: bytes, header: str | None, most: int = 200) -> str:

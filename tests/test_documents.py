@@ -1,0 +1,535 @@
+"""Documents through web-fetch: PDFs, Word, Excel, PowerPoint and EPUB files written by their
+own writer libraries (bench/document_corpus.py), served on loopback, read to markdown with
+their headings, tables, lists, columns and pages; pages N-M; and every bomb and broken file
+answered with a clear error or a bounded part, never a hang or a crash.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+import zipfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Reply
+
+from common.errors import ErrorCode, ToolError
+from common.runner import answer, render
+from tools import web_fetch
+from tools.fetch import decode
+from tools.fetch.documents import MAX_PAGES, archive, layout, office, paging, pdf
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import document_corpus as corpus
+
+pytestmark = pytest.mark.loopback
+
+DOCX = corpus.report_docx().kind
+EPUB = b"application/epub+zip"
+_ROW = re.compile(r"^\|.*\|$")
+
+
+@cache
+def samples() -> dict[str, corpus.Sample]:
+    return {sample.name: sample for sample in corpus.corpus()}
+
+
+@pytest.fixture
+def serve(fake_server, monkeypatch):
+    """Serve a body at a path with headers; web-fetch may reach loopback."""
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
+
+    def put(path: str, body: bytes, ctype: str | None, **headers: str) -> str:
+        sent = {"Content-Type": ctype or ""} | headers  # "": no type, as the server says
+        url: str = fake_server.route(path, Reply(200, body, sent))
+        return url
+
+    return put
+
+
+def fetch(url: str, **options: Any) -> dict[str, Any]:
+    result, budget = answer(web_fetch.execute, {"url": url} | options, web_fetch.SCHEMA)
+    assert len(render(result, budget)) <= budget
+    return result
+
+
+def headings(markdown: str) -> set[str]:
+    return {line.lstrip("#").strip() for line in markdown.splitlines() if line.startswith("#")}
+
+
+def cells(markdown: str) -> set[str]:
+    rows = (line for line in markdown.splitlines() if _ROW.match(line))
+    return {cell.strip() for row in rows for cell in row.strip("|").split(" | ")}
+
+
+# ---------------------------------------------------------------- the corpus
+
+
+@pytest.mark.parametrize("name", [s.name for s in corpus.corpus()])
+def test_each_format_reads_to_its_markdown(serve, name):
+    sample = samples()[name]
+    out = fetch(serve(f"/{name}", sample.body, sample.kind))
+    assert out["success"] is True, out
+    assert out["content_type"] == sample.kind
+    assert out["title"] == sample.title
+    content = out["content"]
+    lines = content.splitlines()
+    for line in sample.lines:
+        assert line in lines, (line, content)
+    at = [content.index(text) for text in sample.order]
+    assert at == sorted(at), content
+    assert set(sample.headings) <= headings(content), content
+    assert set(sample.cells) <= cells(content), content
+
+
+def test_a_pdf_paragraph_is_one_line_and_a_hyphen_at_a_line_end_is_gone(serve):
+    sample = samples()["report.pdf"]
+    content = fetch(serve("/r.pdf", sample.body, "application/pdf"))["content"]
+    paragraph = next(line for line in content.splitlines() if "churn" in line)
+    assert paragraph.startswith("revenue grew in most regions")
+    assert paragraph.endswith("and the measurement of churn improved.")
+    assert fetch(serve("/r2.pdf", sample.body, "application/pdf"))["author"] == "Pat Writer"
+
+
+def test_a_pdf_without_a_title_is_titled_by_its_first_heading():
+    body = _line("Some text, the body of the page: longer than its heading.", 0, 650)
+    pages = [[_line("Annual Figures", 0, 700, 20, bold=True), body]]
+    assert pdf.pdf_document(_pdf(pages), "u", None).title == "Annual Figures"
+
+
+@pytest.mark.parametrize(
+    ("ctype", "headers"),
+    [
+        ("application/octet-stream", {"Content-Disposition": 'attachment; filename="r.pdf"'}),
+        ("application/x-download", {}),
+        (None, {}),
+        ("application/zip", {}),
+    ],
+)
+@pytest.mark.parametrize("name", ["report.pdf", "handbook.docx", "review.pptx", "story.epub"])
+def test_a_download_is_read_by_its_signature(serve, ctype, headers, name):
+    sample = samples()[name]
+    out = fetch(serve("/download", sample.body, ctype, **headers))
+    assert out["success"] is True, out
+    assert out["content_type"] == sample.kind
+    assert sample.lines[0] in out["content"].splitlines()
+
+
+def test_a_zip_that_is_no_document_is_unsupported(serve):
+    plain = io.BytesIO()
+    with zipfile.ZipFile(plain, "w") as package:
+        package.writestr("notes.txt", "hello")
+    out = fetch(serve("/x.zip", plain.getvalue(), "application/zip"))
+    assert out["error_code"] == "UNSUPPORTED_CONTENT"
+    assert "Word, Excel, PowerPoint and EPUB" in out["error"]
+
+
+# ---------------------------------------------------------------- pages
+
+
+def test_pages_selects_pages_by_their_markers(serve):
+    url = serve("/r.pdf", samples()["report.pdf"].body, "application/pdf")
+    whole = fetch(url)
+    assert whole["total_pages"] == 2
+    second = fetch(url, pages="2")
+    assert second["content"].startswith("[Page 2 of 2]\n\n# 3. Outlook")
+    assert "Summary" not in second["content"]
+    assert second["total_pages"] == 2
+    first = fetch(url, pages="1-1")
+    assert first["content"].startswith("[Page 1 of 2]")
+    assert "[Page 2 of 2]" not in first["content"]
+    assert fetch(url, pages="1-")["content"] == whole["content"]
+    assert fetch(url, pages=2)["content"] == second["content"]
+    assert fetch(url, pages="")["content"] == whole["content"]
+
+
+def test_offset_and_limit_count_lines_within_the_pages(serve):
+    url = serve("/r.pdf", samples()["report.pdf"].body, "application/pdf")
+    part = fetch(url, pages="2", offset=3, limit=1)
+    assert part["content"] == "# 3. Outlook"
+    assert part["truncated"] is True
+    assert part["next_offset"] == 4
+
+
+def test_pages_of_a_deck_are_its_slides(serve):
+    sample = samples()["review.pptx"]
+    out = fetch(serve("/d.pptx", sample.body, sample.kind), pages="3")
+    assert out["content"].startswith("[Slide 3 of 3]\n\n## Figures")
+    assert out["total_pages"] == 3
+
+
+@pytest.mark.parametrize(
+    ("pages", "says"),
+    [
+        ("3", "this document has 2 pages: ask for 1 to 2"),
+        ("0", "a page number or a range"),
+        ("2-1", "a page number or a range"),
+        ("two", "a page number or a range"),
+        (True, "a page number or a range"),
+        (["1"], "a page number or a range"),
+    ],
+)
+def test_pages_out_of_range_or_malformed_is_invalid_input(serve, pages, says):
+    url = serve("/r.pdf", samples()["report.pdf"].body, "application/pdf")
+    out = fetch(url, pages=pages)
+    assert out["error_code"] == "INVALID_INPUT", out
+    assert says in out["error"]
+
+
+def test_pages_of_a_document_without_pages_is_invalid_input(serve):
+    sample = samples()["handbook.docx"]
+    out = fetch(serve("/h.docx", sample.body, sample.kind), pages="1")
+    assert out["error_code"] == "INVALID_INPUT"
+    assert "only PDFs and slide decks have pages" in out["error"]
+    assert "total_pages" not in fetch(serve("/h2.docx", sample.body, sample.kind))
+
+
+def test_a_long_pdf_is_read_in_windows_of_pages(serve, monkeypatch):
+    monkeypatch.setattr(pdf, "MAX_PAGES", 3)
+    url = serve("/long.pdf", _pdf([[_line(f"Page text {n}", 0, 700)] for n in range(1, 6)]), None)
+    first = fetch(url)
+    assert first["content"].count("[Page ") == 3
+    assert first["warnings"][0]["code"] == "TOO_LARGE"
+    assert (
+        'pages 1-3 were read (3 is the most): to read on, call again with pages "4-5"'
+        in (first["warnings"][0]["message"])
+    )
+    later = fetch(url, pages="4-5")
+    assert later["content"].startswith("[Page 4 of 5]\n\nPage text 4")
+    assert "[Page 5 of 5]\n\nPage text 5" in later["content"]
+    assert "warnings" not in later
+
+
+def test_reading_stops_between_pages_when_the_deadline_comes_near():
+    body = _pdf([[_line(f"Page text {n}", 0, 700)] for n in range(1, 4)])
+    document = pdf.pdf_document(body, "u", _clock(1.0))
+    assert document.markdown == "[Page 1 of 3]\n\nPage text 1"
+    assert "the call's time ran out" in document.warnings[0]["message"]
+    with pytest.raises(ToolError) as caught:
+        paging.select(document.markdown, "application/pdf", (2, 3), "2-3")
+    assert caught.value.code is ErrorCode.TOO_LARGE
+
+
+def test_a_deck_stops_between_slides_when_the_deadline_comes_near():
+    sample = samples()["review.pptx"]
+    document = office.office_document(sample.kind, sample.body, "u", _clock(1.0))
+    assert document.markdown.count("[Slide ") == 1
+
+
+# ---------------------------------------------------------------- bombs and broken files
+
+
+def _package(members: dict[str, bytes], *, stored: tuple[str, ...] = ()) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        for name, data in members.items():
+            method = zipfile.ZIP_STORED if name in stored else zipfile.ZIP_DEFLATED
+            package.writestr(name, data, compress_type=method)
+    return out.getvalue()
+
+
+def _docx_with(document_xml: bytes) -> bytes:
+    original = zipfile.ZipFile(io.BytesIO(samples()["handbook.docx"].body))
+    members = {name: original.read(name) for name in original.namelist()}
+    return _package(members | {"word/document.xml": document_xml})
+
+
+LAUGHS = b"""<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">
+<!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">
+<w:body><w:p><w:r><w:t>&lol3;</w:t></w:r></w:p></w:body></w:document>"""
+EXTERNAL = b"""<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">
+<w:body><w:p><w:r><w:t>&x;</w:t></w:r></w:p></w:body></w:document>"""
+DEEP = (
+    b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+    + b"<w:body>" * 5000
+    + b"</w:body>" * 5000
+    + b"</w:document>"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "says"),
+    [
+        (_package({f"f{i}.xml": b"<a/>" for i in range(5001)}), "TOO_LARGE", "5,001 files"),
+        (
+            _package({f"word/part{i}.bin": bytes(1 << 20) for i in range(70)}),
+            "TOO_LARGE",
+            "70 MiB unpacked (at most 64 MiB)",
+        ),
+        (_package({"word/document.xml": bytes(40 << 20)}), "TOO_LARGE", "to 1 (at most 200)"),
+    ],
+    ids=["members", "unpacked", "ratio"],
+)
+def test_zip_bombs_are_refused_from_the_central_directory(serve, body, code, says):
+    out = fetch(serve("/bomb.docx", body, DOCX))
+    assert out["error_code"] == code, out
+    assert says in out["error"]
+
+
+@pytest.mark.parametrize(
+    ("xml", "says"),
+    [
+        (LAUGHS, "declares a DTD or entities"),
+        (EXTERNAL, "declares a DTD or entities"),
+        (DEEP, "nested too deeply"),
+        (b"<w:document><unclosed>", "malformed"),
+    ],
+    ids=["billion-laughs", "external-entity", "deep", "malformed"],
+)
+def test_xml_bombs_and_broken_xml_are_parse_errors(serve, xml, says):
+    out = fetch(serve("/x.docx", _docx_with(xml), DOCX))
+    assert out["error_code"] == "PARSE_ERROR", out
+    assert says in out["error"]
+    assert "word/document.xml" in out["error"]
+
+
+def _lying_sizes(body: bytes, member: str) -> bytes:
+    """The zip with `member`'s unpacked size in the central directory set to 10 bytes."""
+    data = bytearray(body)
+    name = member.encode()
+    entry = data.index(b"PK\x01\x02")
+    while data[entry + 46 : entry + 46 + len(name)] != name:
+        entry = data.index(b"PK\x01\x02", entry + 4)
+    data[entry + 24 : entry + 28] = (10).to_bytes(4, "little")
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _lying_sizes(corpus.report_docx().body, "word/document.xml"),
+        corpus.report_docx().body[:3000],
+        b"PK\x03\x04 not a zip at all",
+        _package({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"<w/>"}),
+        _package({"mimetype": EPUB, "META-INF/container.xml": b"<c/>"}),
+    ],
+    ids=["lying-size", "truncated", "not-a-zip", "not-a-docx", "epub-without-spine"],
+)
+def test_broken_packages_are_parse_errors(serve, body):
+    kind = EPUB.decode() if b"mimetype" in body[:100] else DOCX
+    out = fetch(serve("/broken", body, kind))
+    assert out["error_code"] == "PARSE_ERROR", out
+    assert "could not be read" in out["error"]
+
+
+def test_an_encrypted_pdf_is_a_parse_error_that_says_so(serve):
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    page = canvas.Canvas(out, encrypt="secret")
+    page.drawString(72, 700, "hidden")
+    page.save()
+    answer_ = fetch(serve("/locked.pdf", out.getvalue(), "application/pdf"))
+    assert answer_["error_code"] == "PARSE_ERROR"
+    assert "Incorrect password" in answer_["error"]
+
+
+def test_a_pdf_of_thousands_of_pages_is_read_up_to_the_cap(serve):
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pages = canvas.Canvas(out)
+    for n in range(2000):
+        pages.drawString(72, 700, f"p{n + 1}")
+        pages.showPage()
+    pages.save()
+    result = fetch(serve("/many.pdf", out.getvalue(), "application/pdf"), pages="1990-")
+    assert result["success"] is True
+    assert result["content"].startswith("[Page 1990 of 2000]\n\np1990")
+    assert result["total_pages"] == 2000
+    first = fetch(serve("/many2.pdf", out.getvalue(), "application/pdf"))
+    assert first["content"].count("[Page ") == MAX_PAGES
+    assert '"301-320"' in first["warnings"][0]["message"]
+
+
+def test_a_page_with_too_many_characters_is_cut(monkeypatch):
+    monkeypatch.setattr(pdf, "MAX_PAGE_CHARS", 5)
+    document = pdf.pdf_document(_pdf([[_line("abcdefghij", 0, 700)]]), "u", None)
+    assert document.markdown == "[Page 1 of 1]\n\nabcde"
+
+
+def test_a_workbook_is_read_up_to_its_row_and_cell_caps(monkeypatch):
+    monkeypatch.setattr(office, "MAX_ROWS", 2)
+    sample = samples()["figures.xlsx"]
+    document = office.office_document(sample.kind, sample.body, "u", None)
+    assert "| North | 12.4 | 15.1 | +21.8% |" in document.markdown
+    assert "South" not in document.markdown
+    monkeypatch.setattr(office, "MAX_CELLS", 4)
+    document = office.office_document(sample.kind, sample.body, "u", None)
+    assert "Staff" not in document.markdown
+
+
+# ---------------------------------------------------------------- the layout, by its parts
+
+
+def test_an_unruled_table_and_a_page_number_footer():
+    rows = [("Region", "Q1"), ("North", "12.4"), ("South", "9.8")]
+    chars = [c for i, row in enumerate(rows) for c in _cells_at(row, 700 - 14 * i)]
+    chars += _line("7", 290, 20)  # the page's number, alone at its foot
+    page = layout.page_lines(chars, 600, 800)
+    markdown = layout.page_markdown(page, layout.styles([page]))
+    assert markdown == "| Region | Q1 |\n|---|---|\n| North | 12.4 |\n| South | 9.8 |"
+
+
+def test_text_that_reads_as_markdown_is_escaped_and_a_long_bold_line_is_no_heading():
+    chars = _line("[Page 9 of 9] is text", 0, 700) + _line("# not a heading", 0, 650)
+    chars += _line("A bold sentence that goes on and ends.", 0, 600, bold=True)
+    chars += _line("Plain text is the body of this page, and more of it.", 0, 550)
+    page = layout.page_lines(chars, 600, 800)
+    markdown = layout.page_markdown(page, layout.styles([page]))
+    assert markdown.splitlines()[::2] == [
+        "\\[Page 9 of 9] is text",
+        "\\# not a heading",
+        "A bold sentence that goes on and ends.",
+        "Plain text is the body of this page, and more of it.",
+    ]
+
+
+def test_two_columns_are_read_left_then_right_and_a_carried_sentence_is_one_paragraph():
+    left = [
+        _line(f"left line {i} of a long column of text in here", 50, 700 - 12 * i) for i in range(6)
+    ]
+    right = [
+        _line(f"right line {i} of a long column of text here", 320, 700 - 12 * i) for i in range(6)
+    ]
+    chars = [c for line in left + right for c in line]
+    chars += _line("and it goes on", 320, 628)  # lowercase, after a line without a full stop
+    page = layout.page_lines(chars, 600, 800)
+    markdown = layout.page_markdown(page, layout.styles([page]))
+    assert "\n" not in markdown
+    at = [markdown.index(f"left line {i} ") for i in range(6)]
+    at += [markdown.index(f"right line {i} ") for i in range(6)]
+    assert at == sorted(at)
+    assert markdown.endswith("right line 5 of a long column of text here and it goes on")
+
+
+def test_styles_of_an_empty_document():
+    assert layout.styles([]).body == 10.0
+    assert layout.page_markdown(layout.page_lines([], 600, 800), layout.styles([])) == ""
+
+
+def test_paging_parse_and_markers():
+    assert paging.parse("  ") is None
+    assert paging.parse("4") == (4, 4)
+    assert paging.parse("4-") == (4, None)
+    assert paging.parse("2\u20135") == (2, 5)
+    assert paging.total_pages("no markers") is None
+
+
+def test_kind_of_and_sniffing():
+    assert archive.kind_of(b"PK\x03\x04broken") is None
+    assert archive.kind_of(b"not a zip") is None
+    assert archive.kind_of(_package({"a.txt": b"x"})) is None
+    assert decode.sniff(samples()["figures.xlsx"].body) == samples()["figures.xlsx"].kind
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _clock(remaining: float) -> Any:
+    """A deadline that always has `remaining` seconds left: the clock under the test's hand."""
+
+    class Clock:
+        def remaining(self) -> float:
+            return remaining
+
+    return Clock()
+
+
+def _line(text: str, x: float, y: float, size: float = 10, *, bold: bool = False):
+    """A line of characters, each 0.5 em wide, as a PDF places them."""
+    step = size / 2
+    return [
+        layout.Char(ch, x + i * step, x + (i + 1) * step, y, size, bold)
+        for i, ch in enumerate(text)
+    ]
+
+
+def _cells_at(row: tuple[str, ...], y: float) -> list[layout.Char]:
+    return [c for i, text in enumerate(row) for c in _line(text, 50 + 150 * i, y)]
+
+
+def _pdf(pages: list[list[list[layout.Char]]]) -> bytes:
+    """A PDF whose pages hold these lines (their first character's place and size)."""
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    drawing = canvas.Canvas(out)
+    for lines in pages:
+        for line in lines:
+            first = line[0]
+            font = "Helvetica-Bold" if first.bold else "Helvetica"
+            drawing.setFont(font, first.size)
+            drawing.drawString(first.x0, first.y, "".join(c.text for c in line))
+        drawing.showPage()
+    drawing.save()
+    return out.getvalue()
+
+
+def test_list_items_take_their_next_lines_and_a_numbered_paragraph_stays_as_written():
+    chars = _line("- first item that wraps", 50, 700) + _line("onto a second line", 60, 688)
+    chars += _line("1. numbered text", 50, 660) + _line("Back at the margin.", 50, 648)
+    page = layout.page_lines(chars, 600, 800)
+    markdown = layout.page_markdown(page, layout.styles([page]))
+    assert markdown == (
+        "- first item that wraps onto a second line\n1. numbered text\n\nBack at the margin."
+    )
+
+
+def test_rows_far_apart_are_no_table():
+    chars = _cells_at(("Region", "Q1"), 700) + _cells_at(("North", "12.4"), 600)
+    page = layout.page_lines(chars, 600, 800)
+    assert "|" not in layout.page_markdown(page, layout.styles([page]))
+
+
+def test_a_deck_with_groups_empty_shapes_and_empty_notes():
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])  # blank: no title
+    group = slide.shapes.add_group_shape()
+    group.shapes.add_textbox(Inches(1), Inches(1), Inches(3), Inches(1)).text = "In a group"
+    slide.shapes.add_textbox(Inches(1), Inches(3), Inches(3), Inches(1)).text = ""
+    slide.shapes.add_table(2, 2, Inches(1), Inches(4), Inches(4), Inches(1))
+    slide.shapes.add_shape(1, Inches(5), Inches(5), Inches(1), Inches(1))  # no text in it
+    slide.notes_slide.notes_text_frame.text = " "
+    out = io.BytesIO()
+    deck.save(out)
+    kind = samples()["review.pptx"].kind
+    document = office.office_document(kind, out.getvalue(), "u", None)
+    assert document.markdown == "[Slide 1 of 1]\n\nIn a group"
+    assert document.title is None
+
+
+def test_a_docx_without_properties_and_an_epub_whose_spine_leads_nowhere():
+    original = zipfile.ZipFile(io.BytesIO(samples()["handbook.docx"].body))
+    members = {n: original.read(n) for n in original.namelist() if n != "docProps/core.xml"}
+    document = office.office_document(DOCX, _package(members), "u", None)
+    assert document.title == "Team Handbook"  # its first heading
+    assert document.author is None
+    epub = zipfile.ZipFile(io.BytesIO(samples()["story.epub"].body))
+    members = {n: epub.read(n) for n in epub.namelist()}
+    members["OEBPS/content.opf"] = members["OEBPS/content.opf"].replace(b'idref="c', b'idref="x')
+    with pytest.raises(ToolError) as caught:
+        office.office_document(EPUB.decode(), _package(members), "u", None)
+    assert "its spine lists no chapters" in caught.value.message
+
+
+def test_a_compression_method_zipfile_lacks_is_a_parse_error():
+    body = bytearray(samples()["handbook.docx"].body)
+    for signature, at in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        start = body.index(signature)
+        while start >= 0:
+            body[start + at : start + at + 2] = (97).to_bytes(2, "little")  # WavPack
+            start = body.find(signature, start + 4)
+    with pytest.raises(ToolError) as caught:
+        office.office_document(DOCX, bytes(body), "u", None)
+    assert caught.value.code is ErrorCode.PARSE_ERROR

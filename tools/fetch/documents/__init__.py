@@ -1,0 +1,21 @@
+"""Documents that are not web pages (PDF, Word, Excel, PowerPoint, EPUB) read as markdown.
+
+Each format has its reader (pdf.py, office.py); what they share is here and in archive.py
+(the zip and XML guards) and paging.py (page markers and reading pages N-M).
+"""
+
+from __future__ import annotations
+
+PDF = "application/pdf"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+EPUB = "application/epub+zip"
+OFFICE_TYPES = frozenset({DOCX, XLSX, PPTX, EPUB})
+DOCUMENT_TYPES = frozenset({PDF, *OFFICE_TYPES})
+# Pages (a PDF's) or slides read in one call: the output budget shows some twenty pages at a
+# time, and each page costs time; `pages` past this reads a window that starts there.
+MAX_PAGES = 300
+# Time kept back from the call's deadline once reading stops early: shaping the answer and
+# writing the cache.
+RESERVE_SECONDS = 2.0
