@@ -7,6 +7,7 @@ answered with a clear error or a bounded part, never a hang or a crash.
 from __future__ import annotations
 
 import io
+import random
 import re
 import sys
 import zipfile
@@ -533,3 +534,54 @@ def test_a_compression_method_zipfile_lacks_is_a_parse_error():
     with pytest.raises(ToolError) as caught:
         office.office_document(DOCX, bytes(body), "u", None)
     assert caught.value.code is ErrorCode.PARSE_ERROR
+
+
+@pytest.mark.parametrize("name", [s.name for s in corpus.corpus()])
+def test_damaged_files_give_a_clear_error_or_what_could_be_read(name):
+    """Bytes overwritten at random (a fixed seed) and files cut short: each call answers
+    with a ToolError or a document, never another exception."""
+    sample = samples()[name]
+    rng = random.Random(name)
+    outcomes = set()
+    for n in range(40):
+        body = bytearray(sample.body)
+        for _ in range(rng.choice((1, 4, 16))):
+            body[rng.randrange(len(body))] = rng.randrange(256)
+        if n % 5 == 0:
+            body = body[: rng.randrange(len(body))]
+        outcomes.add(_outcome(body, sample.kind))
+    assert outcomes <= {"read", "could not be read", "too much"}
+    assert "could not be read" in outcomes
+
+
+def _outcome(body: bytearray, kind: str) -> str:
+    try:
+        decode.to_document(body, kind, "u", full_page=False, include_links=True)
+    except ToolError as exc:
+        said = {ErrorCode.PARSE_ERROR: "could not be read", ErrorCode.TOO_LARGE: "too much"}
+        return said[exc.code] if said.get(exc.code, "?") in exc.message else exc.message
+    return "read"
+
+
+def test_a_page_that_cannot_be_loaded_is_named_and_the_rest_is_read(monkeypatch):
+    import pypdfium2 as pdfium
+
+    loaded = pdf._page_lines
+
+    def fails_on_the_second(document: Any, index: int) -> layout.Page:
+        if index == 1:
+            raise pdfium.PdfiumError("Failed to load page.")
+        return loaded(document, index)
+
+    monkeypatch.setattr(pdf, "_page_lines", fails_on_the_second)
+    body = _pdf([[_line(f"Page text {n}", 0, 700)] for n in range(1, 4)])
+    document = pdf.pdf_document(body, "u", None)
+    assert document.markdown == (
+        "[Page 1 of 3]\n\nPage text 1\n\n[Page 2 of 3]\n\n[Page 3 of 3]\n\nPage text 3"
+    )
+    assert document.warnings == [
+        {
+            "code": "PARSE_ERROR",
+            "message": "Page 2 of this PDF could not be read; the rest is here.",
+        }
+    ]

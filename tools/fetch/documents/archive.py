@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from io import BytesIO
 
 from common.errors import ErrorCode, ToolError
@@ -60,9 +61,16 @@ def open_package(body: bytes, url: str) -> zipfile.ZipFile:
                 check_xml(package.read(member), f"{url} ({member.filename})")
             elif _HTML_NAME.search(member.filename):
                 _check_dtd(package.read(member), f"{url} ({member.filename})")
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        zlib.error,
+        OSError,
+        EOFError,
+        ValueError,
+    ) as exc:
         raise unreadable(url, f"a damaged zip: {exc}") from None
-    except NotImplementedError as exc:  # a compression method zipfile lacks
+    except (NotImplementedError, RuntimeError) as exc:  # a method zipfile lacks; encryption
         raise unreadable(url, str(exc)) from None
     return package
 

@@ -101,6 +101,7 @@ class Page:
     width: float
     height: float
     lines: list[Line] = field(default_factory=list)
+    broken: bool = False  # the reader could not load it
 
 
 # ------------------------------------------------------------------ characters to lines

@@ -28,8 +28,6 @@ _STYLE_MAP = "p[style-name='Title'] => h1:fresh\np[style-name='Subtitle'] => h2:
 _HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
 _BULLETED = frozenset({"BODY", "OBJECT"})  # placeholders whose paragraphs are items
 _NOTE = "Notes:"
-# What the libraries raise on a package that passed the guards but is not what it says.
-_BROKEN = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError, OSError)
 
 
 def office_document(
@@ -45,10 +43,25 @@ def office_document(
         if kind == PPTX:
             return _titled(_pptx(body, deadline, first_page))
         return _titled(_epub(package, url))
-    except _BROKEN as exc:
+    except _broken() as exc:
         raise unreadable(url, f"{type(exc).__name__}: {exc}") from None
     finally:
         package.close()
+
+
+def _broken() -> tuple[type[BaseException], ...]:
+    """What the libraries raise on a package that passed the guards but is not what it says
+    (a part missing or of the wrong kind, a damaged stream); asked only once one is raised."""
+    import zipfile
+    import zlib
+
+    import lxml.etree
+    from openpyxl.utils.exceptions import InvalidFileException
+    from pptx.exc import PythonPptxError
+
+    library = (InvalidFileException, PythonPptxError, lxml.etree.LxmlError, zipfile.BadZipFile)
+    python = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
+    return (*library, *python, OSError, EOFError, RuntimeError, zlib.error)
 
 
 def _titled(document: Document) -> Document:

@@ -57,17 +57,18 @@ def pdf_document(body: bytes, url: str, deadline: Deadline | None, first_page: i
         pdf.close()
     style = layout.styles([page for _, page in pages])
     parts = [
-        f"{paging.marker('Page', number, total)}\n\n{layout.page_markdown(page, style)}"
+        part
         for number, page in pages
+        for part in (paging.marker("Page", number, total), layout.page_markdown(page, style))
     ]
-    markdown = "\n\n".join(parts).strip()
+    markdown = "\n\n".join(part for part in parts if part)
     return Document(
         markdown=markdown,
         title=_title(info.get("Title")) or _first_heading(markdown),
         author=_title(info.get("Author")),
         date=_day(info.get("CreationDate")),
         description=_text(info.get("Subject")),
-        warnings=_unread(pages, start, total),
+        warnings=_unread(pages, start, total) + _broken(pages),
     )
 
 
@@ -104,7 +105,26 @@ def _unread(pages: list[tuple[int, layout.Page]], start: int, total: int) -> lis
     return [{"code": "TOO_LARGE", "message": message}]
 
 
+def _broken(pages: list[tuple[int, layout.Page]]) -> list[dict[str, str]]:
+    """A PARSE_ERROR warning naming the pages PDFium could not load (shown empty)."""
+    broken = [str(number) for number, page in pages if page.broken]
+    if not broken:
+        return []
+    named = f"Pages {', '.join(broken)}" if len(broken) > 1 else f"Page {broken[0]}"
+    message = f"{named} of this PDF could not be read; the rest is here."
+    return [{"code": "PARSE_ERROR", "message": message}]
+
+
 def _page(pdf: Any, index: int) -> layout.Page:
+    import pypdfium2 as pdfium
+
+    try:
+        return _page_lines(pdf, index)
+    except pdfium.PdfiumError:
+        return layout.Page(0, 0, broken=True)
+
+
+def _page_lines(pdf: Any, index: int) -> layout.Page:
     page = pdf[index]
     try:
         textpage = page.get_textpage()
