@@ -585,3 +585,26 @@ def test_a_page_that_cannot_be_loaded_is_named_and_the_rest_is_read(monkeypatch)
             "message": "Page 2 of this PDF could not be read; the rest is here.",
         }
     ]
+
+
+def test_running_headers_roman_page_numbers_and_dot_leaders_are_dropped_or_shortened():
+    pages = [
+        [
+            _line("Running Title", 50, 800),
+            _line("Contents . . . . . . . . 7", 50, 700),
+            _line("-- a comment, no item", 50, 680),
+            _line("iv", 290, 30),
+        ]
+        for _ in range(4)
+    ]
+    document = pdf.pdf_document(_pdf(pages), "u", None)
+    first = document.markdown.split("[Page 2 of 4]")[0]
+    assert first == "[Page 1 of 4]\n\nContents … 7\n\n-- a comment, no item\n\n"
+    assert "Running Title" not in document.markdown
+
+
+def test_a_line_in_two_sizes_has_the_size_most_of_it_has():
+    chars = _line("mostly body text with ", 50, 700) + _line("code", 160, 700, size=8)
+    chars += _line("the next line of the same paragraph", 50, 688)
+    page = layout.page_lines(chars, 600, 800)
+    assert layout.page_markdown(page, layout.styles([page])).count("\n") == 0

@@ -33,16 +33,28 @@ _TABLE_ROW_GAP = 3.0
 # from sizes.
 _LARGER = 1.12
 _HEADING_MOST_CHARS = 160
-_SIZE_LEVELS = 3
+_SIZE_LEVELS = 5
 _BOLD_SHARE = 0.7
 # A running header or footer: a page number alone in this share of the page's top or bottom.
 _MARGIN_SHARE = 0.08
+# A bullet glyph, or a dash or star that a space follows ("-- comment" is no item).
 _BULLET = re.compile(
-    r"^([\u2022\u25e6\u25aa\u25cf\u25a0\u2023\u2043\u2219\u00b7\uf0b7*\u2013-])\s*"
+    r"^(?:[\u2022\u25e6\u25aa\u25cf\u25a0\u2023\u2043\u2219\u00b7\uf0b7]\s*|[*\u2013-]\s+)"
+)
+_BULLET_ALONE = re.compile(
+    r"[\u2022\u25e6\u25aa\u25cf\u25a0\u2023\u2043\u2219\u00b7\uf0b7*\u2013-]"
 )
 _NUMBERED = re.compile(r"^(\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)])\s+")
 _BARE_NUMBER = re.compile(r"\d{1,3}")
-_PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,5}(?:\s*(?:of|/)\s*\d{1,5})?$", re.IGNORECASE)
+_PAGE_NUMBER = re.compile(
+    r"^(?:page\s+)?(?:\d{1,5}(?:\s*(?:of|/)\s*\d{1,5})?|[ivxlc]{1,8})$", re.IGNORECASE
+)
+# A running header or footer: the same text at the same height on this share of the pages.
+_RUNNING_SHARE = 0.5
+_RUNNING_LEAST = 3
+_SAME_SIZE = 0.15  # sizes this close (a share of the size) are one style
+# A table of contents' dot leaders, "Introduction . . . . . . 1", shortened to an ellipsis.
+_LEADERS = re.compile(r"(?:\s*\.){4,}\s*")
 _ITEM_MARK = re.compile(r"^(?:- |\d{1,3}[.)] )")
 _HYPHENS = ("-", "\u00ad", "\x02")
 _SENTENCE_END = (".", ";", ",", ":")
@@ -148,7 +160,7 @@ def _segments(row: list[Char]) -> list[Segment]:
 
 def _marker(chars: list[Char]) -> bool:
     text = "".join(c.text for c in chars)
-    return _BARE_NUMBER.fullmatch(text) is not None or _BULLET.fullmatch(text) is not None
+    return _BARE_NUMBER.fullmatch(text) is not None or _BULLET_ALONE.fullmatch(text) is not None
 
 
 def _segment(chars: list[Char]) -> Segment:
@@ -157,9 +169,36 @@ def _segment(chars: list[Char]) -> Segment:
         if char.x0 - before.x1 > _SPACE_GAP * max(char.size, before.size):
             text.append(" ")
         text.append(char.text)
-    size = round(chars[len(chars) // 2].size * 2) / 2  # the middle one's: not a drop cap's
+    size = _common_size(chars)
     bold = sum(c.bold for c in chars) >= _BOLD_SHARE * len(chars)
     return Segment("".join(text), chars[0].x0, chars[-1].x1, chars[0].y, size, bold)
+
+
+def _common_size(chars: list[Char]) -> float:
+    """The size most of the characters have (not a drop cap's, nor inline code's)."""
+    middle = chars[len(chars) // 2].size
+    if chars[0].size == middle == chars[-1].size:
+        return round(middle * 2) / 2
+    return Counter(round(c.size * 2) / 2 for c in chars).most_common(1)[0][0]
+
+
+def drop_running(pages: list[Page]) -> None:
+    """Lines repeated at the same height near the top or bottom of most pages (a running
+    header or footer: the title, a chapter's name) are dropped."""
+    counts = Counter(
+        key for page in pages for key in {_margin_key(page, line) for line in page.lines}
+    )
+    least = max(_RUNNING_LEAST, _RUNNING_SHARE * len(pages))
+    running = {key for key, count in counts.items() if key is not None and count >= least}
+    for page in pages:
+        page.lines = [line for line in page.lines if _margin_key(page, line) not in running]
+
+
+def _margin_key(page: Page, line: Line) -> tuple[str, int] | None:
+    margin = page.height * _MARGIN_SHARE
+    if margin < line.y < page.height - margin:
+        return None
+    return line.text, round(line.y)
 
 
 def _running_number(row: list[Segment], height: float) -> bool:
@@ -333,7 +372,7 @@ def _table_markdown(rows: list[Line]) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    return _without_leaders(text).replace("|", "\\|")
 
 
 def _block_end(lines: list[Line], start: int, style: Styles) -> int:
@@ -344,12 +383,16 @@ def _block_end(lines: list[Line], start: int, style: Styles) -> int:
         before, line = lines[end - 1], lines[end]
         if _is_item(line) or (len(line.cells) > 1 and len(_table_rows(lines, end)) >= 2):
             break
-        if style.level(line) != style.level(first) or abs(line.size - first.size) > 0.5:
+        if style.level(line) != style.level(first) or not _same_size(line, first):
             break
         if not _follows(before, line, first, style):
             break
         end += 1
     return end
+
+
+def _same_size(line: Line, first: Line) -> bool:
+    return abs(line.size - first.size) <= _SAME_SIZE * first.size
 
 
 def _follows(before: Line, line: Line, first: Line, style: Styles) -> bool:
@@ -368,12 +411,12 @@ def _follows(before: Line, line: Line, first: Line, style: Styles) -> bool:
 
 def _text_block(lines: list[Line], style: Styles) -> str:
     text = _joined(lines)
-    if _bare_number(lines[0]):
-        return f"{lines[0].cells[0].text}. {text.partition(' ')[2]}"
     level = style.level(lines[0])
     heading = level is not None and len(text) <= _HEADING_MOST_CHARS
     if heading and not _PAGE_NUMBER.match(text) and not text.endswith(_SENTENCE_END):
         return "#" * min(level or 1, 6) + " " + text
+    if _bare_number(lines[0]):
+        return f"{lines[0].cells[0].text}. {text.partition(' ')[2]}"
     bullet = _BULLET.match(text)
     if bullet:
         return f"- {text[bullet.end() :]}"
@@ -392,7 +435,11 @@ def _joined(lines: list[Line]) -> str:
             text = text[:-1] + following
         else:
             text = f"{text} {following}"
-    return text.replace("\x02", "-").replace("\u00ad", "")
+    return _without_leaders(text.replace("\x02", "-").replace("\u00ad", ""))
+
+
+def _without_leaders(text: str) -> str:
+    return _LEADERS.sub(" … ", text).strip() if ". . ." in text or "...." in text else text
 
 
 def _escaped(text: str) -> str:

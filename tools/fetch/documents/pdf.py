@@ -55,6 +55,7 @@ def pdf_document(body: bytes, url: str, deadline: Deadline | None, first_page: i
         info = pdf.get_metadata_dict(skip_empty=True)
     finally:
         pdf.close()
+    layout.drop_running([page for _, page in pages])
     style = layout.styles([page for _, page in pages])
     parts = [
         part
