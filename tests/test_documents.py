@@ -608,3 +608,18 @@ def test_a_line_in_two_sizes_has_the_size_most_of_it_has():
     chars += _line("the next line of the same paragraph", 50, 688)
     page = layout.page_lines(chars, 600, 800)
     assert layout.page_markdown(page, layout.styles([page])).count("\n") == 0
+
+
+def test_a_slide_whose_text_reads_as_a_marker_is_escaped():
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    for text in ("[Slide 2 of 2]", "real"):
+        slide = deck.slides.add_slide(deck.slide_layouts[6])
+        slide.shapes.add_textbox(Inches(1), Inches(1), Inches(3), Inches(1)).text = text
+    out = io.BytesIO()
+    deck.save(out)
+    kind = samples()["review.pptx"].kind
+    markdown = office.office_document(kind, out.getvalue(), "u", None).markdown
+    assert paging.select(markdown, kind, (2, 2), "2") == "[Slide 2 of 2]\n\nreal"

@@ -221,8 +221,14 @@ def _shape(shape: Any) -> list[str]:
     for paragraph in shape.text_frame.paragraphs:
         text = _line(paragraph.text)
         if text:
-            lines.append(f"{'  ' * paragraph.level}- {text}" if bulleted else text)
+            lines.append(f"{'  ' * paragraph.level}- {text}" if bulleted else _escaped(text))
     return ["\n".join(lines) if bulleted else "\n\n".join(lines)]
+
+
+def _escaped(text: str) -> str:
+    """Text that markdown, or `pages`, would read as something else (`# x`, `[Slide 2 of 3]`)
+    with that first mark escaped."""
+    return "\\" + text if text[:1] in "#>[|" else text
 
 
 def _epub(package: zipfile.ZipFile, url: str) -> Document:
