@@ -623,3 +623,11 @@ def test_a_slide_whose_text_reads_as_a_marker_is_escaped():
     kind = samples()["review.pptx"].kind
     markdown = office.office_document(kind, out.getvalue(), "u", None).markdown
     assert paging.select(markdown, kind, (2, 2), "2") == "[Slide 2 of 2]\n\nreal"
+
+
+def test_nested_list_items_are_indented_by_level():
+    chars = _line("- outer one", 50, 700) + _line("- inner", 70, 688)
+    chars += _line("- deeper", 90, 676) + _line("- outer two", 50, 664)
+    page = layout.page_lines(chars, 600, 800)
+    markdown = layout.page_markdown(page, layout.styles([page]))
+    assert markdown == "- outer one\n  - inner\n    - deeper\n- outer two"

@@ -55,7 +55,7 @@ _RUNNING_LEAST = 3
 _SAME_SIZE = 0.15  # sizes this close (a share of the size) are one style
 # A table of contents' dot leaders, "Introduction . . . . . . 1", shortened to an ellipsis.
 _LEADERS = re.compile(r"(?:\s*\.){4,}\s*")
-_ITEM_MARK = re.compile(r"^(?:- |\d{1,3}[.)] )")
+_ITEM_MARK = re.compile(r"^ *(?:- |\d{1,3}[.)] )")
 _HYPHENS = ("-", "\u00ad", "\x02")
 _SENTENCE_END = (".", ";", ",", ":")
 
@@ -302,6 +302,7 @@ def page_markdown(page: Page, style: Styles) -> str:
     """The page's blocks as markdown: headings, tables, list items and paragraphs."""
     blocks: list[str] = []
     lines = page.lines
+    indents: list[float] = []  # the markers' x of the list being read, outermost first
     index = 0
     while index < len(lines):
         table = _table_rows(lines, index)
@@ -310,9 +311,19 @@ def page_markdown(page: Page, style: Styles) -> str:
             index += len(table)
             continue
         end = _block_end(lines, index, style)
-        blocks.append(_text_block(lines[index:end], style))
+        block = _text_block(lines[index:end], style)
+        indents = _indents(indents, lines[index]) if _ITEM_MARK.match(block) else []
+        blocks.append("  " * (len(indents) - 1) + block if indents else block)
         index = end
     return _joined_blocks([block for block in blocks if block])
+
+
+def _indents(indents: list[float], item: Line) -> list[float]:
+    """The list's indents once `item` is read: deeper when it stands right of the one
+    before, back out to the level it lines up with."""
+    tolerance = item.size / 2
+    kept = [x for x in indents if x < item.x0 + tolerance]
+    return kept if kept and abs(kept[-1] - item.x0) <= tolerance else [*kept, item.x0]
 
 
 def _joined_blocks(blocks: list[str]) -> str:
