@@ -631,3 +631,11 @@ def test_nested_list_items_are_indented_by_level():
     page = layout.page_lines(chars, 600, 800)
     markdown = layout.page_markdown(page, layout.styles([page]))
     assert markdown == "- outer one\n  - inner\n    - deeper\n- outer two"
+
+
+@pytest.mark.parametrize(
+    ("value", "day"),
+    [("D:20250314120000Z", "2025-03-14"), ("D:20241399", None), ("2024", None), (None, None)],
+)
+def test_a_pdf_date_is_its_day_when_it_is_a_real_one(value, day):
+    assert pdf._day(value) == day
