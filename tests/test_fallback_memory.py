@@ -133,11 +133,13 @@ def test_the_reason_says_what_when_and_until_when():
     note = failure(ErrorCode.RATE_LIMIT, "Brave answered HTTP 429. Wait.", wait=300)
     assert note is not None
     assert m.reason(note, NOW + 12) == (
-        "its rate limit was reached 12 s ago (RATE_LIMIT: Brave answered HTTP 429); it is "
-        "asked again in 5 min"
+        "its rate limit was reached 12 s ago, and it is asked again in 5 min (RATE_LIMIT: "
+        "Brave answered HTTP 429)"
     )
     assert m.retry_after(note, NOW + 12) == 288
     assert m.retry_after(note, NOW + 400) == 1
+    assert m.ttl(note, NOW) == 300 + m.KEPT_PAST_DUE
+    assert m.ttl(note, NOW + 400) == m.KEPT_PAST_DUE
 
 
 @pytest.mark.parametrize(

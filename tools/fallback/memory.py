@@ -39,6 +39,9 @@ EMPTY_WAIT = 600.0
 EMPTY_AFTER = 3  # empty answers to different queries in a row before a provider is set aside
 EMPTY_WINDOW = 3600.0  # an empty answer older than this no longer counts
 LONGEST = 86400.0  # Google's daily quota ends within a day; nothing is noted for longer
+# A note stays in the store this long past its due time (it no longer counts): the clocks of
+# machines that share one Redis differ a little, and a late reader must not miss it.
+KEPT_PAST_DUE = 600.0
 # Set aside entirely while they stand: asking again only repeats the failure. A stalled or
 # empty provider is only asked last: better it than no answer.
 SKIPPED = frozenset({Kind.RATE_LIMITED, Kind.KEY_REJECTED, Kind.BLOCKED})
@@ -181,6 +184,11 @@ def binding(found: list[Note]) -> Note | None:
     return max(found, key=lambda n: (n.kind in SKIPPED, n.until), default=None)
 
 
+def ttl(note: Note, now: float) -> float:
+    """How long the store keeps the note."""
+    return max(0.0, note.until - now) + KEPT_PAST_DUE
+
+
 def retry_after(note: Note, now: float) -> int:
     return max(1, math.ceil(note.until - now))
 
@@ -196,8 +204,8 @@ def reason(note: Note, now: float) -> str:
         Kind.EMPTY: "it kept answering with no results",
     }[note.kind]
     return (
-        f"{what} {span(now - note.since)} ago ({note.code.value}: {note.said}); it is asked "
-        f"again in {span(note.until - now)}"
+        f"{what} {span(now - note.since)} ago, and it is asked again in "
+        f"{span(note.until - now)} ({note.code.value}: {note.said})"
     )
 
 

@@ -1,0 +1,344 @@
+"""web-search-auto-tool remembers a provider that could not answer (rate limited, key
+rejected, blocking this address, stalled, empty again and again), asks the others, and asks
+it again when it is due.
+
+Each search of the first tests is a process of its own (the tool's `main`, through
+tests/clocked_auto.py, whose memory reads the clock the test sets: time passes without the
+test waiting for it), on loopback fakes of the providers reached through the endpoint
+overrides, all sharing the test's state directory. The tests after them run the same code in
+this process, where coverage sees it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import STALL, FakeServer, Reply
+
+from common.runner import answer
+from host import cli
+from tools import web_search_auto as auto
+from tools.fallback import memory, recall
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CLOCKED = Path(__file__).parent / "clocked_auto.py"
+BRAVE_KEY = "BSA-memory-LEAKCANARY-1234"
+TAVILY_KEY = "tvly-memory-LEAKCANARY-5678"
+BRAVE_RESULTS = json.loads((FIXTURES / "brave" / "search.json").read_text())
+TAVILY_RESULTS = {
+    "query": "ikigai",
+    "answer": None,
+    "images": [],
+    "results": [{"title": "Ikigai - Wikipedia", "url": "https://en.wikipedia.org/wiki/Ikigai",
+                 "content": "Ikigai is a Japanese concept.", "score": 0.81,
+                 "raw_content": None}],
+    "response_time": 1.1,
+}  # fmt: skip
+# Brave's answers as its API documents them: the error object, the rate-limit headers of a
+# plan of 1 request a second and 15,000 a month (one value per window).
+BRAVE_RATE_LIMITED = Reply(
+    429,
+    {"type": "ErrorResponse", "error": {"id": "c5f9a1", "status": 429, "code": "RATE_LIMITED",
+     "detail": "Request rate limit exceeded for plan.", "meta": {"plan": "Free",
+     "rate_limit": 1, "rate_current": 2, "quota_limit": 15000, "quota_current": 1001,
+     "component": "rate_limiter"}}},
+    {"X-RateLimit-Limit": "1, 15000", "X-RateLimit-Policy": "1;w=1, 15000;w=2592000",
+     "X-RateLimit-Remaining": "0, 13999", "X-RateLimit-Reset": "1, 1419704"},
+)  # fmt: skip
+BRAVE_REJECTED = Reply(
+    401,
+    {"type": "ErrorResponse", "error": {"id": "0e7f2b", "status": 401,
+     "code": "SUBSCRIPTION_TOKEN_INVALID", "detail": "The provided subscription token is "
+     "invalid.", "meta": {"component": "authentication"}}},
+)  # fmt: skip
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+DDG_BLOCKED = Reply(202, (FIXTURES / "duckduckgo" / "challenge.html").read_bytes(), HTML)
+DDG_RESULTS = Reply(200, (FIXTURES / "duckduckgo" / "html_results.html").read_bytes(), HTML)
+UNCONFIGURED = "google,searxng,gemini"  # fail at once: they make each provider's share short
+
+
+class Providers:
+    """Brave, Tavily and DuckDuckGo on a loopback server, each answering what the test says
+    now, and counting how often each was asked."""
+
+    def __init__(self, server: FakeServer) -> None:
+        self.server = server
+        self.replies = {"brave": Reply(200, BRAVE_RESULTS), "tavily": Reply(200, TAVILY_RESULTS),
+                        "duckduckgo": DDG_RESULTS}  # fmt: skip
+        self.urls = {name: server.route(f"/{name}", lambda seen, n=name: self.replies[n])
+                     for name in self.replies}  # fmt: skip
+
+    def env(self, order: str) -> dict[str, str]:
+        return {
+            "IKIGAI_WEB_SEARCH_ORDER": order,
+            "IKIGAI_WEB_CACHE_TTL": "0",
+            "BRAVE_API_KEY": BRAVE_KEY,
+            "TAVILY_API_KEY": TAVILY_KEY,
+            "BRAVE_SEARCH_API_URL": self.urls["brave"],
+            "TAVILY_API_URL": self.urls["tavily"],
+            "DUCKDUCKGO_HTML_URL": self.urls["duckduckgo"],
+        }
+
+    def asked(self, name: str) -> int:
+        return sum(1 for seen in self.server.seen if seen.path == f"/{name}")
+
+
+@pytest.fixture
+def providers(fake_server: FakeServer) -> Providers:
+    return Providers(fake_server)
+
+
+def search(env: dict[str, str], at: float) -> dict[str, Any]:
+    """One search by the tool in a process of its own, its memory's clock at `at`."""
+    proc = subprocess.run(
+        [sys.executable, str(CLOCKED)],
+        input=json.dumps({"query": "ikigai", "count": 3}).encode(),
+        capture_output=True,
+        env=os.environ | env | {"CLOCK_AT": repr(at)},
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert BRAVE_KEY not in proc.stdout.decode()
+    out: dict[str, Any] = json.loads(proc.stdout)
+    return out
+
+
+def messages(out: dict[str, Any]) -> list[str]:
+    return [f"{w['code']} {w['message']}" for w in out.get("warnings", [])]
+
+
+@pytest.mark.loopback
+def test_a_rate_limited_provider_is_not_asked_until_its_limit_resets(providers):
+    env, t0 = providers.env("brave,tavily"), time.time()
+    providers.replies["brave"] = BRAVE_RATE_LIMITED
+    first = search(env, t0)  # Brave is asked again after a second, as it says, in vain
+    assert first["provider"] == "tavily"
+    assert messages(first)[0].startswith("RATE_LIMIT web_search_brave skipped after")
+    asked = providers.asked("brave")
+    second = search(env, t0 + 0.5)  # the limit resets 1 s after the last answer
+    assert second["provider"] == "tavily"
+    assert providers.asked("brave") == asked
+    assert re.fullmatch(
+        r"RATE_LIMIT web_search_brave not asked: its rate limit was reached 1 s ago, and it is "
+        r"asked again in 1 s \(RATE_LIMIT: Brave answered HTTP 429.*\)\.",
+        messages(second)[0],
+    ), messages(second)
+    providers.replies["brave"] = Reply(200, BRAVE_RESULTS)
+    third = search(env, t0 + 1.0)
+    assert third["provider"] == "brave"
+    assert "warnings" not in third
+    assert providers.asked("brave") == asked + 1
+
+
+@pytest.mark.loopback
+def test_a_rejected_key_is_set_aside_for_an_hour_or_until_the_key_changes(providers):
+    env, t0 = providers.env("brave,tavily"), time.time()
+    providers.replies["brave"] = BRAVE_REJECTED
+    assert search(env, t0)["provider"] == "tavily"
+    later = search(env, t0 + 600)
+    assert later["provider"] == "tavily"
+    assert providers.asked("brave") == 1
+    assert messages(later)[0].startswith(
+        "AUTH_INVALID web_search_brave not asked: its key was rejected 10 min ago, and it is "
+        "asked again in 50 min (AUTH_INVALID: Brave answered HTTP 401"
+    ), messages(later)
+    new_key = env | {"BRAVE_API_KEY": "BSA-memory-another-key-9"}
+    assert search(new_key, t0 + 600)["provider"] == "tavily"  # asked: its key changed
+    assert providers.asked("brave") == 2
+    providers.replies["brave"] = Reply(200, BRAVE_RESULTS)
+    assert search(env, t0 + 3601)["provider"] == "brave"  # the hour is over
+
+
+@pytest.mark.loopback
+def test_duckduckgo_blocking_this_address_is_remembered_for_this_machine(providers, capsys):
+    env, t0 = providers.env("duckduckgo,brave"), time.time()
+    providers.replies["duckduckgo"] = DDG_BLOCKED
+    first = search(env, t0)
+    assert first["provider"] == "brave"
+    assert messages(first)[0].startswith("RATE_LIMIT web_search_duckduckgo skipped after")
+    asked = providers.asked("duckduckgo")
+    later = search(env, t0 + 60)
+    assert later["provider"] == "brave"
+    assert providers.asked("duckduckgo") == asked
+    assert messages(later)[0].startswith(
+        "RATE_LIMIT web_search_duckduckgo not asked: it was blocking this address 60 s ago, "
+        "and it is asked again in 14 min"
+    ), messages(later)
+    assert cli.main(["doctor", "--json"]) in (0, 1)
+    [row] = json.loads(capsys.readouterr().out)["remembered"]
+    assert (row["tool"], row["kind"], row["machine"]) == (
+        "web_search_duckduckgo", "blocked", socket.gethostname())  # fmt: skip
+    providers.replies["duckduckgo"] = DDG_RESULTS
+    assert search(env, t0 + 901)["provider"] == "duckduckgo"
+
+
+@pytest.mark.loopback
+def test_a_stalled_provider_is_asked_last_until_it_is_due(providers):
+    env = providers.env(f"brave,tavily,{UNCONFIGURED}") | {"IKIGAI_WEB_TIMEOUT": "6"}
+    t0 = time.time()
+    providers.replies["brave"] = Reply(200, b"", delay=STALL)
+    first = search(env, t0)
+    assert first["provider"] == "tavily"
+    providers.replies["brave"] = Reply(200, BRAVE_RESULTS)
+    later = search(env, t0 + 60)
+    assert later["provider"] == "tavily"
+    assert providers.asked("brave") == 1  # left for last, and tavily answered
+    [note] = [m for m in messages(later) if "web_search_brave" in m]
+    assert re.fullmatch(
+        r"NETWORK_ERROR web_search_brave left for last: it did not answer in time 60 s ago, "
+        r"and it is asked again in 2 min \(NETWORK_ERROR: no answer in [\d.]+ s\)\.",
+        note,
+    )
+    assert search(env, t0 + 181)["provider"] == "brave"
+
+
+@pytest.mark.loopback
+def test_doctor_shows_what_is_remembered_and_forget_forgets_it(providers, capsys):
+    env, t0 = providers.env("brave,tavily"), time.time()
+    providers.replies["brave"] = BRAVE_REJECTED
+    search(env, t0)
+    assert cli.main(["doctor"]) in (0, 1)
+    text = capsys.readouterr().out
+    assert re.search(
+        r"Remembered by web_search_auto \(`web-tools forget` forgets it\):\n  web_search_brave  "
+        r"not asked \(if the key in use is the one noted\): its key was rejected \d+ s ago, and "
+        r"it is asked again in 60 min",
+        text,
+    ), text
+    assert cli.main(["forget", "brave"]) == 0
+    assert capsys.readouterr().out == "forgot 1 note about brave\n"
+    assert cli.main(["doctor"]) in (0, 1)
+    assert "Remembered by web_search_auto: nothing" in capsys.readouterr().out
+    search(env, t0 + 1)
+    assert providers.asked("brave") == 2  # forgotten: asked first again
+    assert cli.main(["forget"]) == 0
+    assert capsys.readouterr().out == "forgot 1 note\n"
+
+
+# --- the same code in this process, with the clock in the test's hands ---------------------
+
+BRAVE_URL = re.compile(r"https://api\.search\.brave\.com/res/v1/web/search\?.*")
+TAVILY_URL = "https://api.tavily.com/search"
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The memory's wall clock, moved by the test: `clock[0] += 60`."""
+    now = [time.time()]
+    monkeypatch.setattr(recall, "now", lambda: now[0])
+    return now
+
+
+@pytest.fixture
+def keys(monkeypatch):
+    monkeypatch.setattr("common.http._pause", lambda *_: False)  # no retry of a 429 here
+    monkeypatch.setenv("BRAVE_API_KEY", BRAVE_KEY)
+    monkeypatch.setenv("TAVILY_API_KEY", TAVILY_KEY)
+    monkeypatch.setenv("IKIGAI_WEB_CACHE_TTL", "0")
+
+
+def call(query: str = "ikigai") -> dict[str, Any]:
+    return answer(auto.execute, {"query": query, "count": 3}, auto.SCHEMA)[0]
+
+
+def brave_says(httpx_mock, reply: Reply) -> None:
+    httpx_mock.add_response(url=BRAVE_URL, status_code=reply.status, json=reply.body,
+                            headers=reply.headers, is_reusable=False)  # fmt: skip
+
+
+def test_every_provider_set_aside_fails_at_once_with_when_to_retry(httpx_mock, keys, clock,
+                                                                   monkeypatch):  # fmt: skip
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave")
+    brave_says(httpx_mock, BRAVE_RATE_LIMITED)
+    assert call()["error_code"] == "RATE_LIMIT"
+    clock[0] += 0.25
+    out = call()  # nobody asked: httpx_mock has no second answer
+    assert out["error_code"] == "RATE_LIMIT"
+    assert out["retry_after"] == 1
+    assert re.fullmatch(
+        r"every search provider failed: web_search_brave: RATE_LIMIT, not asked: its rate "
+        r"limit was reached 1 s ago, and it is asked again in 1 s \(RATE_LIMIT: Brave "
+        r"answered HTTP 429.*\)\.",
+        out["error"],
+    ), out["error"]
+    assert len(httpx_mock.get_requests()) == 1
+
+
+def test_a_failure_of_the_one_asked_also_names_the_one_set_aside(httpx_mock, keys, clock,
+                                                                  monkeypatch):  # fmt: skip
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,tavily")
+    brave_says(httpx_mock, BRAVE_REJECTED)
+    httpx_mock.add_response(url=TAVILY_URL, method="POST", status_code=400,
+                            json={"detail": {"error": "Invalid topic."}},
+                            is_reusable=True)  # fmt: skip
+    call()
+    clock[0] += 5
+    out = call()
+    assert out["error_code"] == "INVALID_INPUT"
+    assert out["error"].endswith("web_search_brave was skipped first (AUTH_INVALID).")
+
+
+def test_a_provider_that_keeps_finding_nothing_is_asked_last(httpx_mock, keys, clock,
+                                                              monkeypatch):  # fmt: skip
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "tavily,brave")
+    nothing = TAVILY_RESULTS | {"results": []}
+    for query in ("first query", "second query", "second query", "third query"):
+        httpx_mock.add_response(url=TAVILY_URL, method="POST", json=nothing, is_reusable=False)
+        assert call(query)["count"] == 0
+        clock[0] += 1
+    brave_says(httpx_mock, Reply(200, BRAVE_RESULTS))
+    out = call("fourth query")
+    assert out["provider"] == "brave"
+    assert out["warnings"][0]["message"].startswith(
+        "web_search_tavily left for last: it kept answering with no results 1 s ago, and it "
+        "is asked again in 10 min (API_ERROR: no results for 3 different searches in a row)"
+    )
+    clock[0] += memory.EMPTY_WAIT
+    httpx_mock.add_response(url=TAVILY_URL, method="POST", json=TAVILY_RESULTS)
+    assert call("fifth query")["provider"] == "tavily"
+    assert recall.remembered()[0] == []  # it found something: forgotten
+
+
+def test_an_unusable_state_directory_costs_a_warning_never_the_search(
+    httpx_mock, keys, monkeypatch, tmp_path
+):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "a-file"))
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,tavily")
+    brave_says(httpx_mock, BRAVE_REJECTED)
+    httpx_mock.add_response(url=TAVILY_URL, method="POST", json=TAVILY_RESULTS)
+    out = call()
+    assert out["provider"] == "tavily"
+    assert [w["code"] for w in out["warnings"]] == ["AUTH_INVALID", "STATE"]
+
+
+def test_notes_another_process_left_unreadable_are_no_notes(keys, clock, monkeypatch):
+    from common.state import store
+
+    for key, value in (
+        ("brave", {"provider": "brave"}),
+        ("tavily", "junk"),
+        ("google", memory.stalled("tavily", 5, "", clock[0]).as_json()),
+    ):
+        store().put(memory.SPACE, key, value, 60)  # fmt: skip
+    notes = recall.Recall(["brave", "tavily", "google"])
+    assert notes.notes == {}
+    assert notes.plan(["brave", "tavily", "google"]).order == ["brave", "tavily", "google"]
+    assert recall.forget(["web_search_google"])[0] == 1
+
+
+def test_forget_and_doctor_with_an_unusable_redis_setting_say_so(monkeypatch, capsys):
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", "http://127.0.0.2:6379")
+    assert cli.main(["forget"]) == 1
+    assert capsys.readouterr().err.startswith("web-tools forget: the setting IKIGAI_WEB_REDIS_URL")
+    assert cli.main(["doctor"]) == 1
+    assert "What web_search_auto remembers was not read" in capsys.readouterr().out
