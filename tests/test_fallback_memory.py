@@ -125,7 +125,8 @@ def test_notes_round_trip_through_json_and_bad_values_are_no_note():
     bad: object
     for bad in (None, [], "x", good | {"kind": "nope"}, good | {"code": "NOPE"},
                 good | {"until": "soon"}, good | {"until": float("inf")}, good | {"empties": True},
-                good | {"said": 3}, good | {"extra": 1}, {"provider": "brave"}):  # fmt: skip
+                good | {"said": 3}, good | {"said": "x" * 301}, good | {"extra": 1},
+                {"provider": "brave"}):  # fmt: skip
         assert m.parse(bad) is None, bad
 
 

@@ -24,6 +24,7 @@ import pytest
 from conftest import STALL, FakeServer, Reply
 
 from common.runner import answer
+from common.state import store
 from host import cli
 from tools import web_search_auto as auto
 from tools.fallback import memory, recall
@@ -322,8 +323,6 @@ def test_an_unusable_state_directory_costs_a_warning_never_the_search(
 
 
 def test_notes_another_process_left_unreadable_are_no_notes(keys, clock, monkeypatch):
-    from common.state import store
-
     for key, value in (
         ("brave", {"provider": "brave"}),
         ("tavily", "junk"),
@@ -342,3 +341,17 @@ def test_forget_and_doctor_with_an_unusable_redis_setting_say_so(monkeypatch, ca
     assert capsys.readouterr().err.startswith("web-tools forget: the setting IKIGAI_WEB_REDIS_URL")
     assert cli.main(["doctor"]) == 1
     assert "What web_search_auto remembers was not read" in capsys.readouterr().out
+
+
+def test_a_key_a_provider_echoes_is_never_kept(httpx_mock, keys, clock, monkeypatch, tmp_path):
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,tavily")
+    echo = {"type": "ErrorResponse", "error": {"id": "1", "status": 401, "code": "UNAUTHORIZED",
+            "detail": f"Token {BRAVE_KEY} is unknown.", "meta": {}}}  # fmt: skip
+    brave_says(httpx_mock, Reply(401, echo))
+    httpx_mock.add_response(url=TAVILY_URL, method="POST", json=TAVILY_RESULTS)
+    assert call()["provider"] == "tavily"
+    [(_, note)] = store().scan(memory.SPACE)
+    assert "Token *** is unknown" in note["said"]
+    kept = b"".join(p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file())
+    assert BRAVE_KEY.encode() not in kept
+    assert kept

@@ -94,6 +94,8 @@ def parse(value: Any) -> Note | None:
         return None
     if not isinstance(note.empties, int) or isinstance(note.empties, bool):
         return None
+    if len(note.said) > _SAID or len(note.provider) > _SAID:
+        return None  # not a note this module wrote
     return note._replace(kind=kind, code=code)
 
 

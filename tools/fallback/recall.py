@@ -68,7 +68,12 @@ class Recall:
         return memory.plan(names, standing)
 
     def failed(self, provider: str, error: tuple[Any, str, int | None]) -> None:
-        self._learn(memory.from_failure(provider, error, self.credentials[provider], now()))
+        from common.redact import redact
+
+        code, message, wait = error  # the provider's words are kept: never a secret in them
+        noted = memory.from_failure(provider, (code, redact(message), wait),
+                                    self.credentials[provider], now())  # fmt: skip
+        self._learn(noted)
 
     def stalled(self, provider: str, waited: float) -> None:
         self._learn(memory.stalled(provider, waited, self.credentials[provider], now()))
