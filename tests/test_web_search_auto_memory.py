@@ -16,6 +16,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,13 @@ from typing import Any
 import pytest
 from conftest import STALL, FakeServer, Reply
 
+from common.errors import ErrorCode, ToolError
 from common.runner import answer
+from common.settings import load
 from common.state import store
 from host import cli
 from tools import web_search_auto as auto
+from tools import web_search_brave
 from tools.fallback import memory, recall
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -355,3 +359,27 @@ def test_a_key_a_provider_echoes_is_never_kept(httpx_mock, keys, clock, monkeypa
     kept = b"".join(p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file())
     assert BRAVE_KEY.encode() not in kept
     assert kept
+
+
+def test_only_a_provider_that_had_its_share_is_noted_as_stalled(keys, monkeypatch):
+    """Brave has its share without answering, so Tavily starts; then Brave answers while
+    Tavily is still in its share: neither stalled."""
+    tavily_started, release = threading.Event(), threading.Event()
+
+    def attempt(module, request, settings):
+        if module is web_search_brave:
+            assert tavily_started.wait(STALL)
+            return {"success": True, "results": [], "count": 0, "provider": "brave"}
+        tavily_started.set()
+        release.wait(STALL)
+        raise ToolError(ErrorCode.NETWORK_ERROR, "timeout: waiting for the answer")
+
+    monkeypatch.setattr(auto, "attempt", attempt)
+    monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "3")
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,tavily")
+    try:
+        out = auto.execute({"query": "ikigai"}, load())
+    finally:
+        release.set()
+    assert out["provider"] == "brave"
+    assert [row["kind"] for row in recall.remembered()[0]] == ["empty"]  # brave's first empty

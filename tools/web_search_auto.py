@@ -204,6 +204,7 @@ class Race:
         self.end = time.monotonic() + settings.timeout
         self.outcomes: queue.Queue[Outcome] = queue.Queue()
         self.running: dict[str, float] = {}  # name -> when it started
+        self.overdue: set[str] = set()  # had their share of the deadline without answering
         self.failures: list[Failure] = []
         self.stopped: list[Failure] = []  # answered with an error that is not a fall-through
         self.next_start = time.monotonic()
@@ -260,6 +261,7 @@ class Race:
         if time.monotonic() >= self.end + _GRACE:
             self.time_out()
         else:
+            self.overdue.update(self.running)  # each has had its share: stalled, so far
             self.start_next()
         return None
 
@@ -289,10 +291,7 @@ class Race:
 
     def answered(self, result: dict[str, Any], winner: str) -> dict[str, Any]:
         now = time.monotonic()
-        for name, started in self.running.items():
-            self.recall.stalled(name, now - started)
-        self.recall.answered(winner, result.get("count", 0), self.request.query)
-        self.recall.save()
+        self.learn(winner, result, now)
         skipped = self.remembered()
         skipped += [{"code": f.error.code.value, "message": f"web_search_{f.name} skipped "
                      f"after {seconds(f.seconds)}: {f.error.message}"}
@@ -306,16 +305,23 @@ class Race:
             return result
         return result | {"warnings": [*skipped, *result.get("warnings", [])]}
 
+    def learn(self, winner: str, result: dict[str, Any], now: float) -> None:
+        """Remember who answered, and who had stalled by then (not one still in its share)."""
+        for name, started in self.running.items():
+            if name in self.overdue:
+                self.recall.stalled(name, now - started)
+        self.recall.answered(winner, result.get("count", 0), self.request.query)
+        self.recall.save()
+
     def remembered(self) -> list[dict[str, str]]:
         """Each provider not asked, or left for last and not reached, and why."""
         from tools.fallback.memory import reason
 
-        now = self.recall.now
         waiting = {name for name, _ in self.todo}
+        notes = [("not asked", n) for n in self.skipped]
+        notes += [("left for last", n) for n in self.last if n.provider in waiting]
         return [{"code": n.code.value, "message": f"web_search_{n.provider} {how}: "
-                 f"{reason(n, now)}."}
-                for how, notes in (("not asked", self.skipped), ("left for last", self.last))
-                for n in notes if how == "not asked" or n.provider in waiting]  # fmt: skip
+                 f"{reason(n, self.recall.now)}."} for how, n in notes]  # fmt: skip
 
     def no_answer(self) -> ToolError:
         self.recall.save()
