@@ -383,3 +383,24 @@ def test_only_a_provider_that_had_its_share_is_noted_as_stalled(keys, monkeypatc
         release.set()
     assert out["provider"] == "brave"
     assert [row["kind"] for row in recall.remembered()[0]] == ["empty"]  # brave's first empty
+
+
+def test_a_redis_that_cannot_be_reached_leaves_the_notes_on_this_machine(
+    httpx_mock, keys, clock, monkeypatch, capsys
+):
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]  # closed once the block ends: nothing listens there
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", f"redis://127.0.0.1:{port}/0")
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,tavily")
+    brave_says(httpx_mock, BRAVE_REJECTED)
+    httpx_mock.add_response(url=TAVILY_URL, method="POST", json=TAVILY_RESULTS, is_reusable=True)
+    out = call()
+    assert [w["code"] for w in out["warnings"]] == ["AUTH_INVALID", "STATE"]
+    assert "could not be reached" in out["warnings"][1]["message"]
+    clock[0] += 60
+    assert call()["warnings"][0]["message"].startswith("web_search_brave not asked")
+    assert cli.main(["forget"]) == 0
+    said = capsys.readouterr()
+    assert said.out == "forgot 1 note\n"
+    assert said.err.startswith("web-tools forget: the Redis server at redis://127.0.0.1:")
