@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import STALL, FakeServer, Reply
+from conftest import HANG_GUARD, STALL, FakeServer, Reply
 
 from common.errors import ErrorCode, ToolError
 from common.runner import answer
@@ -404,3 +405,74 @@ def test_a_redis_that_cannot_be_reached_leaves_the_notes_on_this_machine(
     said = capsys.readouterr()
     assert said.out == "forgot 1 note\n"
     assert said.err.startswith("web-tools forget: the Redis server at redis://127.0.0.1:")
+
+
+# --- two machines sharing one Redis --------------------------------------------------------
+
+DDG_URL = "https://html.duckduckgo.com/html/"
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    """A real redis-server on loopback, for this test alone."""
+    import redis
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (Debian: apt install redis-server)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    client = redis.Redis(port=port, socket_timeout=1)
+    give_up = time.monotonic() + HANG_GUARD
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            assert time.monotonic() < give_up, "redis-server did not start"
+            time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}/0"
+    server.terminate()
+    server.wait(HANG_GUARD)
+
+
+def on(machine: str, monkeypatch, tmp_path) -> None:
+    """The calls that follow run as if on `machine`: its name and its own local state."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / machine))
+    monkeypatch.setattr(recall.socket, "gethostname", lambda: machine)
+
+
+def test_machines_sharing_redis_share_notes_about_a_key_not_about_an_address(
+    httpx_mock, keys, clock, monkeypatch, tmp_path, redis_url
+):
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", redis_url)
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,duckduckgo,tavily")
+    on("machine-a", monkeypatch, tmp_path)
+    brave_says(httpx_mock, BRAVE_REJECTED)
+    httpx_mock.add_response(url=DDG_URL, method="POST", status_code=202, content=DDG_BLOCKED.body,
+                            headers=HTML, is_reusable=False)  # fmt: skip
+    httpx_mock.add_response(url=TAVILY_URL, method="POST", json=TAVILY_RESULTS, is_reusable=True)
+    assert call()["provider"] == "tavily"
+    on("machine-b", monkeypatch, tmp_path)
+    clock[0] += 30
+    httpx_mock.add_response(url=DDG_URL, method="POST", content=DDG_RESULTS.body, headers=HTML,
+                            is_reusable=False)  # fmt: skip
+    asked = len(httpx_mock.get_requests())
+    out = call()
+    assert out["provider"] == "duckduckgo"  # this machine is not blocked
+    assert [r.url.host for r in httpx_mock.get_requests()[asked:]] == ["html.duckduckgo.com"]
+    assert out["warnings"][0]["message"].startswith("web_search_brave not asked: its key was")
+    on("machine-a", monkeypatch, tmp_path)
+    asked = len(httpx_mock.get_requests())
+    out = call()
+    assert out["provider"] == "tavily"
+    assert [r.url.host for r in httpx_mock.get_requests()[asked:]] == ["api.tavily.com"]
+    assert [w["message"].split(":")[0] for w in out["warnings"]] == [
+        "web_search_brave not asked", "web_search_duckduckgo not asked"]  # fmt: skip
+    assert not (tmp_path / "machine-a" / "ikigai-web-tools" / memory.SPACE).exists()

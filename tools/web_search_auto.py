@@ -197,7 +197,8 @@ class Race:
     ) -> None:
         self.request, self.settings, self.notes = request, settings, notes
         self.recall = recall
-        plan = recall.plan([name for name, _ in chosen])
+        self.order = [name for name, _ in chosen]
+        plan = recall.plan(self.order)
         modules = dict(chosen)
         self.todo = [(name, modules[name]) for name in plan.order]
         self.skipped, self.last = plan.skipped, plan.last
@@ -292,7 +293,7 @@ class Race:
     def answered(self, result: dict[str, Any], winner: str) -> dict[str, Any]:
         now = time.monotonic()
         self.learn(winner, result, now)
-        skipped = self.remembered()
+        skipped = self.remembered(winner)
         skipped += [{"code": f.error.code.value, "message": f"web_search_{f.name} skipped "
                      f"after {seconds(f.seconds)}: {f.error.message}"}
                     for f in self.failures]  # fmt: skip
@@ -313,12 +314,14 @@ class Race:
         self.recall.answered(winner, result.get("count", 0), self.request.query)
         self.recall.save()
 
-    def remembered(self) -> list[dict[str, str]]:
-        """Each provider not asked, or left for last and not reached, and why."""
+    def remembered(self, winner: str) -> list[dict[str, str]]:
+        """Each provider ahead of the winner in the order that was not asked, or left for
+        last and not reached, and why."""
         from tools.fallback.memory import reason
 
-        waiting = {name for name, _ in self.todo}
-        notes = [("not asked", n) for n in self.skipped]
+        ahead = set(self.order[: self.order.index(winner)])
+        waiting = {name for name, _ in self.todo} & ahead
+        notes = [("not asked", n) for n in self.skipped if n.provider in ahead]
         notes += [("left for last", n) for n in self.last if n.provider in waiting]
         return [{"code": n.code.value, "message": f"web_search_{n.provider} {how}: "
                  f"{reason(n, self.recall.now)}."} for how, n in notes]  # fmt: skip
