@@ -445,7 +445,7 @@ def redis_url(tmp_path):
 def on(machine: str, monkeypatch, tmp_path) -> None:
     """The calls that follow run as if on `machine`: its name and its own local state."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / machine))
-    monkeypatch.setattr(recall.socket, "gethostname", lambda: machine)
+    monkeypatch.setattr("tools.fallback.recall.socket.gethostname", lambda: machine)
 
 
 def test_machines_sharing_redis_share_notes_about_a_key_not_about_an_address(
