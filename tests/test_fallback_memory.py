@@ -62,13 +62,14 @@ def test_only_a_timeout_is_a_stall_and_other_failures_teach_nothing():
     assert note.kind is Kind.STALLED
     assert note.until == NOW + m.STALLED_WAIT
     assert m.standing(note, "changed", NOW + 1)  # a stall is not about the key
+    assert note.credential == ""
     assert failure(ErrorCode.NETWORK_ERROR, "connect: refused") is None
     for code in (ErrorCode.API_ERROR, ErrorCode.AUTH_MISSING, ErrorCode.INVALID_INPUT):
         assert failure(code) is None
 
 
 def test_a_provider_still_out_when_another_answered_stalled():
-    note = m.stalled("tavily", 5.04, KEY, NOW)
+    note = m.stalled("tavily", 5.04, NOW)
     assert (note.kind, note.code, note.said) == (Kind.STALLED, ErrorCode.NETWORK_ERROR,
                                                  "no answer in 5 s")  # fmt: skip
     assert m.key("tavily", note.kind, "h") == "tavily@h"
@@ -102,7 +103,7 @@ def test_an_answer_with_results_forgets_and_old_empties_do_not_count():
 
 def test_the_plan_skips_hard_notes_and_asks_soft_ones_last():
     rate = failure(ErrorCode.RATE_LIMIT)
-    stall = m.stalled("tavily", 5, KEY, NOW)
+    stall = m.stalled("tavily", 5, NOW)
     assert rate is not None
     plan = m.plan(["brave", "tavily", "google", "duckduckgo"], {"brave": rate, "tavily": stall})
     assert plan.order == ["google", "duckduckgo", "tavily"]
@@ -112,7 +113,7 @@ def test_the_plan_skips_hard_notes_and_asks_soft_ones_last():
 
 def test_of_two_notes_a_skip_binds_before_a_stall():
     rate = failure(ErrorCode.RATE_LIMIT, wait=5)
-    stall = m.stalled("brave", 5, KEY, NOW)
+    stall = m.stalled("brave", 5, NOW)
     assert m.binding([stall, rate]) is rate  # type: ignore[list-item]
     assert m.binding([]) is None
 

@@ -331,7 +331,7 @@ def test_notes_another_process_left_unreadable_are_no_notes(keys, clock, monkeyp
     for key, value in (
         ("brave", {"provider": "brave"}),
         ("tavily", "junk"),
-        ("google", memory.stalled("tavily", 5, "", clock[0]).as_json()),
+        ("google", memory.stalled("tavily", 5, clock[0]).as_json()),
     ):
         store().put(memory.SPACE, key, value, 60)  # fmt: skip
     notes = recall.Recall(["brave", "tavily", "google"])

@@ -47,6 +47,8 @@ KEPT_PAST_DUE = 600.0
 SKIPPED = frozenset({Kind.RATE_LIMITED, Kind.KEY_REJECTED, Kind.BLOCKED})
 # Notes about this address, not the provider's key: each machine keeps its own.
 LOCAL = frozenset({Kind.BLOCKED, Kind.STALLED})
+# Notes about the key in use: they hold only while it is.
+KEYED = frozenset({Kind.RATE_LIMITED, Kind.KEY_REJECTED})
 _SAID = 300  # characters of the provider's own words kept
 
 
@@ -60,7 +62,7 @@ class Note(NamedTuple):
     said: str  # the provider's failure, its first sentence
     since: float
     until: float
-    credential: str = ""  # the credential's one-way hash when noted ("" for none)
+    credential: str = ""  # the one-way hash of the key noted (KEYED kinds only)
     empties: int = 0  # empty answers in a row (EMPTY)
     query: str = ""  # the last empty one's query, hashed (EMPTY)
 
@@ -123,18 +125,18 @@ def from_failure(
     else:
         return None  # a connection refused fails fast, the rest is the call's own answer
     until = now + min(max(wait, 1.0), LONGEST)
-    return Note(provider, kind, code, gist(message), now, until, credential)
+    return Note(provider, kind, code, gist(message), now, until,
+                credential if kind in KEYED else "")  # fmt: skip
 
 
 def _given(retry_after: int | None, otherwise: float) -> float:
     return otherwise if retry_after is None else float(retry_after)
 
 
-def stalled(provider: str, waited: float, credential: str, now: float) -> Note:
+def stalled(provider: str, waited: float, now: float) -> Note:
     """A provider still without an answer when another answered, or at the deadline."""
     said = f"no answer in {seconds(waited)}"
-    return Note(provider, Kind.STALLED, ErrorCode.NETWORK_ERROR, said, now,
-                now + STALLED_WAIT, credential)  # fmt: skip
+    return Note(provider, Kind.STALLED, ErrorCode.NETWORK_ERROR, said, now, now + STALLED_WAIT)
 
 
 def from_answer(
@@ -162,7 +164,7 @@ def standing(note: Note, credential: str, now: float) -> bool:
         return False
     if note.kind is Kind.EMPTY:
         return note.empties >= EMPTY_AFTER
-    return note.kind not in (Kind.RATE_LIMITED, Kind.KEY_REJECTED) or note.credential == credential
+    return note.kind not in KEYED or note.credential == credential
 
 
 class Plan(NamedTuple):

@@ -76,7 +76,7 @@ class Recall:
         self._learn(noted)
 
     def stalled(self, provider: str, waited: float) -> None:
-        self._learn(memory.stalled(provider, waited, self.credentials[provider], now()))
+        self._learn(memory.stalled(provider, waited, now()))
 
     def answered(self, provider: str, count: int, query: str) -> None:
         from common.state import key_id
@@ -112,7 +112,7 @@ def remembered() -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
 
     shared, when = store(), now()
     rows = []
-    for key, value in sorted(shared.scan(memory.SPACE)):
+    for key, value in sorted(shared.scan(memory.SPACE), key=lambda entry: entry[0]):
         note = memory.parse(value)
         if note is not None and when < note.until:
             rows.append(_row(key, note, when))
