@@ -154,6 +154,8 @@ class Keyring:
 
     def hold(self, key: str, seconds: float) -> None:
         """No turn of `key` before `seconds` from now, in every process sharing it."""
+        if self._rate(key) is None:
+            return  # not paced: the provider's own answer says when
         self.store.reserve("pace", self.ids[key], 0.0, math.inf, after=seconds)
 
     def _reserve(self, key: str, most: float) -> Any:
@@ -174,6 +176,8 @@ class Keyring:
         return self.rates[key]
 
     def _learn(self, key: str, reply: Reply) -> None:
+        if self._rate(key) is None:
+            return
         limits = window_limits(reply)
         paces = [(n, window) for n, window, _, _ in limits if window <= SHORT_WINDOW and n > 0]
         if paces:  # the strictest of the provider's short windows
