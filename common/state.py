@@ -67,7 +67,13 @@ class Store(Protocol):
     def scan(self, space: str) -> list[tuple[str, Any]]: ...
     def clear(self, space: str) -> int: ...
     def reserve(
-        self, space: str, key: str, interval: float, most: float, after: float = 0.0
+        self,
+        space: str,
+        key: str,
+        interval: float,
+        most: float,
+        after: float = 0.0,
+        burst: int = 1,
     ) -> Turn: ...
 
 
@@ -107,14 +113,18 @@ def _now() -> float:
     return time.time()
 
 
-def _turn(stored: object, now: float, most: float, after: float) -> Turn:
-    """A budget's next turn, from its stored time of the next free turn (turns are evenly
-    spaced: taking one moves that time on by the budget's interval); `after` holds every
-    turn back until now + after."""
+def _turn(
+    stored: object, now: float, interval: float, most: float, after: float, burst: int
+) -> tuple[Turn, float]:
+    """A budget's next turn and the budget after it is taken (the generic cell rate
+    algorithm): the stored value is the time the next turn is free; taking one moves it on
+    by `interval`, and up to `burst` turns may be taken at once while it is not ahead of now
+    by more than the burst allows. `after` holds every turn back until now + after."""
     free = stored if isinstance(stored, int | float) and not isinstance(stored, bool) else 0.0
-    start = max(free, now + after)
+    base = max(free, now)
+    start = max(base - (burst - 1) * interval, now + after, now)
     wait = start - now
-    return Turn(wait, wait <= most)
+    return Turn(wait, wait <= most), max(base, start) + interval
 
 
 # --- local files ----------------------------------------------------------------------------
@@ -175,18 +185,24 @@ class Files:
         return removed
 
     def reserve(
-        self, space: str, key: str, interval: float, most: float, after: float = 0.0
+        self,
+        space: str,
+        key: str,
+        interval: float,
+        most: float,
+        after: float = 0.0,
+        burst: int = 1,
     ) -> Turn:
-        """The next turn of the budget `key`, taken when its wait is at most `most` seconds
-        (the budget then moves on by `interval`); atomic across this user's processes."""
+        """The next turn of the budget `key` (`_turn`), taken when its wait is at most `most`
+        seconds; atomic across this user's processes."""
         _check(space)
         path = self._path(space, key)
         try:
             with self._locked(path):
                 now = _now()
-                turn = _turn(self._read(path, key), now, most, after)
+                stored = self._read(path, key)
+                turn, value = _turn(stored, now, interval, most, after, burst)
                 if turn.granted:
-                    value = now + turn.wait + interval
                     entry = {"key": key, "expires": value + 60.0, "value": value}
                     self._write(path, json.dumps(entry).encode())
         except OSError as exc:
@@ -303,7 +319,8 @@ def _private_dir(path: Path) -> None:
         path.mkdir(mode=0o700)
     except FileNotFoundError:
         _private_dir(path.parent)
-        path.mkdir(mode=0o700)
+        _private_dir(path)  # another process may make it meanwhile
+        return
     except FileExistsError:
         if not path.is_dir():
             raise NotADirectoryError(0, f"{path} is a file, not a directory") from None
@@ -313,17 +330,18 @@ def _private_dir(path: Path) -> None:
 
 # --- Redis ----------------------------------------------------------------------------------
 
-# A turn on the server's clock, so machines whose clocks differ share one budget. KEYS[1] the
-# budget; ARGV interval, most, after (seconds). Returns {granted, wait} (wait as a string:
-# Redis turns Lua numbers into integers).
+# A turn (`_turn`) on the server's clock, so machines whose clocks differ share one budget.
+# KEYS[1] the budget; ARGV interval, most, after (seconds), burst. Returns {granted, wait},
+# the wait as a string (Redis turns Lua numbers into integers).
 _RESERVE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local free = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
-local start = math.max(free, now + tonumber(ARGV[3]))
+local interval = tonumber(ARGV[1])
+local base = math.max(tonumber(redis.call('GET', KEYS[1]) or '0') or 0, now)
+local start = math.max(base - (tonumber(ARGV[4]) - 1) * interval, now + tonumber(ARGV[3]), now)
 local wait = start - now
 if wait > tonumber(ARGV[2]) then return {0, string.format('%.6f', wait)} end
-local value = start + tonumber(ARGV[1])
+local value = math.max(base, start) + interval
 redis.call('SET', KEYS[1], string.format('%.6f', value), 'PX',
            math.ceil((value - now + 60) * 1000))
 return {1, string.format('%.6f', wait)}
@@ -377,13 +395,19 @@ class Shared:
         return self.local.clear(space) if removed is _Local else int(removed)
 
     def reserve(
-        self, space: str, key: str, interval: float, most: float, after: float = 0.0
+        self,
+        space: str,
+        key: str,
+        interval: float,
+        most: float,
+        after: float = 0.0,
+        burst: int = 1,
     ) -> Turn:
         _check(space)
-        args = (f"{interval:.6f}", f"{min(most, 1e9):.6f}", f"{after:.6f}")
+        args = (f"{interval:.6f}", f"{min(most, 1e9):.6f}", f"{after:.6f}", str(burst))
         said = self._do(lambda r: r.eval(_RESERVE, 1, _name(space, key), *args))
         if said is _Local:
-            return self.local.reserve(space, key, interval, most, after)
+            return self.local.reserve(space, key, interval, most, after, burst)
         granted, wait = said
         return Turn(float(wait), granted=bool(granted))
 

@@ -389,6 +389,8 @@ def test_no_credential_leaves_the_process(subject, source, isolated_env, tmp_pat
                 env.setenv("XDG_STATE_HOME", str(tmp_path / "state" / path.name))
                 for name, value in subject.endpoints(base).items():
                     env.setenv(name, value)
+                # Each path's keys start afresh: one's 429 would hold them in the next.
+                env.setenv("XDG_STATE_HOME", str(tmp_path / "state" / path.name))
                 if path.serve is not None:
                     _serve(server, subject, path)
                 for markdown in (False, True):

@@ -9,12 +9,14 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD, REDIS_PASSWORD, RedisServer
 
 from common import state
-from common.state import Files, key_id, store
+from common.state import Files, Shared, key_id, store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -132,6 +134,15 @@ def test_turns_are_spaced_by_the_interval(clock: list[float]) -> None:
     assert files.reserve("pace", "brave:other", 1.0, most=10) == state.Turn(0.0, True)
 
 
+def test_a_burst_takes_turns_at_once_then_they_are_spaced(clock: list[float]) -> None:
+    files = store()
+    waits = [files.reserve("pace", "google:k", 1.0, most=10, burst=3).wait for _ in range(5)]
+    assert waits == [0.0, 0.0, 0.0, 1.0, 2.0]
+    clock[0] += 10  # idle: the whole burst is back
+    waits = [files.reserve("pace", "google:k", 1.0, most=10, burst=3).wait for _ in range(4)]
+    assert waits == [0.0, 0.0, 0.0, 1.0]
+
+
 def test_a_budget_held_back_gives_no_turn_before_its_time(clock: list[float]) -> None:
     files = store()
     files.reserve("pace", "brave:k", 0.0, most=float("inf"), after=30)  # told: wait 30 s
@@ -160,6 +171,7 @@ for _ in range(int(sys.argv[1])):
     turn = store().reserve("pace", "brave:shared", float(sys.argv[2]), most=1e6)
     import time
     times.append(time.time() + turn.wait)
+assert not store().warnings, store().warnings
 print(" ".join(map(repr, times)))
 """
 
@@ -201,3 +213,120 @@ def test_an_entry_made_open_is_closed_when_rewritten(tmp_path: Path) -> None:
     lock.chmod(0o644)
     files.reserve("pace", "brave:k", 1.0, most=10)
     assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+
+
+# --- Redis ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def on_redis(redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> RedisServer:
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", redis_server.url())
+    return redis_server
+
+
+def test_redis_keeps_what_local_files_keep(on_redis: RedisServer) -> None:
+    shared = store()
+    assert isinstance(shared, Shared)
+    shared.put("memory", "brave", {"why": "AUTH_INVALID"}, ttl=60)
+    shared.put("memory", "tavily", [1, 2], ttl=60)
+    shared.put("memory", "gone", 1, ttl=0)
+    assert shared.get("memory", "brave") == {"why": "AUTH_INVALID"}
+    assert shared.get("memory", "gone") is None
+    assert sorted(shared.scan("memory")) == [("brave", {"why": "AUTH_INVALID"}), ("tavily", [1, 2])]
+    shared.delete("memory", "tavily")
+    assert shared.clear("memory") == 1
+    assert shared.scan("memory") == []
+    assert shared.clear("memory") == 0
+    assert shared.warnings == []
+    assert not (shared.local.root / "memory").exists()  # nothing went to the local files
+
+
+def test_a_value_expires_in_redis(on_redis: RedisServer) -> None:
+    shared = store()
+    shared.put("memory", "brave", 1, ttl=0.05)
+    give_up = time.monotonic() + HANG_GUARD
+    while shared.get("memory", "brave") is not None:
+        assert time.monotonic() < give_up
+        time.sleep(0.02)
+
+
+def test_two_machines_share_one_budget_through_redis(
+    on_redis: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = store()
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "other-machine"))
+    second = store()
+    assert first is not second
+    assert isinstance(second, Shared)
+    # Turns taken on the server's clock: each machine's follows the other's.
+    waits = [s.reserve("pace", "brave:k", 100.0, most=1000).wait for s in (first, second, first)]
+    assert waits[0] < 1
+    assert 99 < waits[1] <= 100
+    assert 199 < waits[2] <= 200
+    refused = second.reserve("pace", "brave:k", 100.0, most=10)
+    assert not refused.granted
+    assert 299 < refused.wait <= 300
+    held = first.reserve("pace", "brave:h", 0.0, most=float("inf"), after=50)
+    assert held.granted
+    assert first.reserve("pace", "brave:h", 1.0, most=10).wait > 49
+    burst = [second.reserve("pace", "google:k", 100.0, most=1000, burst=2).wait for _ in "abc"]
+    assert burst[0] < 1
+    assert burst[1] < 1
+    assert 99 < burst[2] <= 100
+
+
+def test_redis_stopped_mid_run_falls_back_to_local_files(on_redis: RedisServer) -> None:
+    shared = store()
+    shared.put("memory", "brave", 1, ttl=60)
+    on_redis.stop()
+    started = time.monotonic()
+    assert shared.get("memory", "brave") is None  # the local files hold nothing yet
+    shared.put("memory", "brave", 2, ttl=60)
+    assert shared.get("memory", "brave") == 2
+    assert shared.reserve("pace", "brave:k", 1.0, most=10).granted
+    assert time.monotonic() - started < HANG_GUARD
+    [warning] = shared.warnings
+    assert warning["code"] == "STATE"
+    assert "could not be reached" in warning["message"]
+    assert "IKIGAI_WEB_REDIS_URL" in warning["message"]
+    assert REDIS_PASSWORD not in warning["message"]
+
+
+def test_a_wrong_password_falls_back_and_says_so(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", redis_server.url("wrong-password-4567"))
+    shared = store()
+    shared.put("memory", "brave", 1, ttl=60)
+    assert shared.get("memory", "brave") == 1  # from the local files
+    [warning] = shared.warnings
+    assert "refused the password" in warning["message"]
+    assert "wrong-password-4567" not in warning["message"]
+
+
+def test_a_silent_redis_costs_one_short_timeout_then_is_remembered(
+    silent_server: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", f"redis://127.0.0.1:{silent_server}/0")
+    shared = store()
+    started = time.monotonic()
+    assert shared.reserve("pace", "brave:k", 1.0, most=10).granted
+    assert time.monotonic() - started < HANG_GUARD
+    assert "did not answer within" in shared.warnings[0]["message"]
+    state._stores.clear()  # the next call, in a new process
+    later = store()
+    assert isinstance(later, Shared)
+    assert later.get("memory", "x") is None
+    assert later._client is None  # never tried: the local files remember it failed
+    assert "within the last 30 s" in later.warnings[0]["message"]
+
+
+def test_without_the_redis_extra_local_files_are_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)  # import redis then fails
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", "redis://127.0.0.2:6379/0")
+    shared = store()
+    shared.put("memory", "brave", 1, ttl=60)
+    assert shared.get("memory", "brave") == 1
+    assert "ikigai-web-tools[redis]" in shared.warnings[0]["message"]
