@@ -301,10 +301,11 @@ class Race:
                      f"not answered after {seconds(now - started)}; web_search_{winner} "
                      "answered first."} for name, started in self.running.items()]  # fmt: skip
         skipped += [{"code": "IGNORED", "message": note} for note in self.notes]
-        skipped += self.recall.warnings()
+        given = result.get("warnings", [])
+        skipped += [w for w in self.recall.warnings() if w not in given]  # the provider's too
         if not skipped:
             return result
-        return result | {"warnings": [*skipped, *result.get("warnings", [])]}
+        return result | {"warnings": [*skipped, *given]}
 
     def learn(self, winner: str, result: dict[str, Any], now: float) -> None:
         """Remember who answered, and who had stalled by then (not one still in its share)."""
