@@ -159,9 +159,11 @@ def test_a_rejected_key_is_set_aside_for_an_hour_or_until_the_key_changes(provid
     ), messages(later)
     new_key = env | {"BRAVE_API_KEY": "BSA-memory-another-key-9"}
     assert search(new_key, t0 + 600)["provider"] == "tavily"  # asked: its key changed
+    assert providers.asked("brave") == 2  # and rejected too
+    assert search(new_key, t0 + 600 + 3599)["provider"] == "tavily"
     assert providers.asked("brave") == 2
     providers.replies["brave"] = Reply(200, BRAVE_RESULTS)
-    assert search(env, t0 + 3601)["provider"] == "brave"  # the hour is over
+    assert search(new_key, t0 + 600 + 3600)["provider"] == "brave"  # the hour is over
 
 
 @pytest.mark.loopback
