@@ -478,3 +478,18 @@ def test_machines_sharing_redis_share_notes_about_a_key_not_about_an_address(
     assert [w["message"].split(":")[0] for w in out["warnings"]] == [
         "web_search_brave not asked", "web_search_duckduckgo not asked"]  # fmt: skip
     assert not (tmp_path / "machine-a" / "ikigai-web-tools" / memory.SPACE).exists()
+
+
+def test_with_every_provider_set_aside_the_retry_after_is_the_one_due_first(
+    httpx_mock, keys, clock, monkeypatch
+):
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "tavily,brave")
+    httpx_mock.add_response(url=TAVILY_URL, method="POST", status_code=432,
+                            json={"detail": {"error": "Plan limit exceeded."}})  # fmt: skip
+    brave_says(httpx_mock, BRAVE_RATE_LIMITED)  # resets in 1 s; Tavily says not when: 60 s
+    assert call()["error_code"] == "RATE_LIMIT"
+    clock[0] += 0.25
+    out = call()
+    assert out["retry_after"] == 1
+    assert re.match(r"every search provider failed: web_search_tavily: RATE_LIMIT, not asked: .*"
+                    r"; web_search_brave: RATE_LIMIT, not asked: ", out["error"])  # fmt: skip

@@ -355,7 +355,9 @@ def all_failed(failures: list[Failure], notes: list[str]) -> ToolError:
             f"installed providers, e.g. {','.join(sorted(installed()))}.",
         )
     rank = {code: i for i, code in enumerate(_PRECEDENCE)}
-    best = min(failures, key=lambda f: rank.get(f.error.code, len(rank)))
+    # Of the same code, the one due first: its retry_after is when a provider can answer.
+    best = min(failures, key=lambda f: (rank.get(f.error.code, len(rank)),
+                                        f.error.retry_after or float("inf")))  # fmt: skip
     said = "; ".join(f"web_search_{f.name}: {f.error.code.value}"
                      f"{f' after {seconds(f.seconds)}' if f.asked else ''}, "
                      f"{_gist(f.error.message)}" for f in failures)  # fmt: skip
