@@ -106,11 +106,24 @@ def resolve(provider: Provider) -> dict[str, str]:
         if value is not None:
             found[field.name] = usable(field, value)
             if field.secret:
-                register_secret(value)
+                _register(field, value)
     absent = [f for f in provider.fields if f.name not in found]
     if absent:
         raise missing(provider, problem, absent)
     return found
+
+
+def several(value: str) -> list[str]:
+    """The keys of an `api_key` value: one, or several separated by commas (no provider's
+    key holds one), in order, each once."""
+    return list(dict.fromkeys(k for k in (part.strip() for part in value.split(",")) if k))
+
+
+def _register(field: Field, value: str) -> None:
+    register_secret(value)
+    if field.name == "api_key":
+        for key in several(value):
+            register_secret(key)
 
 
 def optional(provider: Provider, field: Field) -> str | None:
@@ -155,7 +168,7 @@ def _from_env(field: Field) -> str | None:
 def _in_env(field: Field) -> list[str]:
     """Every value the environment gives `field`, its variables in order."""
     found = (os.environ.get(name, "").strip() for name in field.env)
-    return [value for value in found if value]
+    return [value for value in found if value.strip(" ,")]
 
 
 def _from_file(values: dict[str, Any], provider: Provider, field: Field) -> str | None:
@@ -168,7 +181,12 @@ def _in_file(values: dict[str, Any], provider: Provider, field: Field) -> list[s
     nested = values.get("web_search")
     if isinstance(nested, dict) and isinstance(nested.get(provider.key), dict):
         candidates.append(nested[provider.key].get(field.name))
-    return [value.strip() for value in candidates if isinstance(value, str) and value.strip()]
+    # Several keys may be a list: ["key1", "key2"] is read as "key1,key2".
+    joined = [
+        ",".join(v for v in c if isinstance(v, str)) if isinstance(c, list) else c
+        for c in candidates
+    ]
+    return [value.strip() for value in joined if isinstance(value, str) and value.strip(" ,")]
 
 
 def _read_file() -> tuple[dict[str, Any], str]:
@@ -328,7 +346,9 @@ def _file_location(values: dict[str, Any], provider: Provider, field: Field) -> 
 
 
 def _filled(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip())
+    if isinstance(value, list):
+        return any(_filled(v) for v in value)
+    return isinstance(value, str) and bool(value.strip(" ,"))
 
 
 def register_all(extra: tuple[Field, ...] = ()) -> None:
@@ -346,7 +366,7 @@ def register_all(extra: tuple[Field, ...] = ()) -> None:
         for field in (*provider.fields, *extra):
             for value in _in_env(field) + _in_file(values, provider, field):
                 if field.secret:
-                    register_secret(value)
+                    _register(field, value)
                 register_url_login(value)
     for variable in VARIABLES:
         register_url_login(os.environ.get(variable, "").strip())

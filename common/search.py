@@ -67,6 +67,8 @@ class Link(NamedTuple):
 
     http: Client
     deadline: Deadline
+    heard: Callable[[Reply], None] | None = None  # learns each answer's rate-limit headers
+    credential: str = ""  # the API key of this request, when the provider has keys: its turn came
 
     def get_json(
         self,
@@ -79,6 +81,8 @@ class Link(NamedTuple):
         from common.http import send
 
         reply = send(self.http, request, self.deadline, wait_hint)
+        if self.heard is not None:
+            self.heard(reply)
         if reply.status != 200:
             raise error_for(reply)
         return reply.json(provider)
@@ -90,16 +94,19 @@ def search(
     fetch: Callable[[Link, str | None, int], Page],
     plan: tuple[int, Sequence[str], Sequence[str]],
     cache_key: object,
+    *,
+    keys: Sequence[str] = (),
     **client_options: Any,
 ) -> dict[str, Any]:
     """The success object for one search; `fetch(link, site, n)` makes one provider request.
 
     `plan` is (count, allowed, blocked). `fetch` gets the single domain to restrict to
     natively (or None) and how many results to ask for. Several allowed domains fan out in
-    parallel; blocked domains always apply last.
+    parallel; blocked domains always apply last. With `keys` (the provider's API keys),
+    `fetch` gets one of them as `link.credential`, once its turn has come (common/pacing.py).
     """
     # Imported here: the cache, the runner and HTTP are for a call, never for `--schema`.
-    from common import cache, wire
+    from common import cache, state, wire
     from common.http import Deadline, client
     from common.runner import scrub, warning
 
@@ -109,7 +116,9 @@ def search(
         return {**hit.value, "cached": True}
     deadline = Deadline(settings.timeout)
     with client(settings, deadline, wire.open_call, **client_options) as http:
-        found = _collect(partial(fetch, Link(http, deadline)), *plan)
+        link = Link(http, deadline)
+        ask = _paced(provider, keys, settings, link, fetch) if keys else partial(fetch, link)
+        found = _collect(ask, *plan)
     results, extra, failures, complete = found
     out: dict[str, Any] = {"success": True, "provider": provider}
     out |= {"results": results, "count": len(results), **extra}
@@ -119,9 +128,31 @@ def search(
     elif complete:
         # A provider may echo the key in its answer: the cache never stores it.
         not_stored = cache.put("search", key, scrub(out), settings.cache_ttl)
-    if notes := cache.warnings(hit.warning, not_stored):
+    notes = cache.warnings(hit.warning, not_stored) + (state.store().warnings if keys else [])
+    if notes:
         out["warnings"] = [*out.get("warnings", []), *notes]
     return out
+
+
+def _paced(
+    provider: str,
+    keys: Sequence[str],
+    settings: Settings,
+    link: Link,
+    fetch: Callable[..., Page],
+) -> Fetch:
+    """`fetch` with one of `keys` in its turn, learning from each answer it gets."""
+    from common.pacing import Keyring
+
+    ring = Keyring(provider, keys, settings, link.deadline)
+
+    def one(site: str | None, count: int) -> Page:
+        def ask(chosen: str) -> Page:
+            return fetch(link._replace(heard=ring.heard(chosen), credential=chosen), site, count)
+
+        return ring.call(ask)
+
+    return one
 
 
 def _is_answer(value: Any) -> bool:

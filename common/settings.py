@@ -8,6 +8,7 @@ without the prefix, in lower case (`IKIGAI_WEB_TIMEOUT` -> `timeout = 25`).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
@@ -33,6 +34,7 @@ MAX_CACHE_MB = 1 << 20  # a terabyte
 MAX_FETCH_BYTES = 1 << 30  # a gigabyte: the body is held in memory
 DEFAULT_SEARCH_ORDER = ("brave", "google", "tavily", "searxng", "duckduckgo")
 RENDER_MODES = ("auto", "always", "never")
+_RATE = re.compile(r"^(off|\d{1,6}(\.\d{1,3})?(/s|/min)?)$")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -160,6 +162,31 @@ def _executable(raw: object) -> str:
     return text
 
 
+def _redis_url(raw: object) -> str:
+    text = _text(raw)
+    if text and (not text.lower().startswith(("redis://", "rediss://")) or " " in text):
+        raise ValueError(
+            "it must be a redis:// or rediss:// (TLS) URL, such as "
+            "redis://:password@redis.example:6379/0, or empty for local files"
+        )
+    return text
+
+
+def _rates(raw: object) -> tuple[str, ...]:
+    """`provider=N`, `provider=N/s`, `provider=N/min` or `provider=off`, checked here and
+    read by common.pacing."""
+    entries = _names(raw)
+    for entry in entries:
+        name, _, rate = entry.partition("=")
+        if not _RATE.match(rate.replace(" ", "")) or not name.strip():
+            raise ValueError(
+                f"the entry {entry!r} is not provider=rate: write brave=50 (requests a second), "
+                "tavily=100/min (a minute) or google=off (no pacing); separate entries with "
+                "commas"
+            )
+    return entries
+
+
 def _names(raw: object) -> tuple[str, ...]:
     items = raw if isinstance(raw, list) else str(raw).split(",")
     return tuple(s for s in (str(i).strip().lower() for i in items) if s)
@@ -273,6 +300,21 @@ class Settings:
         _flag,
         default=False,
         meaning="`1` adds Google's Search Suggestions HTML to Gemini results",
+    )
+    redis_url = Setting(
+        _redis_url,
+        "",
+        "a redis:// or rediss:// URL (password and TLS in it as Redis reads them) of a Redis "
+        "server that holds the pacing budgets, what the fallback remembers and the cache, for "
+        "every machine pointed at it; empty: local files",
+        "none",
+    )
+    rate_limits: Setting[tuple[str, ...]] = Setting(
+        _rates,
+        (),
+        "your own plan's request rate per provider, over what the tools learn and assume: "
+        "`brave=50` (a second), `tavily=100/min`, `google=off` (no pacing)",
+        "learned",
     )
     output_budget = Setting(
         _budget,
@@ -400,6 +442,12 @@ def config_dir() -> Path:
 def cache_dir() -> Path:
     """The platform's user cache dir for `ikigai-web-tools`."""
     return _user_dir("XDG_CACHE_HOME", ".cache", "ikigai-web-tools", "user_cache_dir")
+
+
+def state_dir() -> Path:
+    """The platform's user state dir for `ikigai-web-tools`: what the tools share between
+    calls that is no cache (pacing budgets, keys set aside), so clearing the cache keeps it."""
+    return _user_dir("XDG_STATE_HOME", ".local/state", "ikigai-web-tools", "user_state_dir")
 
 
 def _user_dir(variable: str, fallback: str, name: str, function: str) -> Path:

@@ -30,6 +30,7 @@ examples:
   web-tools doctor --online                    check credentials and settings, one real call each
   web-tools trust                              let this project's .ikigai/tools/ run here
   web-tools clear-cache                        forget every cached answer and page
+  web-tools forget                             forget which search providers could not answer
 """
 
 
@@ -66,7 +67,23 @@ def parser() -> argparse.ArgumentParser:
         "`web-tools doctor`). Tools running meanwhile start a new one.",
     )
     clearing.set_defaults(command=run_clear_cache)
+    _forget_parser(commands)
     return top
+
+
+def _forget_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    forget = commands.add_parser(
+        "forget",
+        help="forget which search providers web_search_auto remembers could not answer",
+        description="web_search_auto remembers a provider that could not answer (rate "
+        "limited, key rejected, blocking this address, no answer in time, nothing found "
+        "again and again) and asks it again only when that is due; `web-tools doctor` shows "
+        "what it remembers. Forget it all, or what is remembered about the providers named, "
+        "so that the next search asks them in their order again (after a new key, say).",
+    )
+    forget.add_argument("providers", nargs="*", metavar="PROVIDER",
+                        help="brave, web_search_brave, ... (default: every provider)")  # fmt: skip
+    forget.set_defaults(command=run_forget)
 
 
 def _mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -254,6 +271,22 @@ def run_doctor(args: argparse.Namespace) -> int:
     text = json.dumps(report.as_dict(), indent=2) if args.json else doctor.render(report)
     sys.stdout.write(text + "\n")
     return 1 if report.problems else 0
+
+
+def run_forget(args: argparse.Namespace) -> int:
+    from common.errors import ToolError
+    from tools.fallback.recall import forget
+
+    try:
+        count, warnings = forget(args.providers)
+    except ToolError as err:  # a setting the store needs is unusable
+        sys.stderr.write(f"web-tools forget: {err.message}\n")
+        return 1
+    for warning in warnings:
+        sys.stderr.write(f"web-tools forget: {warning['message']}\n")
+    about = f" about {', '.join(args.providers)}" if args.providers else ""
+    sys.stdout.write(f"forgot {count} note{'s' if count != 1 else ''}{about}\n")
+    return 0
 
 
 def run_clear_cache(_args: argparse.Namespace) -> int:

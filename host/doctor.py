@@ -53,6 +53,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     optional: list[str] = field(default_factory=list)  # how to set up each optional tool
+    remembered: list[dict[str, Any]] = field(default_factory=list)  # the fallback tool's notes
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,6 +68,7 @@ def examine(found: Found, *, online: bool = False, timeout: float = 30.0) -> Rep
     report.credentials_file = _credentials_file(report)
     report.settings = _settings(report)
     report.rendering = rendering()
+    report.remembered = _remembered(report)
     if online:
         _online(found, report, timeout)
     return report
@@ -295,6 +297,20 @@ def minimal_call(tool: Tool) -> dict[str, Any]:
     return arguments
 
 
+def _remembered(report: Report) -> list[dict[str, Any]]:
+    """What the fallback tool remembers about providers that could not answer."""
+    from tools.fallback.recall import remembered
+
+    try:
+        rows, warnings = remembered()
+    except ToolError:
+        report.warnings.append("What web_search_auto remembers was not read: a setting it "
+                               "needs is unusable (see the settings above).")  # fmt: skip
+        return []
+    report.warnings += [w["message"] for w in warnings]
+    return rows
+
+
 def rendering() -> str:
     """Whether web-fetch can render pages that need JavaScript, and with which browser."""
     from common.errors import ToolError
@@ -321,6 +337,7 @@ def render(report: Report) -> str:
         _settings_table(report.settings),
         f"Cache: {report.cache}",
         f"Rendering pages that need JavaScript (web-fetch): {report.rendering}",
+        _remembered_table(report.remembered),
         _directories_table(report.directories),
     ]
     if report.warnings:
@@ -355,6 +372,19 @@ def _tools_table(tools: list[ToolCheck]) -> str:
         for t in tools
     ]
     return "Tools:\n" + "\n".join(lines)
+
+
+def _remembered_table(rows: list[dict[str, Any]]) -> str:
+    title = "Remembered by web_search_auto"
+    if not rows:
+        return f"{title}: nothing (every provider is asked in its order)."
+    width = max(len(r["tool"]) for r in rows)
+    lines = [
+        f"  {r['tool']:<{width}}  {r['effect']}: {r['reason']}"
+        + (f" [on {r['machine']}]" if r["machine"] else "")
+        for r in rows
+    ]
+    return f"{title} (`web-tools forget` forgets it):\n" + "\n".join(lines)
 
 
 def _settings_table(settings: list[dict[str, str]]) -> str:

@@ -57,6 +57,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("IKIGAI_CONFIG_DIR", str(config))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     return config
 
 
@@ -143,6 +144,7 @@ class Seen:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: bytes
+    at: float = field(default_factory=time.monotonic)  # when it arrived
 
 
 @dataclass
@@ -274,3 +276,75 @@ def fake_tool() -> Callable[..., Path]:
         return path
 
     return write
+
+
+REDIS_PASSWORD = "redis-test-password-0123"
+
+
+@dataclass
+class RedisServer:
+    """A real `redis-server` on a free loopback port, with a password, in a temp dir."""
+
+    port: int
+    process: subprocess.Popen[bytes]
+
+    def url(self, password: str = REDIS_PASSWORD) -> str:
+        return f"redis://:{password}@127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=HANG_GUARD)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _answers(port: int) -> bool:
+    import socket
+
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1) as s:
+        s.sendall(b"PING\r\n")
+        return bool(s.recv(64))  # -NOAUTH: it is up, and asks for the password
+    return False
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    import shutil
+
+    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+    if not Path(binary).is_file():
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    port = _free_port()
+    home = tmp_path / "redis"
+    home.mkdir()
+    args = ["--port", str(port), "--bind", "127.0.0.1", "--dir", str(home), "--save", ""]
+    args += ["--appendonly", "no", "--requirepass", REDIS_PASSWORD]
+    process = subprocess.Popen([binary, *args], stdout=subprocess.DEVNULL)
+    server = RedisServer(port, process)
+    give_up = time.monotonic() + HANG_GUARD
+    while not _answers(port):
+        assert process.poll() is None, "redis-server did not start"
+        assert time.monotonic() < give_up, "redis-server did not answer"
+        time.sleep(0.02)
+    yield server
+    if process.poll() is None:
+        server.stop()
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A loopback TCP port that accepts connections and never answers: a stalled server."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    yield listener.getsockname()[1]
+    listener.close()

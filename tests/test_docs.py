@@ -41,7 +41,7 @@ SETTINGS = Settings.every()
 SETTINGS_HEADER = ["variable", "meaning", "allowed", "default"]
 ENDPOINTS_HEADER = ["variable", "replaces", "default"]
 # The example web-tools.toml shows each setting's default, but for these a sample is clearer.
-SAMPLED = {"user_agent", "fetch_allow_hosts", "fetch_browser"}
+SAMPLED = {"user_agent", "fetch_allow_hosts", "fetch_browser", "redis_url", "rate_limits"}
 
 
 def nested_keys() -> dict[str, str]:

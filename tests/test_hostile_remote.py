@@ -343,6 +343,9 @@ def _base(scenario: Scenario, server: Loopback) -> str:
 
 def _environment(scenario: Scenario, base: str) -> dict[str, str]:
     env = {} if scenario.timeout is None else {"IKIGAI_WEB_TIMEOUT": str(scenario.timeout)}
+    # Every profile at once on one key each provider, each call on its own: pacing, which
+    # would make one wait for another's turn, is tested in test_pacing.py.
+    env["IKIGAI_WEB_RATE_LIMITS"] = "brave=off,google=off,tavily=off,gemini=off"
     for profile in PROFILES.values():
         env |= profile.env(base) | profile.keys
     return env

@@ -385,8 +385,12 @@ def test_no_credential_leaves_the_process(subject, source, isolated_env, tmp_pat
                     json.dumps(subject.credentials(base))[:-1] + ",,}"
                 )
             with monkeypatch.context() as env:
+                # Each path anew: web_search_auto would remember a key rejected by the last.
+                env.setenv("XDG_STATE_HOME", str(tmp_path / "state" / path.name))
                 for name, value in subject.endpoints(base).items():
                     env.setenv(name, value)
+                # Each path's keys start afresh: one's 429 would hold them in the next.
+                env.setenv("XDG_STATE_HOME", str(tmp_path / "state" / path.name))
                 if path.serve is not None:
                     _serve(server, subject, path)
                 for markdown in (False, True):
@@ -409,6 +413,8 @@ def test_no_credential_leaves_the_process(subject, source, isolated_env, tmp_pat
                     assert check_answer(out.encode(), subject.name).get("cached") is True
     assert checked >= 10
     assert leaks(cache_text(tmp_path)) == []
+    kept = sorted(p for p in (tmp_path / "state").rglob("*") if p.is_file())
+    assert leaks("".join(f.read_bytes().decode("latin-1") for f in kept)) == []
 
 
 def own_secrets(subject: Subject, base: str) -> set[str]:

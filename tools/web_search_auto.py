@@ -4,7 +4,8 @@ It tries the installed search tools in the order of IKIGAI_WEB_SEARCH_ORDER, in 
 process, through the entry point every search tool offers (`arguments` and `execute`), and
 moves on only when a provider cannot serve the call now: its credentials are missing or
 rejected, its rate limit is reached, or the network failed. A search tool added later is
-picked up by being named in the setting; nothing here changes.
+picked up by being named in the setting; nothing here changes. What a call learns of a
+provider that cannot answer now is remembered for the next calls (`tools.fallback`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from common.settings import Settings
+    from tools.fallback.memory import Note
+    from tools.fallback.recall import Recall
 
 MAX_QUERY = 400  # the strictest of the providers' limits
 MAX_COUNT = 20
@@ -153,12 +156,25 @@ class Failure(NamedTuple):
     name: str
     error: ToolError
     seconds: float
+    asked: bool = True  # False: not asked, for what is remembered of it
+
+
+def set_aside(note: Note, now: float) -> Failure:
+    """A provider not asked, for what is remembered of it, as a failure of this call."""
+    from tools.fallback import memory
+
+    wait = memory.retry_after(note, now)
+    error = ToolError(note.code, f"not asked: {memory.reason(note, now)}", retry_after=wait)
+    return Failure(note.provider, error, 0.0, asked=False)
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     request = parse_input(raw)
     chosen, notes = providers(settings.search_order)
-    return Race(request, settings, chosen, notes).run()
+    from tools.fallback.recall import Recall
+
+    recall = Recall([name for name, _ in chosen])
+    return Race(request, settings, chosen, notes, recall).run()
 
 
 class Race:
@@ -167,7 +183,8 @@ class Race:
     The first provider starts at once. The next starts when the one before fails, or when it
     has had its share of the deadline (the time left over the providers left, at most
     HEDGE_AFTER) without answering: a stalled provider cannot hold up the others, and a slow
-    one still answers if it is first. Every attempt ends with the call's deadline.
+    one still answers if it is first. Every attempt ends with the call's deadline. A provider
+    remembered as unable to answer now is not asked, or asked last (`tools.fallback.memory`).
     """
 
     def __init__(
@@ -176,12 +193,19 @@ class Race:
         settings: Settings,
         chosen: list[tuple[str, ModuleType]],
         notes: list[str],
+        recall: Recall,
     ) -> None:
         self.request, self.settings, self.notes = request, settings, notes
-        self.todo = list(chosen)
+        self.recall = recall
+        self.order = [name for name, _ in chosen]
+        plan = recall.plan(self.order)
+        modules = dict(chosen)
+        self.todo = [(name, modules[name]) for name in plan.order]
+        self.skipped, self.last = plan.skipped, plan.last
         self.end = time.monotonic() + settings.timeout
         self.outcomes: queue.Queue[Outcome] = queue.Queue()
         self.running: dict[str, float] = {}  # name -> when it started
+        self.overdue: set[str] = set()  # had their share of the deadline without answering
         self.failures: list[Failure] = []
         self.stopped: list[Failure] = []  # answered with an error that is not a fall-through
         self.next_start = time.monotonic()
@@ -238,6 +262,7 @@ class Race:
         if time.monotonic() >= self.end + _GRACE:
             self.time_out()
         else:
+            self.overdue.update(self.running)  # each has had its share: stalled, so far
             self.start_next()
         return None
 
@@ -246,11 +271,14 @@ class Race:
             took = time.monotonic() - started
             err = ToolError(ErrorCode.NETWORK_ERROR, f"timeout: no answer in {seconds(took)}")
             self.failures.append(Failure(name, err, took))
+            self.recall.stalled(name, took)
         self.running.clear()
 
     def failed(self, outcome: Outcome) -> None:
         assert outcome.error is not None
         failure = Failure(outcome.name, outcome.error, outcome.seconds)
+        err = outcome.error
+        self.recall.failed(outcome.name, (err.code, err.message, err.retry_after))
         if outcome.final:
             self.stopped.append(failure)
         else:
@@ -263,22 +291,48 @@ class Race:
         return [f"{', '.join(names)} not tried: {why}"] if names else []
 
     def answered(self, result: dict[str, Any], winner: str) -> dict[str, Any]:
-        skipped = [{"code": f.error.code.value, "message": f"web_search_{f.name} skipped "
-                    f"after {seconds(f.seconds)}: {f.error.message}"}
-                   for f in self.failures]  # fmt: skip
         now = time.monotonic()
+        self.learn(winner, result, now)
+        skipped = self.remembered(winner)
+        skipped += [{"code": f.error.code.value, "message": f"web_search_{f.name} skipped "
+                     f"after {seconds(f.seconds)}: {f.error.message}"}
+                    for f in self.failures]  # fmt: skip
         skipped += [{"code": ErrorCode.NETWORK_ERROR.value, "message": f"web_search_{name} had "
                      f"not answered after {seconds(now - started)}; web_search_{winner} "
                      "answered first."} for name, started in self.running.items()]  # fmt: skip
         skipped += [{"code": "IGNORED", "message": note} for note in self.notes]
+        given = result.get("warnings", [])
+        skipped += [w for w in self.recall.warnings() if w not in given]  # the provider's too
         if not skipped:
             return result
-        return result | {"warnings": [*skipped, *result.get("warnings", [])]}
+        return result | {"warnings": [*skipped, *given]}
+
+    def learn(self, winner: str, result: dict[str, Any], now: float) -> None:
+        """Remember who answered, and who had stalled by then (not one still in its share)."""
+        for name, started in self.running.items():
+            if name in self.overdue:
+                self.recall.stalled(name, now - started)
+        self.recall.answered(winner, result.get("count", 0), self.request.query)
+        self.recall.save()
+
+    def remembered(self, winner: str) -> list[dict[str, str]]:
+        """Each provider ahead of the winner in the order that was not asked, or left for
+        last and not reached, and why."""
+        from tools.fallback.memory import reason
+
+        ahead = set(self.order[: self.order.index(winner)])
+        waiting = {name for name, _ in self.todo} & ahead
+        notes = [("not asked", n) for n in self.skipped if n.provider in ahead]
+        notes += [("left for last", n) for n in self.last if n.provider in waiting]
+        return [{"code": n.code.value, "message": f"web_search_{n.provider} {how}: "
+                 f"{reason(n, self.recall.now)}."} for how, n in notes]  # fmt: skip
 
     def no_answer(self) -> ToolError:
+        self.recall.save()
+        failures = [*self.failures, *(set_aside(n, self.recall.now) for n in self.skipped)]
         if self.stopped:
-            return _stopped(self.stopped[0], self.failures)
-        return all_failed(self.failures, [*self.notes, *self.not_tried()])
+            return _stopped(self.stopped[0], failures)
+        return all_failed(failures, [*self.notes, *self.not_tried()])
 
 
 def _stopped(stop: Failure, failures: list[Failure]) -> ToolError:
@@ -301,8 +355,11 @@ def all_failed(failures: list[Failure], notes: list[str]) -> ToolError:
             f"installed providers, e.g. {','.join(sorted(installed()))}.",
         )
     rank = {code: i for i, code in enumerate(_PRECEDENCE)}
-    best = min(failures, key=lambda f: rank.get(f.error.code, len(rank)))
-    said = "; ".join(f"web_search_{f.name}: {f.error.code.value} after {seconds(f.seconds)}, "
+    # Of the same code, the one due first: its retry_after is when a provider can answer.
+    best = min(failures, key=lambda f: (rank.get(f.error.code, len(rank)),
+                                        f.error.retry_after or float("inf")))  # fmt: skip
+    said = "; ".join(f"web_search_{f.name}: {f.error.code.value}"
+                     f"{f' after {seconds(f.seconds)}' if f.asked else ''}, "
                      f"{_gist(f.error.message)}" for f in failures)  # fmt: skip
     message = f"every search provider failed: {said}."
     if notes:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from common import domains
 from common import params as p
 from common.answers import PERSON, Reader
-from common.credentials import PROVIDERS, resolve
+from common.credentials import PROVIDERS, resolve, several
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
@@ -182,11 +182,9 @@ def request_params(params: Params, site: str | None, count: int) -> dict[str, st
     return query | {k: v for k, v in optional.items() if v is not None}
 
 
-def fetch_page(
-    link: Link, site: str | None, count: int, *, url: str, key: str, params: Params
-) -> Page:
+def fetch_page(link: Link, site: str | None, count: int, *, url: str, params: Params) -> Page:
     """One Brave request: the only function that touches the network."""
-    headers = {"X-Subscription-Token": key, "Accept": "application/json"}
+    headers = {"X-Subscription-Token": link.credential, "Accept": "application/json"}
     query = request_params(params, site, count)
     request = link.http.build_request("GET", url, params=query, headers=headers)
     body = link.get_json(request, "Brave", error_for, wait_hint=reset_seconds)
@@ -259,11 +257,11 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from common.http import endpoint
 
     params = parse_input(raw)
-    key = resolve(PROVIDERS["brave"])["api_key"]
+    keys = several(resolve(PROVIDERS["brave"])["api_key"])
     url = endpoint("BRAVE_SEARCH_API_URL", DEFAULT_URL)
-    fetch = partial(fetch_page, url=url, key=key, params=params)
+    fetch = partial(fetch_page, url=url, params=params)
     plan = (params.count, params.allowed, params.blocked)
-    return search("brave", settings, fetch, plan, [url, params._asdict()])
+    return search("brave", settings, fetch, plan, [url, params._asdict()], keys=keys)
 
 
 # --- for a person (--format markdown) and for the model (MCP) --------------------------------

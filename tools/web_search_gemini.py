@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from common import domains
 from common import params as p
 from common.answers import PERSON, Reader
-from common.credentials import PROVIDERS
+from common.credentials import PROVIDERS, several
 from common.credentials import resolve as credentials
 from common.domains import Page, Result, host_of, url_key, wanted
 from common.errors import ErrorCode, ToolError, invalid
@@ -234,7 +234,7 @@ def request_body(params: Params) -> dict[str, Any]:
 
 
 def fetch_page(
-    link: Link, _site: str | None, _count: int, *, url: str, key: str, params: Params,
+    link: Link, _site: str | None, _count: int, *, url: str, params: Params,
     settings: Settings,
 ) -> Page:  # fmt: skip
     """One generateContent request, then its sources' redirect links resolved.
@@ -242,7 +242,7 @@ def fetch_page(
     One request even for several allowed domains (they are in the prompt), so `_site` is
     always None; the sources are filtered here.
     """
-    headers = {"x-goog-api-key": key, "Accept": "application/json"}
+    headers = {"x-goog-api-key": link.credential, "Accept": "application/json"}
     request = link.http.build_request("POST", url, json=request_body(params), headers=headers)
     grounded = shape_output(link.get_json(request, "Gemini", error_for, retry_seconds))
     links = [s.url for s in grounded.sources]
@@ -568,14 +568,15 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from common.http import endpoint
 
     params = parse_input(raw)
-    key = credentials(PROVIDERS["gemini"])["api_key"]
+    keys = several(credentials(PROVIDERS["gemini"])["api_key"])
     base = endpoint("GEMINI_API_URL", DEFAULT_BASE).rstrip("/")
     url = f"{base}/models/{params.model}:generateContent"
-    fetch = partial(fetch_page, url=url, key=key, params=params, settings=settings)
+    fetch = partial(fetch_page, url=url, params=params, settings=settings)
     # Domains are in the prompt: no fan-out, so the shared search sees no allowed domains.
     plan = (params.max_sources, (), params.blocked)
     options = [settings.gemini_resolve, settings.gemini_search_entry_point]
-    return search("gemini", settings, fetch, plan, [url, params._asdict(), options])
+    cache_key = [url, params._asdict(), options]
+    return search("gemini", settings, fetch, plan, cache_key, keys=keys)
 
 
 # --- for a person (--format markdown) and for the model (MCP) --------------------------------

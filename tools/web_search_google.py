@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from common import domains
 from common import params as p
 from common.answers import PERSON, Reader
-from common.credentials import PROVIDERS, resolve
+from common.credentials import PROVIDERS, resolve, several
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
@@ -210,11 +210,10 @@ def request_params(
 
 
 def fetch_page(
-    link: Link, site: str | None, num: int, *, url: str, credentials: dict[str, str],
-    params: Params,
-) -> Page:  # fmt: skip
+    link: Link, site: str | None, num: int, *, url: str, engine_id: str, params: Params
+) -> Page:
     """One Custom Search request: the only function that touches the network."""
-    query = request_params(params, credentials, site, num)
+    query = request_params(params, {"api_key": link.credential, "engine_id": engine_id}, site, num)
     headers = {"Accept": "application/json"}
     request = link.http.build_request("GET", url, params=query, headers=headers)
     return shape_output(link.get_json(request, "Google", error_for))
@@ -333,10 +332,12 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
     credentials = _credentials()
     url = endpoint("GOOGLE_SEARCH_API_URL", DEFAULT_URL)
-    fetch = partial(fetch_page, url=url, credentials=credentials, params=params)
+    engine_id = credentials["engine_id"]
+    fetch = partial(fetch_page, url=url, engine_id=engine_id, params=params)
     plan = (params.num, params.allowed, params.blocked)
-    cache_key = [url, credentials["engine_id"], params._asdict()]
-    return search("google", settings, fetch, plan, cache_key)
+    cache_key = [url, engine_id, params._asdict()]
+    keys = several(credentials["api_key"])
+    return search("google", settings, fetch, plan, cache_key, keys=keys)
 
 
 # --- for a person (--format markdown) and for the model (MCP) --------------------------------

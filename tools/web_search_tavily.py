@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import domains
 from common import params as p
-from common.credentials import PROVIDERS, resolve
+from common.credentials import PROVIDERS, resolve, several
 from common.domains import Page, Result, keep
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
@@ -211,15 +211,13 @@ def request_body(params: Params, count: int) -> dict[str, Any]:
     return body | {k: v for k, v in optional.items() if v is not None}
 
 
-def fetch_page(
-    link: Link, _site: str | None, count: int, *, url: str, key: str, params: Params
-) -> Page:
+def fetch_page(link: Link, _site: str | None, count: int, *, url: str, params: Params) -> Page:
     """One Tavily request: the only function that touches the network.
 
     Domains travel natively (include_domains / exclude_domains), so there is never a
     fan-out and `_site` is always None; the answer is still post-filtered here.
     """
-    headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}
+    headers = {"Authorization": f"Bearer {link.credential}", "Accept": "application/json"}
     body = request_body(params, count)
     request = link.http.build_request("POST", url, json=body, headers=headers)
     page = shape_output(link.get_json(request, "Tavily", error_for), params.include_answer)
@@ -304,13 +302,13 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from common.http import endpoint
 
     params = parse_input(raw)
-    key = resolve(PROVIDERS["tavily"])["api_key"]
+    keys = several(resolve(PROVIDERS["tavily"])["api_key"])
     url = endpoint("TAVILY_API_URL", DEFAULT_URL)
-    fetch = partial(fetch_page, url=url, key=key, params=params)
+    fetch = partial(fetch_page, url=url, params=params)
     # Domains are native: no fan-out, so the shared search sees no allowed domains and
     # fetch_page post-filters them itself.
     plan = (params.max_results, (), params.blocked)
-    return search("tavily", settings, fetch, plan, [url, params._asdict()])
+    return search("tavily", settings, fetch, plan, [url, params._asdict()], keys=keys)
 
 
 def main() -> None:

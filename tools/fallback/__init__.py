@@ -1,0 +1,1 @@
+"""Helpers of the fallback search tool (web-search-auto-tool)."""
