@@ -80,7 +80,8 @@ def test_a_part_of_the_sets_and_pages_runs_when_asked(tmp_path, capsys):
     (data / "html").mkdir(parents=True)
     truth = {}
     for n in range(4):
-        page = f"<html><body><article><p>{'Page number %d reads well. ' % n * 20}</p></article>"
+        text = f"Page number {n} reads well. " * 20
+        page = f"<html><body><article><p>{text}</p></article>"
         (data / "html" / f"p{n}.html.gz").write_bytes(gzip.compress(page.encode()))
         truth[f"p{n}"] = {"url": f"https://example.org/{n}", "articleBody": "Page"}
     (data / "ground-truth.json").write_text(json.dumps(truth), encoding="utf-8")

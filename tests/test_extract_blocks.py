@@ -98,9 +98,7 @@ def test_the_trees_add_up_to_a_probability_and_units_below_the_threshold_go():
     assert blocks.chance(row, model) == 1 / (1 + math.exp(3.0))
     region = region_of()
     blocks.keep(region, "product", model)
-    assert text_of(blocks.units(region)) == [
-        "Steel kettle", DESCRIPTION, "Capacity", "1.7 litres"
-    ]
+    assert text_of(blocks.units(region)) == ["Steel kettle", DESCRIPTION, "Capacity", "1.7 litres"]
 
 
 def test_a_type_without_a_threshold_keeps_every_unit():

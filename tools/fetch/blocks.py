@@ -83,7 +83,7 @@ FEATURES = (
     "words_before", "after_title", "heading", "item", "cell", "paragraph", "term", "code",
     "depth", "image", "title_case", "word_length", "in_list", "in_table", "share",
     "parent_link_share", "parent_words", "parent_units", "box_link_share", "box_share",
-    "alike", "alike_share", "box_alike", "region_words", "region_units", "repeats",
+    "alike", "alike_share", "box_alike", "repeats",
     "from_main", *(f"class_{name}" for name in _NAMED), *(f"type_{name}" for name in _TYPES),
 )  # fmt: skip
 _REPEATS = FEATURES.index("repeats")
@@ -258,8 +258,6 @@ class _Page:
             own.words / self.total,
             *self._boxes(unit, above),
             *self._alike(unit, above),
-            math.log1p(self.total),
-            math.log1p(self.stats[self.region].units),
             0.0,  # repeats and from_main: set by `features`, which sees every unit
             0.0,
             *_named(unit, above),
