@@ -99,7 +99,7 @@ bench-extract: $(BIN)/.installed
 fit-pagetype: $(BIN)/.installed
 	$(BIN)/python bench/fit_pagetype.py '$(SHARED)/bench/extraction'
 
-# Refits the block model (tools/fetch/blocks_model.py) on the fitting half of wcxb-dev-full,
+# Refits the block model (tools/fetch/blocks_model.json) on the fitting half of wcxb-dev-full,
 # the thresholds by cross-validation inside it.
 fit-blocks: $(BIN)/.installed
 	$(BIN)/python bench/fit_blocks.py '$(SHARED)/bench/extraction'

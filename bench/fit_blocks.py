@@ -2,25 +2,30 @@
 
 Usage: bench/fit_blocks.py DATASET_ROOT   (`make fit-blocks SHARED=/path/to/shared`)
 
-The fitted part is declared here and nowhere else: the pages of wcxb-dev-full/ whose id has an
-even CRC-32 (`bench.extract.fitting`, the half the page-type model is fitted on too). No page
-of dev/, broad-dev/ or the other half of wcxb-dev-full/ is read: those are what
-`make bench-extract` reports the stage on.
+The fitted part is declared here (and printed by `make bench-extract`): the pages of
+wcxb-dev-full/ whose id has an even CRC-32 (`bench.extract.fitting`, the half the page-type
+model is fitted on too). No page of dev/, broad-dev/ or the other half of wcxb-dev-full/ is
+read: those are what `make bench-extract` reports the stage on.
 
 Each fitting page is read as web-fetch reads it up to the type's main region (the rules:
 region.py, pages.py); pages typed article take trafilatura's path and have no blocks. Each
 unit of the region (`blocks.units`) is described by `blocks.features` and labelled content
 when its words are in the page's ground truth: at least _COVERED of its word 4-grams (all of
-its words, in order, for a unit of under four), lower-cased. Per page type, a logistic model
-(L2, full-batch gradient descent, deterministic) is fitted with each unit weighted by its share
-of its page's words, every page weighing alike, as the metric weighs pages.
+its words, in order, for a unit of under four), lower-cased. One model serves every type (the
+type is among its features): _TREES gradient-boosted trees of depth _DEPTH on the logistic
+loss (split values at quantiles of the data; deterministic), each unit weighted by its share
+of its page's words and every page alike, as the metric weighs pages; with _VOCABULARY words
+(of a unit's text, or of its section's heading) on at least _MIN_PAGES fitting pages, those
+whose units are content at a rate furthest from the rest's, as features too.
 
 The threshold below which a unit goes is chosen per type, inside the fitting half: each of
-_FOLDS parts gets the probabilities of a model fitted on the others, and each threshold of
-_STEPS is scored on the markdown web-fetch then writes (both metrics: shingle F1 and WCXB's
-word F1, their mean). A threshold is taken only when it gains at least _GAIN on both and
-costs neither metric over _RECALL of recall; a type with no such threshold gets no weights, and
-the rules alone read it.
+_FOLDS parts (by site: all of a site's pages in one) gets the probabilities of trees fitted on
+the others, and each threshold of
+_STEPS is scored on the markdown web-fetch then writes, by both metrics (shingle F1 and WCXB's
+word F1). A threshold is taken only when it gains at least _GAIN on both and costs neither
+metric over _RECALL of recall (the one with the largest sum of gains); a type with no such
+threshold gets none, and the rules alone read it. It prints every threshold's figures, the
+types kept and the features whose splits took most off the loss.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import zlib
 from copy import deepcopy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -66,6 +72,7 @@ _DIGITS = 4
 
 class Page(NamedTuple):
     page_id: str
+    host: str  # the site: a fold holds all of a site's pages
     page_type: str  # as web-fetch reads it
     truth: str
     region: Any  # HtmlElement: the region as the rules leave it
@@ -111,8 +118,10 @@ def _read(page_id: str, html: str, url: str, truth: str) -> Page | None:
     sizes = [max(len(unit.text_content().split()), 1) for unit in found]
     total = sum(sizes) or 1
     rows = features(region, found, kind)
-    return Page(page_id, kind, truth, region, parsed.signals, rows, bags(found), labels,
-                [s / total for s in sizes])  # fmt: skip
+    site = urlsplit(url).hostname or page_id
+    shares = [s / total for s in sizes]
+    signals = parsed.signals
+    return Page(page_id, site, kind, truth, region, signals, rows, bags(found), labels, shares)
 
 
 def _content(text: str, truth: str) -> int:
@@ -248,18 +257,18 @@ def _chances(model: Boosted, page: Page) -> list[float]:
     return [chance(row, shipped) for row in _rows(page, model.vocabulary)]
 
 
-def _fold(page_id: str) -> int:
-    # The fitting half's CRC-32s are all even: the bits above the lowest spread the folds.
-    return (zlib.crc32(page_id.encode()) >> 1) % _FOLDS
+def _fold(host: str) -> int:
+    # By site, not by page: trees that saw a site's other pages would judge its page too kindly.
+    return zlib.crc32(host.encode()) % _FOLDS
 
 
 def held_out(found: list[Page]) -> dict[str, list[float]]:
     """Each page's unit probabilities from a model fitted without its fold."""
     chances: dict[str, list[float]] = {}
     for fold in range(_FOLDS):
-        model = fit([p for p in found if _fold(p.page_id) != fold])
+        model = fit([p for p in found if _fold(p.host) != fold])
         for page in found:
-            if _fold(page.page_id) == fold:
+            if _fold(page.host) == fold:
                 chances[page.page_id] = _chances(model, page)
     return chances
 

@@ -3,14 +3,15 @@
 The rules (region.py) leave a page's main region pruned of what its markup calls boilerplate;
 what is left still holds blocks a reader would not call content on some types (filters kept
 as plain lists, related items, other products' prices, repeated calls to action). Here each
-block (`units`: an element with text and no block inside it) is described by some forty
-numbers (`features`): its text, link and markup statistics, its place in the region, the
-statistics of the boxes around it and how many of its siblings look like it (the signals the
-rules use); a logistic model per page type weighs them, and a block whose probability of
-being content falls below the type's threshold goes. The weights and thresholds are data
-(blocks_model.json), fitted by `make fit-blocks` (bench/fit_blocks.py) on one declared half of
-the labelled dev pages; a type without weights there keeps the rules alone, as measurement
-found them better for it.
+block (`units`: an element with text and no block inside it) is described by FEATURES
+(`features`): its text, link and markup statistics, its place in the region, the statistics
+of the boxes around it, how many of its siblings look like it, the words of its class and id
+names and the page type (the signals the rules use), and by the words of its text and of its
+section's heading that the fit chose (`bags`); shallow gradient-boosted trees weigh them, and
+a block whose probability of being content falls below its type's threshold goes. The trees
+and thresholds are data (blocks_model.json), fitted by `make fit-blocks` (bench/fit_blocks.py)
+on one declared half of the labelled dev pages; a type without a threshold there keeps the
+rules alone, as measurement found them better for it.
 """
 
 from __future__ import annotations
