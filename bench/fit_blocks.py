@@ -24,7 +24,8 @@ the others, and each threshold of
 _STEPS is scored on the markdown web-fetch then writes, by both metrics (shingle F1 and WCXB's
 word F1). A threshold is taken only when it gains at least _GAIN on both and costs neither
 metric over _RECALL of recall (the one with the largest sum of gains); a type with no such
-threshold gets none, and the rules alone read it. It prints every threshold's figures, the
+threshold gets none, and the rules alone read it; so does a type in _HELD_BACK, which the
+acceptance check on the unfitted half turned down (its figures are given there). It prints every threshold's figures, the
 types kept and the features whose splits took most off the loss.
 """
 
@@ -68,6 +69,13 @@ _STEPS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 _GAIN = 0.002
 _RECALL = 0.008
 _DIGITS = 4
+# Types whose threshold the fit takes but the acceptance check of issue 46 turned down: on the
+# unfitted half of wcxb-dev-full (make bench-extract, 2026-11-28) the stage lowered them, so
+# the rules alone read them. The threshold is still chosen and printed above, to recheck.
+_HELD_BACK = {
+    "listing": "unfitted half: shingle F1 0.677 against the rules' 0.688, recall -0.019",
+    "service": "unfitted half: shingle F1 0.817 against the rules' 0.819, recall -0.007",
+}
 
 
 class Page(NamedTuple):
@@ -355,9 +363,12 @@ def main(argv: list[str]) -> int:
     for kind in sorted({p.page_type for p in found}):
         own = [p for p in found if p.page_type == kind]
         print(f"{kind}: {len(own)} pages, {sum(len(p.rows) for p in own)} blocks")
-        if cut := threshold(score, own, chances):
+        cut = threshold(score, own, chances)
+        if cut and kind not in _HELD_BACK:
             thresholds[kind] = cut
         print(f"  threshold {cut}" if cut else "  no threshold gains: the rules alone")
+        if cut and kind in _HELD_BACK:
+            print(f"  held back: {_HELD_BACK[kind]}")
     model = fit(found)
     write(model, thresholds, len(found))
     print(f"strongest features: {strongest(model)}")
