@@ -25,8 +25,9 @@ _STEPS is scored on the markdown web-fetch then writes, by both metrics (shingle
 word F1). A threshold is taken only when it gains at least _GAIN on both and costs neither
 metric over _RECALL of recall (the one with the largest sum of gains); a type with no such
 threshold gets none, and the rules alone read it; so does a type in _HELD_BACK, which the
-acceptance check on the unfitted half turned down (its figures are given there). It prints every threshold's figures, the
-types kept and the features whose splits took most off the loss.
+acceptance check on the unfitted half turned down (its figures are given there). It prints
+every threshold's figures, the types kept and the features whose splits took most off the
+loss.
 """
 
 from __future__ import annotations
