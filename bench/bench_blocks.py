@@ -68,6 +68,9 @@ def main() -> None:
           f" it, {each[False]:.1f} ms without")  # fmt: skip
     print(f"  time with / without: {check('stage time', spent[True] / spent[False], _TARGET)}")
     ratio = read[True] / max(read[False], 1e-9)
+    if not kinds:
+        print("  no page type has a threshold: the stage reads no page")
+        return
     typed = f"the pages typed {', '.join(sorted(kinds))}"
     print(f"  on {typed}: {check('stage time on the types it reads', ratio, _TARGET)}")
 

@@ -70,12 +70,16 @@ _STEPS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 _GAIN = 0.002
 _RECALL = 0.008
 _DIGITS = 4
-# Types whose threshold the fit takes but the acceptance check of issue 46 turned down: on the
-# unfitted half of wcxb-dev-full (make bench-extract, 2026-11-28) the stage lowered them, so
-# the rules alone read them. The threshold is still chosen and printed above, to recheck.
+# Types whose threshold the fit takes but the acceptance check of issue 46 turned down (on the
+# unfitted half of wcxb-dev-full, make bench-extract, 2026-11-28, and the product tests): the
+# rules alone read them. The threshold is still chosen and printed, to recheck on a refit.
 _HELD_BACK = {
     "listing": "unfitted half: shingle F1 0.677 against the rules' 0.688, recall -0.019",
     "service": "unfitted half: shingle F1 0.817 against the rules' 0.819, recall -0.007",
+    # Its gain on the unfitted half is within the noise of its 41 pages, and the trees drop a
+    # specification's value (a short table cell) that a product's policy keeps.
+    "product": "unfitted half: shingle F1 0.670 against 0.662, word 0.716 against 0.710 (noise"
+    " on 41 pages); drops a specification's value (tests/test_extract_types.py)",
 }
 
 
