@@ -15,7 +15,7 @@ SHARED ?= ../shared
 # `make install EXTRAS=browser` adds the optional extras (comma-separated) to the install.
 EXTRAS ?=
 
-.PHONY: all launchers demo test test-install lint bench bench-extract fit-pagetype install install-user \
+.PHONY: all launchers demo test test-install lint bench bench-extract fit-pagetype fit-blocks install install-user \
 	uninstall clean tools
 
 all: launchers demo
@@ -88,14 +88,21 @@ bench: launchers
 	  for b in bench/bench_*.py; do SHARED='$(SHARED)' $(BIN)/python $$b || status=1; done; \
 	  echo '```'; exit $$status; } 2>&1 | tee BENCHMARKS.md; exit $${PIPESTATUS[0]}
 
-# BASE=REV scores web-fetch at that git revision beside today's (a temporary worktree).
+# BASE=REV scores web-fetch at that git revision beside today's (a temporary worktree);
+# SETS=wcxb-dev-full,dev and SAMPLE=N (every Nth page) run a part, to iterate.
 bench-extract: $(BIN)/.installed
-	$(BIN)/python bench/extract.py '$(SHARED)/bench/extraction' $(if $(BASE),--base '$(BASE)')
+	$(BIN)/python bench/extract.py '$(SHARED)/bench/extraction' $(if $(BASE),--base '$(BASE)') \
+	  $(if $(SETS),--sets '$(SETS)') $(if $(SAMPLE),--sample '$(SAMPLE)')
 
 # Refits the page-type model (tools/fetch/pagetype_model.py) on half the dev pages and prints
 # its accuracy on the other half.
 fit-pagetype: $(BIN)/.installed
 	$(BIN)/python bench/fit_pagetype.py '$(SHARED)/bench/extraction'
+
+# Refits the block model (tools/fetch/blocks_model.json) on the fitting half of wcxb-dev-full,
+# the thresholds by cross-validation inside it.
+fit-blocks: $(BIN)/.installed
+	$(BIN)/python bench/fit_blocks.py '$(SHARED)/bench/extraction'
 
 install:
 	$(PYTHON) -m venv '$(LIBDIR)/venv'

@@ -3,6 +3,7 @@ expected and how to point to it, never a traceback."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -44,6 +45,7 @@ def test_the_report_keeps_every_column_apart_whatever_the_names(capsys):
         },
         strip_markdown=str,
         aggregate=lambda _counts: (1.0, 1.0, 1.0),
+        word_prf=lambda truths, _texts: (0.5, 0.25, len(truths) / 10),
     )
     run = Run({"cleanportaleval.1": "a b", "article.2": "c"}, {"article.2": "article"}, 1.0)
     methods = {"web-fetch": run, "base origin/main~12": run, "trafilatura": run, "one call": run}
@@ -56,9 +58,44 @@ def test_the_report_keeps_every_column_apart_whatever_the_names(capsys):
         assert "  1.000 (1.000 / 1.000)" in row
         assert row.split()[0] in {"article", "cleanportaleval", "all"}
         assert re.search(r"  \d+%  +\d+%$", row)  # no page type from trafilatura's calls
-    assert lines[6].endswith(
+    # The word metric, side by side the same way, per group (one page each) and overall.
+    words, rows = lines[6], lines[7:10]
+    for label in ["group", "web-fetch word F1", "base origin/main~12 word F1", "one call word"]:
+        assert f"  {label}" in f" {words}"
+    assert "type ok" not in words
+    assert [row.split()[0] for row in rows] == ["article", "cleanportaleval", "all"]
+    assert rows[0].count("0.100 (0.500 / 0.250)") == 4
+    assert rows[2].count("0.200 (0.500 / 0.250)") == 4
+    assert lines[10].endswith(
         "web-fetch / trafilatura 1.00x (its one trafilatura call alone: 1.00x)"
     )
+
+
+def test_a_part_of_the_sets_and_pages_runs_when_asked(tmp_path, capsys):
+    import gzip
+
+    from bench.extract import main
+
+    data = tmp_path / "dev"
+    (data / "html").mkdir(parents=True)
+    truth = {}
+    for n in range(4):
+        text = f"Page number {n} reads well. " * 20
+        page = f"<html><body><article><p>{text}</p></article>"
+        (data / "html" / f"p{n}.html.gz").write_bytes(gzip.compress(page.encode()))
+        truth[f"p{n}"] = {"url": f"https://example.org/{n}", "articleBody": "Page"}
+    (data / "ground-truth.json").write_text(json.dumps(truth), encoding="utf-8")
+    shared = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "extraction"
+    if not (shared / "score.py").is_file():
+        pytest.skip("the benchmark's score.py is not beside the project")
+    (tmp_path / "score.py").write_bytes((shared / "score.py").read_bytes())
+    assert main([str(tmp_path), "--sets", "dev", "--sample", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "every 2th page" in out
+    assert "fitted part: the page-type model" in out
+    assert "\ndev: 2 pages" in out
+    with pytest.raises(SystemExit):
+        main([str(tmp_path), "--sets", "nowhere"])
 
 
 def test_the_baseline_reads_the_pages_given_by_a_relative_path(tmp_path, monkeypatch):

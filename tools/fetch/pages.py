@@ -46,18 +46,38 @@ _TRAILING = ".:!> \u00bb\u203a\u2192"  # arrows and guillemets after a label
 
 
 def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
-    """The page's content as markdown; "" when this way finds nothing."""
-    from tools.fetch.forum import thread_markdown
-    from tools.fetch.markdown import element_markdown
+    """The page's content as markdown; "" when this way finds nothing. The rules find the
+    region, the learned stage (blocks.py) drops the blocks unlikely to be content."""
+    from tools.fetch.blocks import keep
+
+    region = region_of(tree, page_type)
+    keep(region, page_type)
+    return markdown_of(region, page_type, signals, include_links=include_links)
+
+
+def region_of(tree: HtmlElement, page_type: str) -> HtmlElement:
+    """The type's main region as the rules leave it (see `_region`), from its title on."""
     from tools.fetch.policies import POLICIES
     from tools.fetch.region import start_at_title
 
     policy = POLICIES[page_type]
     region = _region(tree, policy)
+    if not policy.thread:  # a forum page is read from its whole region, thread or not
+        start_at_title(region)
+    return region
+
+
+def markdown_of(
+    region: HtmlElement, page_type: str, signals: Signals, *, include_links: bool
+) -> str:
+    """The region's markdown, the way the type carries its content."""
+    from tools.fetch.forum import thread_markdown
+    from tools.fetch.markdown import element_markdown
+    from tools.fetch.policies import POLICIES
+
+    policy = POLICIES[page_type]
     markdown = thread_markdown(region, include_links=include_links) if policy.thread else ""
     if not markdown:
-        if not policy.thread:  # a forum page is read from its whole region, thread or not
-            start_at_title(region)
         markdown = element_markdown(region, include_links=include_links, folded=policy.folded)
     markdown = without_controls(markdown)
     if policy.copies:
