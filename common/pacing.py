@@ -156,11 +156,17 @@ class Keyring:
         if not turn.granted:
             raise self._too_late(turn.wait)
         time.sleep(turn.wait)
-        # Turns are handed out ahead; a process that woke late (a busy machine) sends late,
-        # and the next one on time would land too close behind it. So the sends themselves
-        # are spaced too: a second budget, taken at the moment of sending.
-        time.sleep(self._reserve(key, most=math.inf, space="sent").wait)
+        self._spaced(key)
         return key
+
+    def _spaced(self, key: str) -> None:
+        """Turns are handed out ahead; a process that woke late (a busy machine) sends late,
+        and the next one on time would land too close behind it. So the sends are spaced too,
+        by a second budget taken at the moment of sending, half as far beyond the limit as
+        turns are: a send pushed late falls back into its turn within a few sends. A send
+        whose spacing would not fit the deadline goes now: the provider decides."""
+        most = max(0.0, self.deadline.remaining() - HEADROOM / 2)
+        time.sleep(self._reserve(key, most, space="sent").wait)
 
     def _resend(self, key: str, err: ToolError) -> bool:
         """Whether to send again with `key` (slept for here): when the provider asks for a
@@ -198,7 +204,8 @@ class Keyring:
             from common.state import Turn
 
             return Turn(0.0, granted=True)
-        interval = MARGIN / rate.per_second
+        margin = MARGIN if space == "pace" else (1 + MARGIN) / 2
+        interval = margin / rate.per_second
         return self.store.reserve(space, self.ids[key], interval, most, burst=rate.burst)
 
     def _rate(self, key: str) -> Rate | None:

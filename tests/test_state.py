@@ -330,3 +330,57 @@ def test_without_the_redis_extra_local_files_are_used(
     shared.put("memory", "brave", 1, ttl=60)
     assert shared.get("memory", "brave") == 1
     assert "ikigai-web-tools[redis]" in shared.warnings[0]["message"]
+
+
+# --- the cache, held in Redis when the setting names one --------------------------------------
+
+
+def test_the_cache_lives_in_redis_when_the_setting_names_one(
+    on_redis: RedisServer, tmp_path: Path
+) -> None:
+    import redis
+
+    from common import cache
+
+    answer = {"success": True, "provider": "brave", "results": [], "count": 0}
+    assert cache.put("search", ["brave", "q"], answer, ttl=60) is None
+    assert cache.get("search", ["brave", "q"], ttl=60) == cache.Hit(answer)
+    assert cache.get("search", ["brave", "other"], ttl=60) == cache.Hit()
+    assert not (tmp_path / "cache").exists()  # no file written
+    client = redis.Redis.from_url(on_redis.url(), decode_responses=True)
+    [name] = client.keys("ikigai-web-tools:cache:search:*")
+    client.set(name, '{"stored": 1e10, "value": 1}')  # "stored in the future"
+    hit = cache.get("search", ["brave", "q"], ttl=60)
+    assert hit.value is None
+    assert "corrupt cache entry was discarded" in (hit.warning or "")
+    assert client.keys("ikigai-web-tools:cache:*") == []
+    cache.put("search", ["brave", "q"], answer, ttl=60)
+    cache.clear()
+    assert client.keys("ikigai-web-tools:cache:*") == []
+    client.close()
+
+
+def test_the_cache_falls_back_to_files_when_redis_stops(on_redis: RedisServer) -> None:
+    from common import cache
+
+    answer = {"success": True, "provider": "brave", "results": [], "count": 0}
+    cache.put("search", ["brave", "q"], answer, ttl=60)
+    on_redis.stop()
+    hit = cache.get("search", ["brave", "q"], ttl=60)
+    assert hit.value is None
+    assert "IKIGAI_WEB_REDIS_URL" in (hit.warning or "")
+    assert cache.put("search", ["brave", "q"], answer, ttl=60) is None  # to the files
+    assert cache.get("search", ["brave", "q"], ttl=60).value == answer
+
+
+def test_the_redis_password_is_shown_nowhere(run_tool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from common.credentials import register_all
+    from common.redact import mask
+
+    url = "redis://:pw-secret-9f8e7d@127.0.0.2:6379/0"
+    run = run_tool("web-tools", args=("doctor", "--json"), env={"IKIGAI_WEB_REDIS_URL": url})
+    assert "pw-secret-9f8e7d" not in run.stdout + run.stderr
+    assert "redis://127.0.0.2:6379/0" in run.stdout
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", url)
+    register_all()  # what the MCP server masks in every tool's output
+    assert mask(f"echoed {url}") == "echoed redis://***@127.0.0.2:6379/0"
