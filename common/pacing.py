@@ -129,7 +129,8 @@ class Keyring:
                 return ask(key)
             except ToolError as err:
                 self.failed(key, err)
-                if err.code is ErrorCode.RATE_LIMIT and said is None:
+                paced = self._rate(key) is not None  # unpaced, a new turn is at once: no
+                if err.code is ErrorCode.RATE_LIMIT and said is None and paced:
                     said = err
                     again = key if self._resend(key, err) else None
                     continue
@@ -237,8 +238,9 @@ class Keyring:
         seconds = math.ceil(wait)
         said = f"{NAMES.get(self.provider, self.provider)} was not asked"
         why = (
-            f"the next free turn of its key{'s' if len(self.keys) > 1 else ''}, paced at "
-            f"{pace} for every process sharing it, is in {seconds} s, after this call's deadline"
+            f"the next free turn of its key{'s' if len(self.keys) > 1 else ''} is in {seconds} s, "
+            f"after this call's deadline (paced at {pace} for every process sharing it, and "
+            "held for as long as the provider last said it was used up)"
         )
         return rate_limited(self.provider, said, why, seconds)
 

@@ -360,6 +360,17 @@ def test_the_cache_lives_in_redis_when_the_setting_names_one(
     client.close()
 
 
+def test_a_cache_entry_goes_to_files_when_redis_stops_before_it(on_redis: RedisServer) -> None:
+    from common import cache
+
+    answer = {"success": True, "provider": "brave", "results": [], "count": 0}
+    assert cache.get("search", ["brave", "q"], ttl=60) == cache.Hit()  # Redis, up
+    on_redis.stop()
+    warning = cache.put("search", ["brave", "q"], answer, ttl=60)
+    assert "IKIGAI_WEB_REDIS_URL" in (warning or "")
+    assert cache.get("search", ["brave", "q"], ttl=60).value == answer  # from the files
+
+
 def test_the_cache_falls_back_to_files_when_redis_stops(on_redis: RedisServer) -> None:
     from common import cache
 
@@ -384,3 +395,28 @@ def test_the_redis_password_is_shown_nowhere(run_tool, monkeypatch: pytest.Monke
     monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", url)
     register_all()  # what the MCP server masks in every tool's output
     assert mask(f"echoed {url}") == "echoed redis://***@127.0.0.2:6379/0"
+
+
+def test_a_private_dir_is_made_or_found(tmp_path: Path) -> None:
+    made = tmp_path / "a" / "b"
+    state._private_dir(made)
+    state._private_dir(made)  # there already: left as it is
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError):
+        state._private_dir(tmp_path / "file")
+
+
+def test_what_redis_says_is_read_with_care(on_redis: RedisServer) -> None:
+    import redis
+
+    shared = store()
+    client = redis.Redis.from_url(on_redis.url())
+    client.set("ikigai-web-tools:memory:junk", b"not JSON")
+    client.close()
+    assert shared.get("memory", "junk") is None
+    assert shared.scan("memory") == []
+    assert state._why(RuntimeError("a bug")) == "failed (RuntimeError)"
+    on_redis.stop()
+    shared.delete("memory", "junk")  # the local files', now
+    assert shared.warnings
