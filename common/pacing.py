@@ -184,8 +184,11 @@ class Keyring:
             time.sleep(turn.wait)
         return bool(turn.granted)
 
-    def heard(self, key: str) -> Callable[[Reply], None]:
-        """What to learn from each answer the provider gives with `key`."""
+    def heard(self, key: str) -> Callable[[Reply], None] | None:
+        """What to learn from each answer the provider gives with `key`; None when it is not
+        paced (its requests are then retried as any other)."""
+        if self._rate(key) is None:
+            return None
         return lambda reply: self._learn(key, reply)
 
     def failed(self, key: str, err: ToolError) -> None:
@@ -221,8 +224,6 @@ class Keyring:
         return self.rates[key]
 
     def _learn(self, key: str, reply: Reply) -> None:
-        if self._rate(key) is None:
-            return
         limits = window_limits(reply)
         paces = [(n, window) for n, window, _, _ in limits if window <= SHORT_WINDOW and n > 0]
         if paces:  # the strictest of the provider's short windows
