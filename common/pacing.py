@@ -47,6 +47,9 @@ LEARNED_FOR = 24 * 3600.0  # seconds a limit the provider told is trusted
 REJECTED_FOR = 900.0  # seconds a rejected key is set aside (a new key has a new name)
 LIMITED_FOR = 60.0  # seconds a limited key is held when the provider says not how long
 SHORT_RETRY = 2  # seconds: a 429 asking for no more is sent again in the next send turn
+# Each of a busy machine's late sends can land one short 429; a few more sends, each in a send
+# turn that fits the deadline, end the run of them, and a provider always refusing ends the call.
+SHORT_RETRIES = 3
 SHORT_WINDOW = 60.0  # seconds: a limit over a longer window (a month) is a quota, not a pace
 
 
@@ -115,11 +118,12 @@ class Keyring:
     def call(self, ask: Callable[[str], T]) -> T:
         """`ask(key)` in the turn of the key whose turn comes first; a key the provider limits
         or rejects is set aside, and the next one asked, while there is one. A request the
-        provider limits is asked once more in a turn of its own, when one fits the deadline:
-        retried out of turn, it would take another caller's."""
+        provider limits briefly is asked again (up to SHORT_RETRIES times) in a send turn of its
+        own, when one fits the deadline: retried out of turn, it would take another caller's."""
         tried: set[str] = set()
         said: ToolError | None = None  # the provider's last refusal
         again: str | None = None  # a key to send with again at once
+        retries = 0
         while True:
             try:
                 key = again or self.turn(tried)
@@ -132,8 +136,8 @@ class Keyring:
             except ToolError as err:
                 self.failed(key, err)
                 paced = self._rate(key) is not None  # unpaced, a new turn is at once: no
-                if err.code is ErrorCode.RATE_LIMIT and said is None and paced:
-                    said = err
+                if err.code is ErrorCode.RATE_LIMIT and retries < SHORT_RETRIES and paced:
+                    said, retries = err, retries + 1
                     again = key if self._resend(key, err) else None
                     continue
                 said = err

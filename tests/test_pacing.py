@@ -14,7 +14,7 @@ from conftest import HANG_GUARD, REDIS_PASSWORD, RedisServer, reply
 
 from common import pacing, state
 from common.errors import ErrorCode, ToolError
-from common.pacing import Rate, rate_for, window_limits
+from common.pacing import SHORT_RETRIES, Rate, rate_for, window_limits
 from common.settings import Settings, load
 from tools import web_search_brave as brave
 
@@ -279,6 +279,21 @@ def test_a_long_limit_is_the_providers_own_answer(httpx_mock, monkeypatch):
     assert err.code is ErrorCode.RATE_LIMIT
     assert "Brave answered HTTP 429" in err.message  # asked once; its next turn is too late
     assert err.retry_after == 600
+
+
+def test_a_run_of_short_limits_is_sent_again_then_reported(httpx_mock, monkeypatch):
+    # A late send on a busy machine can meet a 429 more than once; a provider that always
+    # refuses still ends the call, after SHORT_RETRIES sends again.
+    for _ in range(SHORT_RETRIES):
+        httpx_mock.add_response(status_code=429, json=RATE_LIMITED, headers={"Retry-After": "1"})
+    httpx_mock.add_response(json=SEARCH, headers=FREE)
+    assert search(monkeypatch, ONE)["success"] is True
+    httpx_mock.reset()
+    for _ in range(SHORT_RETRIES + 1):
+        httpx_mock.add_response(status_code=429, json=RATE_LIMITED, headers={"Retry-After": "1"})
+    err = failed(monkeypatch, ONE)
+    assert err.code is ErrorCode.RATE_LIMIT
+    assert len(httpx_mock.get_requests()) == SHORT_RETRIES + 1
 
 
 def test_a_short_limit_is_sent_again_in_its_next_turn(httpx_mock, monkeypatch):
