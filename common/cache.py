@@ -66,6 +66,17 @@ def get(
         return Hit()
     # Read first: a bad size setting fails the call before any request, as a bad TTL does.
     bound = _bound_bytes()
+    if (redis := _redis()) is not None:
+        hit = _redis_lookup(redis, namespace, key, (bound, ttl), valid)
+        if redis.up:
+            return hit
+    hit = _files_get(namespace, key, bound, ttl, valid)
+    return hit if redis is None else hit._replace(warning=hit.warning or redis.why())
+
+
+def _files_get(
+    namespace: str, key: object, bound: int, ttl: float, valid: Callable[[Any], bool] | None
+) -> Hit:
     path = _entry_path(namespace, key)
     distrust = untrusted(path.parent)
     return Hit(warning=distrust) if distrust else _lookup(path, bound, ttl, valid)
@@ -98,11 +109,19 @@ def put(namespace: str, key: object, value: object, ttl: float) -> str | None:
     data = compact({"stored": now, "value": value})
     if len(data) > bound * _KEEP_SHARE:
         return None  # it would be the first thing evicted
+    if (redis := _redis()) is not None:
+        if redis.write("cache", f"{namespace}:{_digest(key)}", data.decode(), ttl):
+            return None
+        return _files_put(namespace, key, data, now + ttl, bound) or redis.why()
+    return _files_put(namespace, key, data, now + ttl, bound)
+
+
+def _files_put(namespace: str, key: object, data: bytes, expires: float, bound: int) -> str | None:
     root = cache_dir()
     if distrust := untrusted(root / namespace):
         return distrust
     try:
-        _store(root, namespace, _digest(key), data, now + ttl)
+        _store(root, namespace, _digest(key), data, expires)
     except OSError as exc:
         return _skipped(exc)
     try:
@@ -113,8 +132,12 @@ def put(namespace: str, key: object, value: object, ttl: float) -> str | None:
 
 
 def clear() -> Path:
-    """Remove the whole cache; returns the directory that held it."""
+    """Remove the whole cache (and what Redis holds of it); returns the directory."""
     import shutil
+
+    if (redis := _redis()) is not None:
+        while redis.clear("cache"):  # a thousand at a time
+            pass
 
     root = cache_dir()
     # Renamed first: writers running meanwhile start a new cache instead of racing the removal.
@@ -158,6 +181,34 @@ def untrusted(directory: Path) -> str | None:
                 why = f"{place} is writable by others and could not be closed ({exc.strerror})"
                 return f"the cache at {root} was skipped: {why}"
     return None
+
+
+def _redis() -> Any:
+    """The Redis store, when IKIGAI_WEB_REDIS_URL names one that works (common/state.py)."""
+    if not load().redis_url:
+        return None  # no import: the files are the default
+    from common.state import shared
+
+    return shared()
+
+
+def _redis_lookup(
+    redis: Any,
+    namespace: str,
+    key: object,
+    limits: tuple[int, float],
+    valid: Callable[[Any], bool] | None,
+) -> Hit:
+    bound, ttl = limits
+    name = f"{namespace}:{_digest(key)}"
+    raw = redis.read("cache", name, bound)
+    if raw is None:
+        return Hit()
+    try:
+        return Hit(_value(raw.encode(), ttl, valid))
+    except ValueError as exc:
+        redis.delete("cache", name)
+        return Hit(warning=f"a corrupt cache entry was discarded ({exc}); this answer is fresh")
 
 
 def _skipped(exc: OSError) -> str:

@@ -7,6 +7,7 @@ the ikigai config directory, flat (keyed by the variable name) or nested
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -370,3 +371,7 @@ def register_all(extra: tuple[Field, ...] = ()) -> None:
                 register_url_login(value)
     for variable in VARIABLES:
         register_url_login(os.environ.get(variable, "").strip())
+    from common.settings import load
+
+    with contextlib.suppress(ToolError):  # a bad value is doctor's to report
+        register_url_login(load().redis_url)  # the shared state's password

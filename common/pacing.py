@@ -44,6 +44,7 @@ HEADROOM = 1.0  # seconds a request needs after its turn to be answered within t
 LEARNED_FOR = 24 * 3600.0  # seconds a limit the provider told is trusted
 REJECTED_FOR = 900.0  # seconds a rejected key is set aside (a new key has a new name)
 LIMITED_FOR = 60.0  # seconds a limited key is held when the provider says not how long
+SHORT_RETRY = 2  # seconds: a 429 asking for no more is sent again in the next send turn
 SHORT_WINDOW = 60.0  # seconds: a limit over a longer window (a month) is a quota, not a pace
 
 
@@ -107,17 +108,33 @@ class Keyring:
         self.deadline = deadline
         self.store: Store = store()
         self.rates: dict[str, Rate | None] = {}  # read once a call: learned ones count next call
+        self.learned: dict[str, Any] = {}  # what the store held, as read
 
     def call(self, ask: Callable[[str], T]) -> T:
         """`ask(key)` in the turn of the key whose turn comes first; a key the provider limits
-        or rejects is set aside, and the next one asked, while there is one."""
+        or rejects is set aside, and the next one asked, while there is one. A request the
+        provider limits is asked once more in a turn of its own, when one fits the deadline:
+        retried out of turn, it would take another caller's."""
         tried: set[str] = set()
+        said: ToolError | None = None  # the provider's last refusal
+        again: str | None = None  # a key to send with again at once
         while True:
-            key = self.turn(tried)
+            try:
+                key = again or self.turn(tried)
+            except ToolError:
+                if said is not None:
+                    raise said from None
+                raise
             try:
                 return ask(key)
             except ToolError as err:
                 self.failed(key, err)
+                paced = self._rate(key) is not None  # unpaced, a new turn is at once: no
+                if err.code is ErrorCode.RATE_LIMIT and said is None and paced:
+                    said = err
+                    again = key if self._resend(key, err) else None
+                    continue
+                said = err
                 tried.add(key)
                 if len(tried) == len(self.keys) or err.code not in _SET_ASIDE:
                     raise
@@ -126,7 +143,9 @@ class Keyring:
         """The key to use now, once its turn has come (slept for here); RATE_LIMIT when no
         key's turn comes before the deadline."""
         left = [k for k in self.keys if k not in tried]
-        usable = [k for k in left if not self.store.get("keys", self.ids[k])] or left
+        if len(left) > 1:  # a key set aside is used only when every one is
+            left = [k for k in left if not self.store.get("keys", self.ids[k])] or left
+        usable = left
         if len(usable) > 1:  # a key free right now, without waiting: the load spreads
             for key in usable:
                 if self._reserve(key, most=0.0).granted:
@@ -138,7 +157,29 @@ class Keyring:
         if not turn.granted:
             raise self._too_late(turn.wait)
         time.sleep(turn.wait)
+        self._spaced(key)
         return key
+
+    def _spaced(self, key: str) -> None:
+        """Turns are handed out ahead; a process that woke late (a busy machine) sends late,
+        and the next one on time would land too close behind it. So the sends are spaced too,
+        by a second budget taken at the moment of sending, half as far beyond the limit as
+        turns are: a send pushed late falls back into its turn within a few sends. A send
+        whose spacing would not fit the deadline goes now: the provider decides."""
+        most = max(0.0, self.deadline.remaining() - HEADROOM / 2)
+        time.sleep(self._reserve(key, most, space="sent").wait)
+
+    def _resend(self, key: str, err: ToolError) -> bool:
+        """Whether to send again with `key` (slept for here): when the provider asks for a
+        short wait (a request that came too close behind another), in the next send turn,
+        ahead of the turns handed out since, which its own was."""
+        if (err.retry_after or LIMITED_FOR) > SHORT_RETRY:
+            return False
+        most = max(0.0, self.deadline.remaining() - HEADROOM)
+        turn = self._reserve(key, most=most, space="sent")
+        if turn.granted:
+            time.sleep(turn.wait)
+        return bool(turn.granted)
 
     def heard(self, key: str) -> Callable[[Reply], None]:
         """What to learn from each answer the provider gives with `key`."""
@@ -158,20 +199,21 @@ class Keyring:
             return  # not paced: the provider's own answer says when
         self.store.reserve("pace", self.ids[key], 0.0, math.inf, after=seconds)
 
-    def _reserve(self, key: str, most: float) -> Any:
+    def _reserve(self, key: str, most: float, space: str = "pace") -> Any:
         rate = self._rate(key)
         if rate is None:
             from common.state import Turn
 
             return Turn(0.0, granted=True)
-        interval = MARGIN / rate.per_second
-        return self.store.reserve("pace", self.ids[key], interval, most, burst=rate.burst)
+        margin = MARGIN if space == "pace" else (1 + MARGIN) / 2
+        interval = margin / rate.per_second
+        return self.store.reserve(space, self.ids[key], interval, most, burst=rate.burst)
 
     def _rate(self, key: str) -> Rate | None:
         if key not in self.rates:
             learned = None
             if not any(e.startswith(f"{self.provider}=") for e in self.settings.rate_limits):
-                learned = self.store.get("limits", self.ids[key])
+                learned = self.learned[key] = self.store.get("limits", self.ids[key])
             self.rates[key] = rate_for(self.provider, self.settings, learned)
         return self.rates[key]
 
@@ -182,7 +224,8 @@ class Keyring:
         paces = [(n, window) for n, window, _, _ in limits if window <= SHORT_WINDOW and n > 0]
         if paces:  # the strictest of the provider's short windows
             limit, window = min(paces, key=lambda pace: pace[0] / pace[1])
-            self.store.put("limits", self.ids[key], [limit, window], LEARNED_FOR)
+            if self.learned.get(key) != [limit, window]:  # else known: no write per call
+                self.store.put("limits", self.ids[key], [limit, window], LEARNED_FOR)
         spent = [reset for _, _, remaining, reset in limits if remaining == 0 and reset]
         if spent:
             self.hold(key, float(max(spent)))
@@ -195,8 +238,9 @@ class Keyring:
         seconds = math.ceil(wait)
         said = f"{NAMES.get(self.provider, self.provider)} was not asked"
         why = (
-            f"the next free turn of its key{'s' if len(self.keys) > 1 else ''}, paced at "
-            f"{pace} for every process sharing it, is in {seconds} s, after this call's deadline"
+            f"the next free turn of its key{'s' if len(self.keys) > 1 else ''} is in {seconds} s, "
+            f"after this call's deadline (paced at {pace} for every process sharing it, and "
+            "held for as long as the provider last said it was used up)"
         )
         return rate_limited(self.provider, said, why, seconds)
 

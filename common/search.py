@@ -80,12 +80,19 @@ class Link(NamedTuple):
         """The JSON of a 200 answer; any other answer raised as `error_for` reads it."""
         from common.http import send
 
-        reply = send(self.http, request, self.deadline, wait_hint)
+        # A paced request's 429 goes back for a turn of its own (common/pacing.py), rather
+        # than being retried here out of turn, where it would take another caller's.
+        hint = _no_retry if self.heard is not None else wait_hint
+        reply = send(self.http, request, self.deadline, hint)
         if self.heard is not None:
             self.heard(reply)
         if reply.status != 200:
             raise error_for(reply)
         return reply.json(provider)
+
+
+def _no_retry(_: Reply) -> None:
+    return None
 
 
 def search(

@@ -94,6 +94,13 @@ def store() -> Store:
     return _stores[slot]
 
 
+def shared() -> Shared | None:
+    """The Redis store, when the setting names one and it has not failed in this process:
+    where the cache is held too."""
+    found = store()
+    return found if isinstance(found, Shared) and found.up else None
+
+
 def _open(url: str, root: Path) -> Store:
     local = Files(root)
     if not url:
@@ -410,6 +417,27 @@ class Shared:
             return self.local.reserve(space, key, interval, most, after, burst)
         granted, wait = said
         return Turn(float(wait), granted=bool(granted))
+
+    @property
+    def up(self) -> bool:
+        return self._down is None
+
+    def read(self, space: str, key: str, most: int) -> str | None:
+        """An entry too large for `get` (a cached page) as stored; None when absent, larger
+        than `most` characters, or the server failed (`up` then says so)."""
+        _check(space)
+        raw = self._do(lambda r: r.get(_name(space, key)))
+        return raw if isinstance(raw, str) and len(raw) <= most else None
+
+    def write(self, space: str, key: str, data: str, ttl: float) -> bool:
+        """Store `data` for `ttl` seconds; False when the server failed."""
+        _check(space)
+        millis = max(1, round(ttl * 1000))
+        return self._do(lambda r: r.set(_name(space, key), data, px=millis)) is not _Local
+
+    def why(self) -> str:
+        """What the warning says about the server, once it failed."""
+        return self.warnings[-1]["message"] if self.warnings else ""
 
     # The parts.
 

@@ -244,6 +244,10 @@ def _setting(settings: Settings, setting: Setting[Any], report: Report) -> dict[
     row = {"variable": setting.variable, "meaning": setting.meaning}
     try:
         row["value"] = shown(getattr(settings, setting.name))
+        if setting.name == "redis_url":  # its password stays out of the report
+            from common.redact import drop_userinfo
+
+            row["value"] = drop_userinfo(row["value"])
         row["source"] = settings.source(setting)
     except ToolError as err:
         row |= {"value": "(unusable)", "source": ""}

@@ -252,3 +252,37 @@ def test_a_silent_redis_never_fails_a_search(silent_server: int, httpx_mock, mon
     assert time.monotonic() - started < HANG_GUARD
     assert out["success"] is True
     assert "did not answer within" in out["warnings"][0]["message"]
+
+
+def test_when_every_key_is_busy_the_first_free_one_decides(httpx_mock, monkeypatch):
+    httpx_mock.add_response(json=SEARCH, headers=FREE, is_reusable=True)
+    monkeypatch.setenv("IKIGAI_WEB_RATE_LIMITS", "brave=0.01")  # a turn every 105 s
+    for _ in range(2):
+        search(monkeypatch, f"{ONE},{TWO}")
+    err = failed(monkeypatch, f"{ONE},{TWO}")
+    assert err.code is ErrorCode.RATE_LIMIT
+    assert "its keys is in" in err.message
+    assert len(httpx_mock.get_requests()) == 2
+
+
+def test_unpaced_a_limit_is_the_providers_answer_alone(httpx_mock, monkeypatch, tmp_path):
+    httpx_mock.add_response(status_code=429, json=RATE_LIMITED, headers={"Retry-After": "600"})
+    err = failed(monkeypatch, ONE, IKIGAI_WEB_RATE_LIMITS="brave=off")
+    assert err.code is ErrorCode.RATE_LIMIT
+    assert err.retry_after == 600
+    assert not (tmp_path / "state" / "ikigai-web-tools" / "pace").exists()
+
+
+def test_a_long_limit_is_the_providers_own_answer(httpx_mock, monkeypatch):
+    httpx_mock.add_response(status_code=429, json=RATE_LIMITED, headers={"Retry-After": "600"})
+    err = failed(monkeypatch, ONE)
+    assert err.code is ErrorCode.RATE_LIMIT
+    assert "Brave answered HTTP 429" in err.message  # asked once; its next turn is too late
+    assert err.retry_after == 600
+
+
+def test_a_short_limit_is_sent_again_in_its_next_turn(httpx_mock, monkeypatch):
+    httpx_mock.add_response(status_code=429, json=RATE_LIMITED, headers={"Retry-After": "1"})
+    httpx_mock.add_response(json=SEARCH, headers=FREE)
+    assert search(monkeypatch, ONE)["success"] is True
+    assert len(httpx_mock.get_requests()) == 2

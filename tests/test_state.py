@@ -330,3 +330,93 @@ def test_without_the_redis_extra_local_files_are_used(
     shared.put("memory", "brave", 1, ttl=60)
     assert shared.get("memory", "brave") == 1
     assert "ikigai-web-tools[redis]" in shared.warnings[0]["message"]
+
+
+# --- the cache, held in Redis when the setting names one --------------------------------------
+
+
+def test_the_cache_lives_in_redis_when_the_setting_names_one(
+    on_redis: RedisServer, tmp_path: Path
+) -> None:
+    import redis
+
+    from common import cache
+
+    answer = {"success": True, "provider": "brave", "results": [], "count": 0}
+    assert cache.put("search", ["brave", "q"], answer, ttl=60) is None
+    assert cache.get("search", ["brave", "q"], ttl=60) == cache.Hit(answer)
+    assert cache.get("search", ["brave", "other"], ttl=60) == cache.Hit()
+    assert not (tmp_path / "cache").exists()  # no file written
+    client = redis.Redis.from_url(on_redis.url(), decode_responses=True)
+    [name] = client.keys("ikigai-web-tools:cache:search:*")
+    client.set(name, '{"stored": 1e10, "value": 1}')  # "stored in the future"
+    hit = cache.get("search", ["brave", "q"], ttl=60)
+    assert hit.value is None
+    assert "corrupt cache entry was discarded" in (hit.warning or "")
+    assert client.keys("ikigai-web-tools:cache:*") == []
+    cache.put("search", ["brave", "q"], answer, ttl=60)
+    cache.clear()
+    assert client.keys("ikigai-web-tools:cache:*") == []
+    client.close()
+
+
+def test_a_cache_entry_goes_to_files_when_redis_stops_before_it(on_redis: RedisServer) -> None:
+    from common import cache
+
+    answer = {"success": True, "provider": "brave", "results": [], "count": 0}
+    assert cache.get("search", ["brave", "q"], ttl=60) == cache.Hit()  # Redis, up
+    on_redis.stop()
+    warning = cache.put("search", ["brave", "q"], answer, ttl=60)
+    assert "IKIGAI_WEB_REDIS_URL" in (warning or "")
+    assert cache.get("search", ["brave", "q"], ttl=60).value == answer  # from the files
+
+
+def test_the_cache_falls_back_to_files_when_redis_stops(on_redis: RedisServer) -> None:
+    from common import cache
+
+    answer = {"success": True, "provider": "brave", "results": [], "count": 0}
+    cache.put("search", ["brave", "q"], answer, ttl=60)
+    on_redis.stop()
+    hit = cache.get("search", ["brave", "q"], ttl=60)
+    assert hit.value is None
+    assert "IKIGAI_WEB_REDIS_URL" in (hit.warning or "")
+    assert cache.put("search", ["brave", "q"], answer, ttl=60) is None  # to the files
+    assert cache.get("search", ["brave", "q"], ttl=60).value == answer
+
+
+def test_the_redis_password_is_shown_nowhere(run_tool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from common.credentials import register_all
+    from common.redact import mask
+
+    url = "redis://:pw-secret-9f8e7d@127.0.0.2:6379/0"
+    run = run_tool("web-tools", args=("doctor", "--json"), env={"IKIGAI_WEB_REDIS_URL": url})
+    assert "pw-secret-9f8e7d" not in run.stdout + run.stderr
+    assert "redis://127.0.0.2:6379/0" in run.stdout
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", url)
+    register_all()  # what the MCP server masks in every tool's output
+    assert mask(f"echoed {url}") == "echoed redis://***@127.0.0.2:6379/0"
+
+
+def test_a_private_dir_is_made_or_found(tmp_path: Path) -> None:
+    made = tmp_path / "a" / "b"
+    state._private_dir(made)
+    state._private_dir(made)  # there already: left as it is
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError):
+        state._private_dir(tmp_path / "file")
+
+
+def test_what_redis_says_is_read_with_care(on_redis: RedisServer) -> None:
+    import redis
+
+    shared = store()
+    client = redis.Redis.from_url(on_redis.url())
+    client.set("ikigai-web-tools:memory:junk", b"not JSON")
+    client.close()
+    assert shared.get("memory", "junk") is None
+    assert shared.scan("memory") == []
+    assert state._why(RuntimeError("a bug")) == "failed (RuntimeError)"
+    on_redis.stop()
+    shared.delete("memory", "junk")  # the local files', now
+    assert shared.warnings
