@@ -11,13 +11,14 @@ from __future__ import annotations
 import html
 import re
 from datetime import date
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import answers
 from common.answers import PERSON, Reader
 from common.domains import Fetch, Page, Result, fan_out, keep
 from common.errors import ErrorCode, ToolError
+from common.registry import Registry
 from common.text import visible
 
 if TYPE_CHECKING:
@@ -31,14 +32,8 @@ MAX_URL = 4096
 MAX_TITLE = 500
 MAX_SNIPPET = 2000
 MAX_EXTRA_SNIPPETS = 5
-NAMES = {
-    "brave": "Brave Search",
-    "google": "Google Custom Search",
-    "tavily": "Tavily",
-    "searxng": "SearXNG",
-    "duckduckgo": "DuckDuckGo",
-    "gemini": "Google Search grounding (Gemini)",
-}
+# Provider key -> the name answers show it by, from each search tool's declaration.
+NAMES: Registry[str] = Registry(lambda provider: provider.name)
 
 
 class Request(NamedTuple):
@@ -378,6 +373,25 @@ ANSWER_EXTRAS: dict[str, dict[str, Any]] = {
         "description": "SearXNG's infoboxes.",
     },
 }
+
+
+def lazy_output_schema(
+    results: Sequence[str] = (), extras: Sequence[str] = (), required: Sequence[str] = ()
+) -> Callable[[str], Any]:
+    """A search tool module's `__getattr__`, which builds its OUTPUT_SCHEMA (see output_schema)
+    when first read: the schema names every provider, and reading every declaration costs a
+    search's start-up what only an MCP host needs."""
+
+    @cache
+    def schema() -> dict[str, Any]:
+        return output_schema(results, extras, required)
+
+    def attribute(name: str) -> Any:
+        if name == "OUTPUT_SCHEMA":
+            return schema()
+        raise AttributeError(name)
+
+    return attribute
 
 
 def output_schema(

@@ -20,14 +20,15 @@ from common import params as p
 from common.domains import Page, Result, keep
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
+from common.registry import Provider
 from common.search import (
     MAX_SNIPPET,
     MAX_TITLE,
     Link,
     Request,
     cut,
+    lazy_output_schema,
     markdown,
-    output_schema,
     search,
     web_url,
 )
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from common.http import Reply
     from common.settings import Settings
 
+PROVIDER = Provider(key="duckduckgo", name="DuckDuckGo", place=5)  # keyless
 HTML_URL = "https://html.duckduckgo.com/html/"
 LITE_URL = "https://lite.duckduckgo.com/lite/"
 MAX_QUERY = 499  # DuckDuckGo rejects queries of 500 characters or more
@@ -50,7 +52,6 @@ PAGE_PAUSE = 0.75  # seconds between the pages of one search, as a person would 
 TIME_FILTER = {"day": "d", "week": "w", "month": "m", "year": "y"}
 SAFESEARCH = {"strict": "1", "moderate": "-1", "off": "-2"}
 BLOCKING_STATUS = frozenset({202, 403, 418, 429})
-KEYED_TOOLS = ("web_search_brave", "web_search_google", "web_search_tavily")
 SEARXNG_TOOL = "web_search_searxng"
 # DuckDuckGo serves its bot check to non-browser agents, so IKIGAI_WEB_USER_AGENT does not
 # apply here (protocol.md, section 3). Bump the version now and then.
@@ -103,7 +104,8 @@ SCHEMA: dict[str, Any] = {
 }
 # What MCP clients show and check (protocol.md, section 17).
 TITLE = "Web search (DuckDuckGo)"
-OUTPUT_SCHEMA = output_schema(results=("published",))
+# OUTPUT_SCHEMA, built when first read.
+__getattr__ = lazy_output_schema(results=("published",))
 
 
 class Params(NamedTuple):
@@ -518,14 +520,16 @@ def blocked(reply: Reply, what: str) -> ToolError:
     """RATE_LIMIT: DuckDuckGo has flagged this address; only waiting or another tool helps."""
     from common.credentials import alternatives
     from common.http import retry_after
+    from common.registry import every, fallback_order
 
+    keyed = [every()[key].tool for key in fallback_order() if every()[key].keyed]
     ready = alternatives("web_search_duckduckgo")
     wait = retry_after(reply)
     when = f"wait {wait} s" if wait is not None else "wait a while (minutes, sometimes an hour)"
     message = (
         f"DuckDuckGo is blocking automated requests from this address for now (it answered "
         f"with {what}). Retrying at once will not help: {when} or use a search tool that "
-        f"works through an API key: {', '.join(KEYED_TOOLS)}, or {SEARXNG_TOOL} with your own "
+        f"works through an API key: {', '.join(keyed)}, or {SEARXNG_TOOL} with your own "
         "SearXNG instance."
     )
     if ready:
