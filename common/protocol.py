@@ -24,10 +24,10 @@ def main(schema: Mapping[str, Any], execute: Execute, markdown: Markdown | None 
     """
     if sys.argv[1:] == ["--schema"]:
         sys.exit(0 if write_text(schema_json(schema) + "\n") else 1)
-    from common.runner import Tool
+    from common.runner import Runnable
     from common.runner import main as call
 
-    sys.exit(call(Tool(schema, execute, markdown)))
+    sys.exit(call(Runnable(schema, execute, markdown)))
 
 
 def write_text(text: str) -> bool:

@@ -390,7 +390,9 @@ class Endpoint(NamedTuple):
     parse: Callable[[bytes], Parsed]
 
 
-class Session(NamedTuple):
+class Channel(NamedTuple):
+    """What one search reads its pages through: the connection and the two endpoints."""
+
     link: Link
     html: Endpoint
     lite: Endpoint
@@ -411,8 +413,8 @@ def fetch_page(
     link: Link, site: str | None, count: int, *, ends: tuple[Endpoint, Endpoint], params: Params
 ) -> Page:
     """One search: the first page (html, else lite), then "Next" pages until `count`."""
-    session = Session(link, *ends)
-    where, parsed = first_page(session, params, site)
+    channel = Channel(link, *ends)
+    where, parsed = first_page(channel, params, site)
     allowed = [site] if site else []
     results = _fresh(parsed.results, [], allowed, params.blocked)
     warnings: list[dict[str, str]] = []
@@ -422,7 +424,7 @@ def fetch_page(
             break
         time.sleep(PAGE_PAUSE)
         try:
-            parsed = request(session, where, _filters(params) | form)
+            parsed = request(channel, where, _filters(params) | form)
         except (ToolError, Unusable) as exc:
             err = exc.error("") if isinstance(exc, Unusable) else exc
             note = f"only the first {len(results)} results: the next page failed: {err.message}"
@@ -449,16 +451,16 @@ def _fresh(
     return out
 
 
-def first_page(session: Session, params: Params, site: str | None) -> tuple[Endpoint, Parsed]:
+def first_page(channel: Channel, params: Params, site: str | None) -> tuple[Endpoint, Parsed]:
     """The html page; the lite page once when the html one is unusable. When both fail, the
     message gives both reasons."""
     try:
-        return session.html, request(session, session.html, form_data(params, site))
+        return channel.html, request(channel, channel.html, form_data(params, site))
     except Unusable as exc:
         first = exc.error("").message
     lite_form = form_data(params, site, lite=True)
     try:
-        return session.lite, request(session, session.lite, lite_form)
+        return channel.lite, request(channel, channel.lite, lite_form)
     except Unusable as exc:
         advice = (
             f"Before that, {first} DuckDuckGo may be down or may have changed its pages: try "
@@ -496,14 +498,14 @@ class Unusable(Exception):  # noqa: N818 - a page state, not a failure of this c
         return ToolError(ErrorCode.API_ERROR, f"{message} {advice}".strip())
 
 
-def request(session: Session, where: Endpoint, data: dict[str, str]) -> Parsed:
+def request(channel: Channel, where: Endpoint, data: dict[str, str]) -> Parsed:
     """One form post: the only function that touches the network."""
     from common.http import send
 
     headers = {"Referer": where.origin + "/", "Origin": where.origin}
-    http = session.link.http
+    http = channel.link.http
     req = http.build_request("POST", where.url, data=data, headers=headers)
-    reply = send(http, req, session.link.deadline)
+    reply = send(http, req, channel.link.deadline)
     if reply.status in BLOCKING_STATUS:
         raise blocked(reply, f"HTTP {reply.status}")
     parsed = where.parse(reply.body) if reply.status == 200 else None
