@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from common.errors import ErrorCode, ToolError, UsageError
-from common.protocol import silence, write_text
 from common.redact import mask, redact
 from common.settings import load
+from common.stdout import silence, write_text
 from common.text import compact, encodable, encodable_json, visible
 
 if TYPE_CHECKING:
