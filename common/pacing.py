@@ -139,23 +139,25 @@ class Keyring:
     def turn(self, tried: set[str]) -> str:
         """The key to use now, once its turn has come (slept for here); RATE_LIMIT when no
         key's turn comes before the deadline."""
-        left = [k for k in self.keys if k not in tried]
-        if len(left) > 1:  # a key set aside is used only when every one is
-            left = [k for k in left if not self.store.get("keys", self.ids[k])] or left
-        usable = left
-        if len(usable) > 1:  # a key free right now, without waiting: the load spreads
-            for key in usable:
-                if self._reserve(key, most=0.0).granted:
-                    return key
-        # Else the key whose turn comes first (most=-1 asks when, taking nothing).
-        key = min(usable, key=lambda k: self._reserve(k, most=-1.0).wait)
-        # A turn free now is taken whatever the deadline: the request itself may fit.
-        turn = self._reserve(key, most=max(0.0, self.deadline.remaining() - HEADROOM))
+        key, turn = self._choose([k for k in self.keys if k not in tried])
         if not turn.granted:
             raise self._too_late(turn.wait)
         time.sleep(turn.wait)
         self._spaced(key)
         return key
+
+    def _choose(self, left: list[str]) -> tuple[str, Any]:
+        """The key whose turn comes first, and that turn, taken when it fits the deadline (a
+        turn free now always does: the request itself may fit)."""
+        if len(left) > 1:
+            # A key set aside is used only when every one is; one free now spreads the load.
+            left = [k for k in left if not self.store.get("keys", self.ids[k])] or left
+            for key in left:
+                if (free := self._reserve(key, most=0.0)).granted:
+                    return key, free
+            left = [min(left, key=lambda k: self._reserve(k, most=-1.0).wait)]  # -1: asks
+        most = max(0.0, self.deadline.remaining() - HEADROOM)
+        return left[0], self._reserve(left[0], most=most)
 
     def _spaced(self, key: str) -> None:
         """Turns are handed out ahead; a process that woke late (a busy machine) sends late,
@@ -163,8 +165,9 @@ class Keyring:
         by a second budget taken at the moment of sending, half as far beyond the limit as
         turns are: a send pushed late falls back into its turn within a few sends. A send
         whose spacing would not fit the deadline goes now: the provider decides."""
-        most = max(0.0, self.deadline.remaining() - HEADROOM / 2)
-        time.sleep(self._reserve(key, most, space="sent").wait)
+        turn = self._reserve(key, max(0.0, self.deadline.remaining() - HEADROOM / 2), "sent")
+        if turn.granted:
+            time.sleep(turn.wait)
 
     def _resend(self, key: str, err: ToolError) -> bool:
         """Whether to send again with `key` (slept for here): when the provider asks for a
@@ -178,8 +181,11 @@ class Keyring:
             time.sleep(turn.wait)
         return bool(turn.granted)
 
-    def heard(self, key: str) -> Callable[[Reply], None]:
-        """What to learn from each answer the provider gives with `key`."""
+    def heard(self, key: str) -> Callable[[Reply], None] | None:
+        """What to learn from each answer the provider gives with `key`; None when it is not
+        paced (its requests are then retried as any other)."""
+        if self._rate(key) is None:
+            return None
         return lambda reply: self._learn(key, reply)
 
     def failed(self, key: str, err: ToolError) -> None:
@@ -215,8 +221,6 @@ class Keyring:
         return self.rates[key]
 
     def _learn(self, key: str, reply: Reply) -> None:
-        if self._rate(key) is None:
-            return
         limits = window_limits(reply)
         paces = [(n, window) for n, window, _, _ in limits if window <= SHORT_WINDOW and n > 0]
         if paces:  # the strictest of the provider's short windows
