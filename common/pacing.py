@@ -232,12 +232,12 @@ class Keyring:
             self.hold(key, float(max(spent)))
 
     def _too_late(self, wait: float) -> ToolError:
-        from common.search import NAMES, rate_limited
+        from common.search import provider_name, rate_limited
 
         rate = self._rate(self.keys[0])
         pace = f"{rate.per_second:g} requests a second ({rate.source})" if rate else ""
         seconds = math.ceil(wait)
-        said = f"{NAMES.get(self.provider, self.provider)} was not asked"
+        said = f"{provider_name(self.provider)} was not asked"
         why = (
             f"the next free turn of its key{'s' if len(self.keys) > 1 else ''} is in {seconds} s, "
             f"after this call's deadline (paced at {pace} for every process sharing it, and "

@@ -18,7 +18,6 @@ from common import answers
 from common.answers import PERSON, Reader
 from common.domains import Fetch, Page, Result, fan_out, keep
 from common.errors import ErrorCode, ToolError
-from common.registry import Registry
 from common.text import visible
 
 if TYPE_CHECKING:
@@ -32,8 +31,6 @@ MAX_URL = 4096
 MAX_TITLE = 500
 MAX_SNIPPET = 2000
 MAX_EXTRA_SNIPPETS = 5
-# Provider key -> the name answers show it by, from each search tool's declaration.
-NAMES: Registry[str] = Registry(lambda provider: provider.name)
 
 
 class Request(NamedTuple):
@@ -375,6 +372,14 @@ ANSWER_EXTRAS: dict[str, dict[str, Any]] = {
 }
 
 
+def provider_name(key: str) -> str:
+    """The name answers show provider `key` by, from its declaration; else the key itself."""
+    from common.registry import declared
+
+    found = declared(key)
+    return found.name if found else key
+
+
 def lazy_output_schema(
     results: Sequence[str] = (), extras: Sequence[str] = (), required: Sequence[str] = ()
 ) -> Callable[[str], Any]:
@@ -399,6 +404,8 @@ def output_schema(
 ) -> dict[str, Any]:
     """The outputSchema of a search tool whose results may carry `results` (names of
     RESULT_EXTRAS) and whose answer may carry `extras` (of ANSWER_EXTRAS), `required` always."""
+    from common.registry import every
+
     shared = {k: {"type": "string"} for k in ("title", "url", "snippet")}
     result_schema = {
         "type": "object",
@@ -406,7 +413,7 @@ def output_schema(
         "required": ["title", "url", "snippet"],
     }
     properties: dict[str, Any] = {
-        "provider": {"type": "string", "description": "Who answered: " + ", ".join(NAMES)},
+        "provider": {"type": "string", "description": "Who answered: " + ", ".join(every())},
         "results": {"type": "array", "items": result_schema, "description": "In rank order."},
         "count": {"type": "integer", "description": "How many results there are."},
     }
@@ -425,7 +432,7 @@ def markdown(
     """Search results in the original design's format: numbered results under the query,
     the provider's own answers first, notes after, then how to get more, when `paging` (the
     tool's parameter that takes next_offset or next_start) is given and there is more."""
-    name = NAMES.get(str(answer.get("provider")), str(answer.get("provider")))
+    name = provider_name(str(answer.get("provider")))
     lines = [f"# Search Results for: {call.get('query', '')}", f"Search engine: {name}", ""]
     lines += _answers(answer)
     blocks = [_block(n, r) for n, r in enumerate(answer.get("results", []), 1)]

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from common import __version__
 from common.errors import ErrorCode, ToolError
-from common.registry import fallback_order
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -87,6 +86,12 @@ class Derived(Setting[T]):
     @property
     def default(self) -> T:
         return self.derive()
+
+
+def _fallback_order() -> tuple[str, ...]:
+    from common.registry import fallback_order
+
+    return fallback_order()
 
 
 def _shown(default: object) -> str:
@@ -312,7 +317,7 @@ class Settings:
         "found",
     )
     search_order: Setting[tuple[str, ...]] = Derived(
-        _names, fallback_order, "providers the fallback search tool tries, in order"
+        _names, _fallback_order, "providers the fallback search tool tries, in order"
     )
     gemini_resolve = Setting(
         _flag, default=True, meaning="`0` keeps Gemini's grounding redirect links unresolved"

@@ -13,7 +13,7 @@ import pytest
 from common import credentials, registry
 from common.pacing import rate_for
 from common.registry import Field, Provider, Registry, declared, every, fallback_order
-from common.search import NAMES
+from common.search import provider_name
 from common.settings import Settings
 from host import doctor
 from tools import web_search_auto as auto
@@ -65,7 +65,7 @@ def test_credentials_are_the_declared_fields_keyed_providers_first():
 
 
 def test_names_doctor_and_pacing_read_the_declarations():
-    assert dict(NAMES) == {k: p.name for k, p in every().items()}
+    assert {k: provider_name(k) for k in every()} == {k: p.name for k, p in every().items()}
     for key, provider in every().items():
         assert doctor.provider_of(provider.tool) == (provider if provider.fields else None)
         rate = rate_for(key, Settings({}))
@@ -101,8 +101,7 @@ def test_the_output_schema_is_built_when_read_and_names_every_provider():
 @pytest.mark.parametrize("key", ["auto", "Brave", "fetch", "no such", "../x", "", "brave.x"])
 def test_a_name_that_is_no_provider_has_no_declaration(key):
     assert declared(key) is None
-    assert key not in NAMES
-    assert NAMES.get(key) is None
+    assert provider_name(key) == key
 
 
 def test_a_module_whose_provider_is_declared_under_another_key_is_none(monkeypatch):
