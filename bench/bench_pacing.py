@@ -155,6 +155,9 @@ def load(fake: Fake, envs: list[dict[str, str]], label: str) -> None:
     told = [a["retry_after"] for a in answers if paced(a)]
     limited = sum(1 for a in answers if a.get("error_code") == "RATE_LIMIT" and not paced(a))
     other = len(answers) - served - len(told) - limited
+    for answer in answers:
+        if not answer.get("success") and not paced(answer):
+            print(f"  failed: {answer.get('error_code')}: {str(answer.get('error'))[:300]}")
     times = fake.accepted[key]
     span = (times[-1] - times[0] + 1.0) if times else 1.0
     busy = len(times) / span / KEYS[key] * 100

@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 MARGIN = 1.05  # turns 5 % further apart than the limit allows: arrival jitter stays inside
-HEADROOM = 1.0  # seconds a request needs after its turn to be answered within the deadline
+# Seconds a request needs after its turn to be answered within the deadline, on a busy
+# machine, with room for one short 429's send again in the next send turn.
+HEADROOM = 2.0
 LEARNED_FOR = 24 * 3600.0  # seconds a limit the provider told is trusted
 REJECTED_FOR = 900.0  # seconds a rejected key is set aside (a new key has a new name)
 LIMITED_FOR = 60.0  # seconds a limited key is held when the provider says not how long
