@@ -99,10 +99,10 @@ class InProcess:
     """web-fetch's call in this process, as its console script makes it, minus the process."""
 
     def __init__(self) -> None:
-        from common.runner import Tool
+        from common.runner import Runnable
         from tools import web_fetch
 
-        self.tool = Tool(web_fetch.SCHEMA, web_fetch.execute)
+        self.tool = Runnable(web_fetch.SCHEMA, web_fetch.execute)
 
     def call(self, url: str) -> float:
         from common.runner import run

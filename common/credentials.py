@@ -12,6 +12,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from common import registry
 from common.errors import ErrorCode, ToolError
 from common.redact import register_secret
 from common.settings import config_dir
@@ -20,71 +21,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-class Field(NamedTuple):
-    name: str  # the nested key and the name in the event's `credentials`
-    env: tuple[str, ...]  # variables, first non-empty wins
-    secret: bool = True
-
-
-class Provider(NamedTuple):
-    key: str  # nested key under `web_search`
-    tool: str  # schema name of the tool that needs it
-    label: str  # what the model and the user are told to get
-    fields: tuple[Field, ...]
-    signup_url: str
-    how: str  # one sentence on where to get it
-
-
-PROVIDERS: dict[str, Provider] = {
-    p.key: p
-    for p in (
-        Provider(
-            "brave",
-            "web_search_brave",
-            "a Brave Search API key",
-            (Field("api_key", ("BRAVE_API_KEY",)),),
-            "https://brave.com/search/api/",
-            "Sign up at https://brave.com/search/api/, choose a Search plan and create a key.",
-        ),
-        Provider(
-            "google",
-            "web_search_google",
-            "a Google Custom Search API key and a search engine ID",
-            (
-                Field("api_key", ("GOOGLE_SEARCH_API_KEY",)),
-                Field("engine_id", ("GOOGLE_SEARCH_ENGINE_ID",), secret=False),
-            ),
-            "https://developers.google.com/custom-search/v1/overview",
-            "Create a key at https://developers.google.com/custom-search/v1/overview and an "
-            "engine (its ID is the `cx` value) at https://programmablesearchengine.google.com/.",
-        ),
-        Provider(
-            "tavily",
-            "web_search_tavily",
-            "a Tavily API key",
-            (Field("api_key", ("TAVILY_API_KEY",)),),
-            "https://app.tavily.com/",
-            "Sign up at https://app.tavily.com/ (free tier available) and copy the key.",
-        ),
-        Provider(
-            "gemini",
-            "web_search_gemini",
-            "a Gemini API key",
-            (Field("api_key", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),),
-            "https://aistudio.google.com/apikey",
-            "Create a key at https://aistudio.google.com/apikey (free tier available).",
-        ),
-        Provider(
-            "searxng",
-            "web_search_searxng",
-            "the base URL of a SearXNG instance",
-            (Field("url", ("SEARXNG_URL",), secret=False),),
-            "https://docs.searxng.org/",
-            "Point it at a SearXNG instance you run (see https://docs.searxng.org/); its "
-            "settings.yml must enable the JSON format: `search: formats: [html, json]`.",
-        ),
-    )
-}
+Field = registry.Field  # the parts of a declaration, as credentials.Field and .Provider
+Provider = registry.Provider
+# Who needs credentials, from each search tool's own declaration (common/registry.py): the
+# ones with an API key first, as messages naming other tools list them.
+PROVIDERS = registry.Registry(lambda p: p, lambda p: bool(p.fields), keyed_first=True)
 
 MAX_FILE_BYTES = 64 * 1024  # credentials.json: a handful of keys
 _PLACEHOLDER = {"api_key": "your-api-key", "engine_id": "your-engine-id"}
@@ -295,9 +236,7 @@ def configured(provider: Provider) -> bool:
 def alternatives(current: str) -> list[str]:
     """Other search tools that would work right now: keyless, or with credentials set."""
     names = [p.tool for p in PROVIDERS.values() if p.tool != current and configured(p)]
-    if current != "web_search_duckduckgo":
-        names.append("web_search_duckduckgo")
-    return names
+    return names + [p.tool for p in registry.every().values() if not p.fields and p.tool != current]
 
 
 # --- where each credential comes from, for `web-tools doctor` (never the value) -------------

@@ -10,10 +10,11 @@ When the turn would come too late for the call's deadline, the call answers RATE
 once with `retry_after`, rather than sleeping into a timeout.
 
 The rate is, first to last: the user's plan (IKIGAI_WEB_RATE_LIMITS), what the provider said
-(Brave's X-RateLimit-Limit, learned for a day), the provider's documented limit. A provider
-that says a key is used up (a 429, Brave's X-RateLimit-Remaining at 0, Google's daily quota,
-Tavily's plan limits) holds that key's budget until it is due; a rejected key is set aside
-for a while. With several keys, a request takes the key whose turn comes first.
+(Brave's X-RateLimit-Limit, learned for a day), the provider's documented limit (the `rate` of
+its declaration, common/registry.py). A provider that says a key is used up (a 429, Brave's
+X-RateLimit-Remaining at 0, Google's daily quota, Tavily's plan limits) holds that key's
+budget until it is due; a rejected key is set aside for a while. With several keys, a request
+takes the key whose turn comes first.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from common import registry
 from common.errors import ErrorCode, ToolError
 
 if TYPE_CHECKING:
@@ -33,12 +35,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Requests a second each provider documents for the plan most keys are on, used until the
-# provider says otherwise or the user states their plan. Brave: its Free plan and older plans
-# allow 1 a second (the current Search plan 50, which its headers then tell). Google Custom
-# Search: 100 queries a minute per user. Tavily: 100 requests a minute for development keys.
-# Gemini: 10 requests a minute on the free tier of its Flash models.
-SEEDS = {"brave": (1, 1.0), "google": (100, 60.0), "tavily": (100, 60.0), "gemini": (10, 60.0)}
 MARGIN = 1.05  # turns 5 % further apart than the limit allows: arrival jitter stays inside
 # Seconds a request needs after its turn to be answered within the deadline, on a busy
 # machine, with room for one short 429's send again in the next send turn.
@@ -79,9 +75,10 @@ def rate_for(provider: str, settings: Settings, learned: object = None) -> Rate 
             return _stated(value.replace(" ", ""))
     if isinstance(learned, list) and len(learned) == 2 and all(_positive(n) for n in learned):
         return Rate(learned[0] / learned[1], "learned from the provider's answers", learned[1])
-    if provider not in SEEDS:
+    declared = registry.declared(provider)
+    if declared is None or declared.rate is None:
         return None
-    limit, window = SEEDS[provider]
+    limit, window = declared.rate  # documented for the plan most keys are on
     return Rate(limit / window, "the provider's documented limit", window)
 
 
@@ -241,12 +238,12 @@ class Keyring:
             self.hold(key, float(max(spent)))
 
     def _too_late(self, wait: float) -> ToolError:
-        from common.search import NAMES, rate_limited
+        from common.search import provider_name, rate_limited
 
         rate = self._rate(self.keys[0])
         pace = f"{rate.per_second:g} requests a second ({rate.source})" if rate else ""
         seconds = math.ceil(wait)
-        said = f"{NAMES.get(self.provider, self.provider)} was not asked"
+        said = f"{provider_name(self.provider)} was not asked"
         why = (
             f"the next free turn of its key{'s' if len(self.keys) > 1 else ''} is in {seconds} s, "
             f"after this call's deadline (paced at {pace} for every process sharing it, and "

@@ -2,7 +2,8 @@
 
 Its top imports nothing but `sys`: the host allows `--schema` 1 s, and even `re` or `json`
 (which compile regular expressions at import) cost more than the interpreter's start-up.
-The call itself is run by `common.runner`, imported only then.
+The call itself is run by `common.runner`, imported only then. Both write to stdout through
+`common.stdout`, and the runner never imports this module: the two form no cycle.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import IO, Any, NoReturn
+    from typing import Any, NoReturn
 
     from common.runner import Execute, Markdown
 
@@ -23,38 +24,13 @@ def main(schema: Mapping[str, Any], execute: Execute, markdown: Markdown | None 
     `markdown` renders an answer for a person (`--format markdown`).
     """
     if sys.argv[1:] == ["--schema"]:
+        from common.stdout import write_text
+
         sys.exit(0 if write_text(schema_json(schema) + "\n") else 1)
-    from common.runner import Tool
+    from common.runner import Runnable
     from common.runner import main as call
 
-    sys.exit(call(Tool(schema, execute, markdown)))
-
-
-def write_text(text: str) -> bool:
-    """Write `text` to stdout; False, and nothing said, when no one can read it: stdout
-    closed from the start, the reader gone (`| head`), the disk full."""
-    if sys.stdout is None:
-        return False
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        silence(sys.stdout)
-        return False
-    return True
-
-
-def silence(stream: IO[Any]) -> None:
-    """Send what is left in `stream`'s buffer to /dev/null: otherwise the interpreter's own
-    flush at exit fails again, prints "Exception ignored" and exits 120."""
-    import os  # loaded at start-up already: no cost
-
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, stream.fileno())
-        os.close(null)
-    except (OSError, ValueError, AttributeError):
-        return
+    sys.exit(call(Runnable(schema, execute, markdown)))
 
 
 def schema_json(schema: Mapping[str, Any]) -> str:

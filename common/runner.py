@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from common.errors import ErrorCode, ToolError, UsageError
-from common.protocol import silence, write_text
 from common.redact import mask, redact
 from common.settings import load
+from common.stdout import silence, write_text
 from common.text import compact, encodable, encodable_json, visible
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ _CUT_SLACK = 128
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-class Tool(NamedTuple):
+class Runnable(NamedTuple):
     """What the runner needs of a tool: its schema, its call, and how a person reads it."""
 
     schema: Mapping[str, Any]
@@ -65,7 +65,7 @@ class Tool(NamedTuple):
     markdown: Markdown | None = None
 
 
-def main(tool: Tool) -> int:
+def main(tool: Runnable) -> int:
     """One invocation on this process's argv and streams; returns the exit code."""
     if sys.stdout is None:  # started with stdout closed: no one can read an answer
         return 1
@@ -74,7 +74,7 @@ def main(tool: Tool) -> int:
         return run(tool, sys.argv[1:], sys.stdin.buffer, output)
 
 
-def run(tool: Tool, argv: list[str], stdin: IO[bytes], output: Output | IO[bytes]) -> int:
+def run(tool: Runnable, argv: list[str], stdin: IO[bytes], output: Output | IO[bytes]) -> int:
     """One invocation; errors go to stderr, the answer to `output`."""
     out = output if isinstance(output, Output) else Output(output)
     name = tool.schema["name"]
@@ -90,12 +90,12 @@ def run(tool: Tool, argv: list[str], stdin: IO[bytes], output: Output | IO[bytes
     return _call(tool, invocation, out)
 
 
-def _invocation(tool: Tool, argv: list[str], stdin: IO[bytes]) -> Any:
-    from common.cli import Invocation
+def _invocation(tool: Runnable, argv: list[str], stdin: IO[bytes]) -> Any:
+    from common.argv import Invocation
 
     invocation = Invocation({})
     if argv:  # a person at a terminal; a host never passes arguments
-        from common.cli import parse
+        from common.argv import parse
 
         invocation = parse(argv, tool.schema, markdown=tool.markdown is not None)
     if invocation.text is None and invocation.needs_stdin:
@@ -107,7 +107,7 @@ def _invocation(tool: Tool, argv: list[str], stdin: IO[bytes]) -> Any:
     return invocation
 
 
-def _call(tool: Tool, invocation: Any, out: Output) -> int:
+def _call(tool: Runnable, invocation: Any, out: Output) -> int:
     try:
         with _quiet_libraries():
             result, budget = answer(tool.execute, invocation.call, tool.schema)
@@ -124,8 +124,8 @@ def _call(tool: Tool, invocation: Any, out: Output) -> int:
     return 0 if written and result["success"] else 1
 
 
-def _markdown(tool: Tool, invocation: Any, result: dict[str, Any]) -> str:
-    from common.cli import failure_text
+def _markdown(tool: Runnable, invocation: Any, result: dict[str, Any]) -> str:
+    from common.argv import failure_text
 
     clean = scrub(result)
     if not clean.get("success"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 from datetime import date
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import answers
@@ -31,14 +31,6 @@ MAX_URL = 4096
 MAX_TITLE = 500
 MAX_SNIPPET = 2000
 MAX_EXTRA_SNIPPETS = 5
-NAMES = {
-    "brave": "Brave Search",
-    "google": "Google Custom Search",
-    "tavily": "Tavily",
-    "searxng": "SearXNG",
-    "duckduckgo": "DuckDuckGo",
-    "gemini": "Google Search grounding (Gemini)",
-}
 
 
 class Request(NamedTuple):
@@ -380,11 +372,40 @@ ANSWER_EXTRAS: dict[str, dict[str, Any]] = {
 }
 
 
+def provider_name(key: str) -> str:
+    """The name answers show provider `key` by, from its declaration; else the key itself."""
+    from common.registry import declared
+
+    found = declared(key)
+    return found.name if found else key
+
+
+def lazy_output_schema(
+    results: Sequence[str] = (), extras: Sequence[str] = (), required: Sequence[str] = ()
+) -> Callable[[str], Any]:
+    """A search tool module's `__getattr__`, which builds its OUTPUT_SCHEMA (see output_schema)
+    when first read: the schema names every provider, and reading every declaration costs a
+    search's start-up what only an MCP host needs."""
+
+    @cache
+    def schema() -> dict[str, Any]:
+        return output_schema(results, extras, required)
+
+    def attribute(name: str) -> Any:
+        if name == "OUTPUT_SCHEMA":
+            return schema()
+        raise AttributeError(name)
+
+    return attribute
+
+
 def output_schema(
     results: Sequence[str] = (), extras: Sequence[str] = (), required: Sequence[str] = ()
 ) -> dict[str, Any]:
     """The outputSchema of a search tool whose results may carry `results` (names of
     RESULT_EXTRAS) and whose answer may carry `extras` (of ANSWER_EXTRAS), `required` always."""
+    from common.registry import every
+
     shared = {k: {"type": "string"} for k in ("title", "url", "snippet")}
     result_schema = {
         "type": "object",
@@ -392,7 +413,7 @@ def output_schema(
         "required": ["title", "url", "snippet"],
     }
     properties: dict[str, Any] = {
-        "provider": {"type": "string", "description": "Who answered: " + ", ".join(NAMES)},
+        "provider": {"type": "string", "description": "Who answered: " + ", ".join(every())},
         "results": {"type": "array", "items": result_schema, "description": "In rank order."},
         "count": {"type": "integer", "description": "How many results there are."},
     }
@@ -411,7 +432,7 @@ def markdown(
     """Search results in the original design's format: numbered results under the query,
     the provider's own answers first, notes after, then how to get more, when `paging` (the
     tool's parameter that takes next_offset or next_start) is given and there is more."""
-    name = NAMES.get(str(answer.get("provider")), str(answer.get("provider")))
+    name = provider_name(str(answer.get("provider")))
     lines = [f"# Search Results for: {call.get('query', '')}", f"Search engine: {name}", ""]
     lines += _answers(answer)
     blocks = [_block(n, r) for n, r in enumerate(answer.get("results", []), 1)]

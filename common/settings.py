@@ -11,7 +11,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from common import __version__
 from common.errors import ErrorCode, ToolError
@@ -32,7 +32,6 @@ MAX_BUDGET = 65_000
 MAX_TTL = 366 * 24 * 3600  # a year
 MAX_CACHE_MB = 1 << 20  # a terabyte
 MAX_FETCH_BYTES = 1 << 30  # a gigabyte: the body is held in memory
-DEFAULT_SEARCH_ORDER = ("brave", "google", "tavily", "searxng", "duckduckgo")
 RENDER_MODES = ("auto", "always", "never")
 _RATE = re.compile(r"^(off|\d{1,6}(\.\d{1,3})?(/s|/min)?)$")
 _TRUE = {"1", "true", "yes", "on"}
@@ -48,10 +47,18 @@ class Setting(Generic[T]):
         self, parse: Callable[[object], T], default: T, meaning: str, shown: str | None = None
     ) -> None:
         self.parse = parse
-        self.default = default
+        self._default = default
         self.meaning = meaning
-        self.shown_default = shown if shown is not None else _shown(default)
+        self._shown = shown
         self.name = ""
+
+    @property
+    def default(self) -> T:
+        return self._default
+
+    @property
+    def shown_default(self) -> str:
+        return self._shown if self._shown is not None else _shown(self.default)
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -66,6 +73,25 @@ class Setting(Generic[T]):
     def __get__(self, settings: Settings, owner: type) -> T: ...
     def __get__(self, settings: Settings | None, owner: type) -> Setting[T] | T:
         return self if settings is None else settings.value(self)
+
+
+class Derived(Setting[T]):
+    """A setting whose default is derived when first read: the search order, from the
+    providers' declarations, which a tool that never reads it need not import."""
+
+    def __init__(self, parse: Callable[[object], T], derive: Callable[[], T], meaning: str) -> None:
+        super().__init__(parse, cast("T", None), meaning)
+        self.derive = derive
+
+    @property
+    def default(self) -> T:
+        return self.derive()
+
+
+def _fallback_order() -> tuple[str, ...]:
+    from common.registry import fallback_order
+
+    return fallback_order()
 
 
 def _shown(default: object) -> str:
@@ -290,8 +316,8 @@ class Settings:
         "one (chromium, chromium-browser, google-chrome, then Playwright's own)",
         "found",
     )
-    search_order: Setting[tuple[str, ...]] = Setting(
-        _names, DEFAULT_SEARCH_ORDER, "providers the fallback search tool tries, in order"
+    search_order: Setting[tuple[str, ...]] = Derived(
+        _names, _fallback_order, "providers the fallback search tool tries, in order"
     )
     gemini_resolve = Setting(
         _flag, default=True, meaning="`0` keeps Gemini's grounding redirect links unresolved"

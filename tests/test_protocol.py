@@ -30,7 +30,7 @@ def echo(call: dict[str, Any], _settings: Any) -> dict[str, Any]:
 
 def invoke(stdin: bytes, execute=echo, argv=(), markdown=None) -> tuple[int, bytes]:
     out = io.BytesIO()
-    tool = runner.Tool(SCHEMA, execute, markdown)
+    tool = runner.Runnable(SCHEMA, execute, markdown)
     code = runner.run(tool, list(argv), io.BytesIO(stdin), out)
     return code, out.getvalue()
 
@@ -408,7 +408,7 @@ URL_SCHEMA: dict[str, Any] = {
 def test_a_url_on_the_command_line_is_one_word_and_two_are_refused(capsys):
     def run(*argv: str) -> tuple[int, bytes]:
         out = io.BytesIO()
-        code = runner.run(runner.Tool(URL_SCHEMA, echo), list(argv), io.BytesIO(b""), out)
+        code = runner.run(runner.Runnable(URL_SCHEMA, echo), list(argv), io.BytesIO(b""), out)
         return code, out.getvalue()
 
     code, out = run("https://example.org/a")

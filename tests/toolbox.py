@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 from common.errors import ErrorCode
 from common.http import CHUNK, Call, Deadline, Headers, Opened
-from common.runner import DEFAULT_BUDGET, Tool
+from common.runner import DEFAULT_BUDGET, Runnable
 from common.wire import open_call as wire_open_call  # before any test replaces it
 from tools.fetch.transport import from_httpx
 
@@ -47,10 +47,10 @@ def module_of(script: str) -> Any:
     return importlib.import_module(SCRIPTS[script].split(":", 1)[0])
 
 
-def tool(script: str) -> Tool:
+def tool(script: str) -> Runnable:
     """The tool as its console script runs it: schema, call and markdown."""
     module = module_of(script)
-    return Tool(module.SCHEMA, module.execute, getattr(module, "markdown", None))
+    return Runnable(module.SCHEMA, module.execute, getattr(module, "markdown", None))
 
 
 def schema(script: str) -> dict[str, Any]:

@@ -24,8 +24,8 @@ from common.search import (
     RESULT_EXTRAS,
     TIME_FILTERS,
     Request,
+    lazy_output_schema,
     markdown,
-    output_schema,
 )
 from common.text import seconds
 
@@ -86,7 +86,8 @@ SCHEMA: dict[str, Any] = {
 }
 # What MCP clients show and check (protocol.md, section 17).
 TITLE = "Web search (the first configured provider)"
-OUTPUT_SCHEMA = output_schema(tuple(RESULT_EXTRAS), tuple(ANSWER_EXTRAS))
+# OUTPUT_SCHEMA, built when first read.
+__getattr__ = lazy_output_schema(tuple(RESULT_EXTRAS), tuple(ANSWER_EXTRAS))
 
 
 def parse_input(raw: dict[str, Any]) -> Request:

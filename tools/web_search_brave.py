@@ -10,18 +10,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from common import domains
 from common import params as p
 from common.answers import PERSON, Reader
-from common.credentials import PROVIDERS, resolve, several
+from common.credentials import resolve, several
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
+from common.registry import Field, Provider
 from common.search import (
     Link,
     Request,
     as_dict,
     as_list,
     iso_date,
+    lazy_output_schema,
     not_an_object,
-    output_schema,
     plain,
     prose,
     rate_limited,
@@ -39,6 +40,18 @@ if TYPE_CHECKING:
     from common.http import Reply
     from common.settings import Settings
 
+# Brave: its Free plan and older plans allow 1 request a second (the current Search plan 50,
+# which its headers then tell pacing).
+PROVIDER = Provider(
+    key="brave",
+    name="Brave Search",
+    fields=(Field("api_key", ("BRAVE_API_KEY",)),),
+    label="a Brave Search API key",
+    signup_url="https://brave.com/search/api/",
+    how="Sign up at https://brave.com/search/api/, choose a Search plan and create a key.",
+    place=1,
+    rate=(1, 1.0),
+)
 DEFAULT_URL = "https://api.search.brave.com/res/v1/web/search"
 MAX_QUERY = 400
 FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
@@ -96,7 +109,8 @@ SCHEMA: dict[str, Any] = {
 }
 # What MCP clients show and check (protocol.md, section 17).
 TITLE = "Web search (Brave)"
-OUTPUT_SCHEMA = output_schema(
+# OUTPUT_SCHEMA, built when first read.
+__getattr__ = lazy_output_schema(
     results=("published", "age", "extra_snippets"), extras=("next_offset",)
 )
 
@@ -257,7 +271,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from common.http import endpoint
 
     params = parse_input(raw)
-    keys = several(resolve(PROVIDERS["brave"])["api_key"])
+    keys = several(resolve(PROVIDER)["api_key"])
     url = endpoint("BRAVE_SEARCH_API_URL", DEFAULT_URL)
     fetch = partial(fetch_page, url=url, params=params)
     plan = (params.count, params.allowed, params.blocked)

@@ -20,14 +20,15 @@ from common import params as p
 from common.domains import Page, Result, keep
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
+from common.registry import Provider
 from common.search import (
     MAX_SNIPPET,
     MAX_TITLE,
     Link,
     Request,
     cut,
+    lazy_output_schema,
     markdown,
-    output_schema,
     search,
     web_url,
 )
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from common.http import Reply
     from common.settings import Settings
 
+PROVIDER = Provider(key="duckduckgo", name="DuckDuckGo", place=5)  # keyless
 HTML_URL = "https://html.duckduckgo.com/html/"
 LITE_URL = "https://lite.duckduckgo.com/lite/"
 MAX_QUERY = 499  # DuckDuckGo rejects queries of 500 characters or more
@@ -50,7 +52,6 @@ PAGE_PAUSE = 0.75  # seconds between the pages of one search, as a person would 
 TIME_FILTER = {"day": "d", "week": "w", "month": "m", "year": "y"}
 SAFESEARCH = {"strict": "1", "moderate": "-1", "off": "-2"}
 BLOCKING_STATUS = frozenset({202, 403, 418, 429})
-KEYED_TOOLS = ("web_search_brave", "web_search_google", "web_search_tavily")
 SEARXNG_TOOL = "web_search_searxng"
 # DuckDuckGo serves its bot check to non-browser agents, so IKIGAI_WEB_USER_AGENT does not
 # apply here (protocol.md, section 3). Bump the version now and then.
@@ -103,7 +104,8 @@ SCHEMA: dict[str, Any] = {
 }
 # What MCP clients show and check (protocol.md, section 17).
 TITLE = "Web search (DuckDuckGo)"
-OUTPUT_SCHEMA = output_schema(results=("published",))
+# OUTPUT_SCHEMA, built when first read.
+__getattr__ = lazy_output_schema(results=("published",))
 
 
 class Params(NamedTuple):
@@ -388,7 +390,9 @@ class Endpoint(NamedTuple):
     parse: Callable[[bytes], Parsed]
 
 
-class Session(NamedTuple):
+class Channel(NamedTuple):
+    """What one search reads its pages through: the connection and the two endpoints."""
+
     link: Link
     html: Endpoint
     lite: Endpoint
@@ -409,8 +413,8 @@ def fetch_page(
     link: Link, site: str | None, count: int, *, ends: tuple[Endpoint, Endpoint], params: Params
 ) -> Page:
     """One search: the first page (html, else lite), then "Next" pages until `count`."""
-    session = Session(link, *ends)
-    where, parsed = first_page(session, params, site)
+    channel = Channel(link, *ends)
+    where, parsed = first_page(channel, params, site)
     allowed = [site] if site else []
     results = _fresh(parsed.results, [], allowed, params.blocked)
     warnings: list[dict[str, str]] = []
@@ -420,7 +424,7 @@ def fetch_page(
             break
         time.sleep(PAGE_PAUSE)
         try:
-            parsed = request(session, where, _filters(params) | form)
+            parsed = request(channel, where, _filters(params) | form)
         except (ToolError, Unusable) as exc:
             err = exc.error("") if isinstance(exc, Unusable) else exc
             note = f"only the first {len(results)} results: the next page failed: {err.message}"
@@ -447,16 +451,16 @@ def _fresh(
     return out
 
 
-def first_page(session: Session, params: Params, site: str | None) -> tuple[Endpoint, Parsed]:
+def first_page(channel: Channel, params: Params, site: str | None) -> tuple[Endpoint, Parsed]:
     """The html page; the lite page once when the html one is unusable. When both fail, the
     message gives both reasons."""
     try:
-        return session.html, request(session, session.html, form_data(params, site))
+        return channel.html, request(channel, channel.html, form_data(params, site))
     except Unusable as exc:
         first = exc.error("").message
     lite_form = form_data(params, site, lite=True)
     try:
-        return session.lite, request(session, session.lite, lite_form)
+        return channel.lite, request(channel, channel.lite, lite_form)
     except Unusable as exc:
         advice = (
             f"Before that, {first} DuckDuckGo may be down or may have changed its pages: try "
@@ -494,14 +498,14 @@ class Unusable(Exception):  # noqa: N818 - a page state, not a failure of this c
         return ToolError(ErrorCode.API_ERROR, f"{message} {advice}".strip())
 
 
-def request(session: Session, where: Endpoint, data: dict[str, str]) -> Parsed:
+def request(channel: Channel, where: Endpoint, data: dict[str, str]) -> Parsed:
     """One form post: the only function that touches the network."""
     from common.http import send
 
     headers = {"Referer": where.origin + "/", "Origin": where.origin}
-    http = session.link.http
+    http = channel.link.http
     req = http.build_request("POST", where.url, data=data, headers=headers)
-    reply = send(http, req, session.link.deadline)
+    reply = send(http, req, channel.link.deadline)
     if reply.status in BLOCKING_STATUS:
         raise blocked(reply, f"HTTP {reply.status}")
     parsed = where.parse(reply.body) if reply.status == 200 else None
@@ -518,14 +522,16 @@ def blocked(reply: Reply, what: str) -> ToolError:
     """RATE_LIMIT: DuckDuckGo has flagged this address; only waiting or another tool helps."""
     from common.credentials import alternatives
     from common.http import retry_after
+    from common.registry import every, fallback_order
 
+    keyed = [every()[key].tool for key in fallback_order() if every()[key].keyed]
     ready = alternatives("web_search_duckduckgo")
     wait = retry_after(reply)
     when = f"wait {wait} s" if wait is not None else "wait a while (minutes, sometimes an hour)"
     message = (
         f"DuckDuckGo is blocking automated requests from this address for now (it answered "
         f"with {what}). Retrying at once will not help: {when} or use a search tool that "
-        f"works through an API key: {', '.join(KEYED_TOOLS)}, or {SEARXNG_TOOL} with your own "
+        f"works through an API key: {', '.join(keyed)}, or {SEARXNG_TOOL} with your own "
         "SearXNG instance."
     )
     if ready:

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from common import domains
 from common import params as p
 from common.answers import PERSON, Reader
-from common.credentials import PROVIDERS, several
 from common.credentials import resolve as credentials
+from common.credentials import several
 from common.domains import Page, Result, host_of, url_key, wanted
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
+from common.registry import Field, Provider
 from common.search import (
     MAX_SNIPPET,
     TIME_FILTERS,
@@ -31,8 +32,8 @@ from common.search import (
     as_dict,
     as_list,
     cut,
+    lazy_output_schema,
     not_an_object,
-    output_schema,
     plain,
     prose,
     rate_limited,
@@ -49,6 +50,17 @@ if TYPE_CHECKING:
     from common.settings import Settings
     from tools.fetch.session import Session
 
+# Gemini allows 10 requests a minute on the free tier of its Flash models. It has no place in
+# the default fallback order: the fallback tool asks it only when the user names it.
+PROVIDER = Provider(
+    key="gemini",
+    name="Google Search grounding (Gemini)",
+    fields=(Field("api_key", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),),
+    label="a Gemini API key",
+    signup_url="https://aistudio.google.com/apikey",
+    how="Create a key at https://aistudio.google.com/apikey (free tier available).",
+    rate=(10, 60.0),
+)
 DEFAULT_BASE = "https://generativelanguage.googleapis.com/v1beta"
 # Google's current GA Flash model (ai.google.dev/gemini-api/docs/models; the Gemini 3.8 Flash
 # developer guide: thinking levels LOW, MEDIUM, HIGH, default MEDIUM).
@@ -150,7 +162,8 @@ SCHEMA: dict[str, Any] = {
 }
 # What MCP clients show and check (protocol.md, section 17).
 TITLE = "Web search (Gemini with Google Search)"
-OUTPUT_SCHEMA = output_schema(
+# OUTPUT_SCHEMA, built when first read.
+__getattr__ = lazy_output_schema(
     extras=("answer", "search_queries", "search_entry_point"), required=("answer", "search_queries")
 )
 
@@ -568,7 +581,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from common.http import endpoint
 
     params = parse_input(raw)
-    keys = several(credentials(PROVIDERS["gemini"])["api_key"])
+    keys = several(credentials(PROVIDER)["api_key"])
     base = endpoint("GEMINI_API_URL", DEFAULT_BASE).rstrip("/")
     url = f"{base}/models/{params.model}:generateContent"
     fetch = partial(fetch_page, url=url, params=params, settings=settings)

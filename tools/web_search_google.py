@@ -10,18 +10,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from common import domains
 from common import params as p
 from common.answers import PERSON, Reader
-from common.credentials import PROVIDERS, resolve, several
+from common.credentials import resolve, several
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
+from common.registry import Field, Provider
 from common.search import (
     Link,
     Request,
     as_dict,
     as_list,
     iso_date,
+    lazy_output_schema,
     not_an_object,
-    output_schema,
     prose,
     rate_limited,
     rejected,
@@ -37,6 +38,21 @@ if TYPE_CHECKING:
     from common.http import Reply
     from common.settings import Settings
 
+# Google Custom Search allows 100 queries a minute per user.
+PROVIDER = Provider(
+    key="google",
+    name="Google Custom Search",
+    fields=(
+        Field("api_key", ("GOOGLE_SEARCH_API_KEY",)),
+        Field("engine_id", ("GOOGLE_SEARCH_ENGINE_ID",), secret=False),
+    ),
+    label="a Google Custom Search API key and a search engine ID",
+    signup_url="https://developers.google.com/custom-search/v1/overview",
+    how="Create a key at https://developers.google.com/custom-search/v1/overview and an "
+    "engine (its ID is the `cx` value) at https://programmablesearchengine.google.com/.",
+    place=2,
+    rate=(100, 60.0),
+)
 DEFAULT_URL = "https://customsearch.googleapis.com/customsearch/v1"
 MAX_QUERY = 2048
 MAX_NUM = 10
@@ -59,12 +75,6 @@ RATE_REASONS = frozenset(
 )
 AUTH_REASONS = frozenset({"API_KEY_INVALID", "keyInvalid"})
 CLOSED_MARKER = "does not have the access to custom search json api"
-OTHER_TOOLS = (
-    "web_search_brave",
-    "web_search_duckduckgo",
-    "web_search_searxng",
-    "web_search_tavily",
-)
 PACIFIC = "America/Los_Angeles"
 _AUTH_ADVICE = (
     "Google rejected the API key: check GOOGLE_SEARCH_API_KEY, that the key's project has the "
@@ -118,7 +128,8 @@ SCHEMA: dict[str, Any] = {
 }
 # What MCP clients show and check (protocol.md, section 17).
 TITLE = "Web search (Google)"
-OUTPUT_SCHEMA = output_schema(results=("published",), extras=("next_start",))
+# OUTPUT_SCHEMA, built when first read.
+__getattr__ = lazy_output_schema(results=("published",), extras=("next_start",))
 
 
 class Params(NamedTuple):
@@ -250,10 +261,13 @@ def reasons(error: dict[str, Any]) -> list[str]:
 
 
 def closure_note() -> str:
+    from common.registry import every, fallback_order
+
+    others = sorted(every()[key].tool for key in fallback_order() if key != PROVIDER.key)
     return (
         "Google has closed the Custom Search JSON API to new customers, and existing customers "
         "lose access on 2027-01-01. Use another search tool instead: "
-        + ", ".join(OTHER_TOOLS)
+        + ", ".join(others)
         + " (web_search_duckduckgo needs no key)."
     )
 
@@ -311,7 +325,7 @@ def _published(item: dict[str, Any]) -> str | None:
 
 def _credentials() -> dict[str, str]:
     try:
-        return resolve(PROVIDERS["google"])
+        return resolve(PROVIDER)
     except ToolError as err:
         # Signing up is no longer possible: say so before the model sends a user to try.
         err.message += f" Note: {closure_note()}"

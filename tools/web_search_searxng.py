@@ -10,18 +10,19 @@ from urllib.parse import urlsplit
 from common import domains
 from common import params as p
 from common.answers import PERSON, Reader
-from common.credentials import PROVIDERS, Field, optional, resolve, usable
+from common.credentials import optional, resolve, usable
 from common.domains import Page, Result
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
+from common.registry import Field, Provider
 from common.search import (
     Link,
     Request,
     as_dict,
     as_list,
     iso_date,
+    lazy_output_schema,
     not_an_object,
-    output_schema,
     plain,
     prose,
     rate_limited,
@@ -38,6 +39,16 @@ if TYPE_CHECKING:
     from common.http import Reply
     from common.settings import Settings
 
+PROVIDER = Provider(
+    key="searxng",
+    name="SearXNG",
+    fields=(Field("url", ("SEARXNG_URL",), secret=False),),
+    label="the base URL of a SearXNG instance",
+    signup_url="https://docs.searxng.org/",
+    how="Point it at a SearXNG instance you run (see https://docs.searxng.org/); its "
+    "settings.yml must enable the JSON format: `search: formats: [html, json]`.",
+    place=4,
+)
 MAX_QUERY = 400
 MAX_PAGE = 50
 TIME_RANGES = ("day", "week", "month", "year")
@@ -115,7 +126,8 @@ SCHEMA: dict[str, Any] = {
 }
 # What MCP clients show and check (protocol.md, section 17).
 TITLE = "Web search (SearXNG)"
-OUTPUT_SCHEMA = output_schema(
+# OUTPUT_SCHEMA, built when first read.
+__getattr__ = lazy_output_schema(
     results=("published", "engines"),
     extras=("next_offset", "answers", "suggestions", "infoboxes"),
 )
@@ -212,7 +224,7 @@ def instance() -> Instance:
     it is no URL a request can go to."""
     from common.http import configured_url, register_url_login
 
-    provider = PROVIDERS["searxng"]
+    provider = PROVIDER
     base = resolve(provider)["url"]
     name = "SEARXNG_URL (or web_search.searxng.url)"
     parts = urlsplit(configured_url(base, name, "https://searx.example.org"))

@@ -10,17 +10,18 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from common import domains
 from common import params as p
-from common.credentials import PROVIDERS, resolve, several
+from common.credentials import resolve, several
 from common.domains import Page, Result, keep
 from common.errors import ErrorCode, ToolError, invalid
 from common.protocol import main as run_protocol
+from common.registry import Field, Provider
 from common.search import (
     Link,
     Request,
     as_list,
+    lazy_output_schema,
     markdown,
     not_an_object,
-    output_schema,
     plain,
     prose,
     rate_limited,
@@ -34,6 +35,17 @@ if TYPE_CHECKING:
     from common.http import Reply
     from common.settings import Settings
 
+# Tavily allows 100 requests a minute for development keys.
+PROVIDER = Provider(
+    key="tavily",
+    name="Tavily",
+    fields=(Field("api_key", ("TAVILY_API_KEY",)),),
+    label="a Tavily API key",
+    signup_url="https://app.tavily.com/",
+    how="Sign up at https://app.tavily.com/ (free tier available) and copy the key.",
+    place=3,
+    rate=(100, 60.0),
+)
 DEFAULT_URL = "https://api.tavily.com/search"
 MAX_QUERY = 400  # Tavily: "Query is too long. Max query length is 400 characters."
 DEPTHS = ("basic", "advanced")
@@ -136,7 +148,8 @@ SCHEMA: dict[str, Any] = {
 }
 # What MCP clients show and check (protocol.md, section 17).
 TITLE = "Web search (Tavily)"
-OUTPUT_SCHEMA = output_schema(results=("published", "score"), extras=("answer",))
+# OUTPUT_SCHEMA, built when first read.
+__getattr__ = lazy_output_schema(results=("published", "score"), extras=("answer",))
 
 
 class Params(NamedTuple):
@@ -302,7 +315,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from common.http import endpoint
 
     params = parse_input(raw)
-    keys = several(resolve(PROVIDERS["tavily"])["api_key"])
+    keys = several(resolve(PROVIDER)["api_key"])
     url = endpoint("TAVILY_API_URL", DEFAULT_URL)
     fetch = partial(fetch_page, url=url, params=params)
     # Domains are native: no fan-out, so the shared search sees no allowed domains and
