@@ -249,6 +249,8 @@ def clock(monkeypatch):
 @pytest.fixture
 def keys(monkeypatch):
     monkeypatch.setattr("common.http._pause", lambda *_: False)  # no retry of a 429 here
+    # Nor pacing's send again of a short 429 (tests/test_pacing.py): one answer, one request.
+    monkeypatch.setenv("IKIGAI_WEB_RATE_LIMITS", "brave=off, tavily=off")
     monkeypatch.setenv("BRAVE_API_KEY", BRAVE_KEY)
     monkeypatch.setenv("TAVILY_API_KEY", TAVILY_KEY)
     monkeypatch.setenv("IKIGAI_WEB_CACHE_TTL", "0")
