@@ -181,7 +181,9 @@ class Keyring:
         ahead of the turns handed out since, which its own was."""
         if (err.retry_after or LIMITED_FOR) > SHORT_RETRY:
             return False
-        most = max(0.0, self.deadline.remaining() - HEADROOM)
+        # As a send's own spacing (`_spaced`), half the headroom: the turn was this request's,
+        # and the request alone is left to fit.
+        most = max(0.0, self.deadline.remaining() - HEADROOM / 2)
         turn = self._reserve(key, most=most, space="sent")
         if turn.granted:
             time.sleep(turn.wait)
