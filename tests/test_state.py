@@ -11,12 +11,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from conftest import HANG_GUARD, REDIS_PASSWORD, RedisServer
 
 from common import state
 from common.state import Files, Shared, key_id, store
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -420,3 +424,71 @@ def test_what_redis_says_is_read_with_care(on_redis: RedisServer) -> None:
     on_redis.stop()
     shared.delete("memory", "junk")  # the local files', now
     assert shared.warnings
+
+
+@pytest.fixture
+def tls_redis(tmp_path: Path) -> Iterator[str]:
+    """A redis-server that speaks only TLS, with a password, its certificate from a test CA:
+    the URL that reaches it (the CA named in the URL, as a private server's users give it)."""
+    import shutil
+    import socket
+
+    import trustme
+
+    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+    if not Path(binary).is_file():
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    cert.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
+    cert.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    args = ["--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    args += ["--tls-cert-file", str(tmp_path / "cert.pem"), "--tls-auth-clients", "no"]
+    args += ["--tls-key-file", str(tmp_path / "key.pem"), "--requirepass", REDIS_PASSWORD]
+    args += ["--dir", str(tmp_path)]
+    process = subprocess.Popen([binary, *args], stdout=subprocess.DEVNULL)
+    give_up = time.monotonic() + HANG_GUARD
+    while not _listens(port):
+        assert process.poll() is None, "redis-server did not start with TLS"
+        assert time.monotonic() < give_up, "redis-server did not answer"
+        time.sleep(0.02)
+    yield f"rediss://:{REDIS_PASSWORD}@127.0.0.1:{port}/0?ssl_ca_certs={tmp_path / 'ca.pem'}"
+    process.kill()
+    process.wait(timeout=HANG_GUARD)
+
+
+def _listens(port: int) -> bool:
+    import socket
+
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_a_rediss_url_keeps_state_over_tls_with_its_password(
+    tls_redis: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", tls_redis)
+    shared = store()
+    assert isinstance(shared, Shared)
+    shared.put("memory", "brave", {"why": "RATE_LIMIT"}, ttl=60)
+    assert shared.get("memory", "brave") == {"why": "RATE_LIMIT"}
+    assert shared.reserve("pace", "brave:k", 1.0, most=10).granted
+    assert shared.warnings == []
+    assert not (shared.local.root / "memory").exists()  # it went over TLS, not to the files
+
+
+def test_a_rediss_url_whose_certificate_is_not_trusted_falls_back(
+    tls_redis: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the test CA the server's certificate is unknown: never sent the password in
+    # the clear or unchecked, the state goes to the local files, and the answer says so.
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", tls_redis.split("?", maxsplit=1)[0])
+    shared = store()
+    shared.put("memory", "brave", {"why": "RATE_LIMIT"}, ttl=60)
+    assert shared.get("memory", "brave") == {"why": "RATE_LIMIT"}
+    assert "IKIGAI_WEB_REDIS_URL" in shared.warnings[0]["message"]
+    assert REDIS_PASSWORD not in json.dumps(shared.warnings)
