@@ -27,15 +27,7 @@ from verdict import LAUNCHERS, ROOT, check, exit_code
 
 CALLS = 300
 SEARCHES = 3
-TAVILY = {
-    "query": "ikigai",
-    "answer": None,
-    "images": [],
-    "results": [{"title": "Ikigai - Wikipedia", "url": "https://en.wikipedia.org/wiki/Ikigai",
-                 "content": "Ikigai is a Japanese concept.", "score": 0.81,
-                 "raw_content": None}],
-    "response_time": 1.1,
-}  # fmt: skip
+TAVILY = json.loads((ROOT / "tests" / "fixtures" / "tavily" / "search.json").read_text())
 PROVIDERS = ["brave", "google", "tavily", "searxng", "duckduckgo"]
 
 

@@ -39,15 +39,7 @@ CLOCKED = Path(__file__).parent / "clocked_auto.py"
 BRAVE_KEY = "BSA-memory-LEAKCANARY-1234"
 TAVILY_KEY = "tvly-memory-LEAKCANARY-5678"
 BRAVE_RESULTS = json.loads((FIXTURES / "brave" / "search.json").read_text())
-TAVILY_RESULTS = {
-    "query": "ikigai",
-    "answer": None,
-    "images": [],
-    "results": [{"title": "Ikigai - Wikipedia", "url": "https://en.wikipedia.org/wiki/Ikigai",
-                 "content": "Ikigai is a Japanese concept.", "score": 0.81,
-                 "raw_content": None}],
-    "response_time": 1.1,
-}  # fmt: skip
+TAVILY_RESULTS = json.loads((FIXTURES / "tavily" / "search.json").read_text())
 # Brave's answers as its API documents them: the error object, the rate-limit headers of a
 # plan of 1 request a second and 15,000 a month (one value per window).
 BRAVE_RATE_LIMITED = Reply(
