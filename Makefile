@@ -41,8 +41,8 @@ $(BIN)/.installed: pyproject.toml
 # The checkout is installed editable, and pip compiles no bytecode for it: without this a
 # tool run where PYTHONDONTWRITEBYTECODE is set compiles every module on every call.
 launchers: $(BIN)/.installed
-	$(BIN)/python -m compileall -q common tools host
-	$(BIN)/python -m common.launchers libexec/ikigai $(BIN) >/dev/null
+	$(BIN)/python -m compileall -q ikigai_web
+	$(BIN)/python -m ikigai_web.common.launchers libexec/ikigai $(BIN) >/dev/null
 
 demo: launchers
 	@echo '$$ echo '"'"'{"query": "what is ikigai", "max_results": 3}'"'"' | libexec/ikigai/web-search-duckduckgo-tool'
@@ -56,8 +56,8 @@ lint: $(BIN)/.installed
 # Without a Chromium the rendering tests are skipped (pytest says how to install one), and the
 # code that drives it is left out of the coverage total, which it would otherwise fail. CI
 # installs one (.ci/run), so there it counts.
-HAS_BROWSER := $(BIN)/python -c 'from common.settings import Settings; \
-	from tools.fetch.browser import executable; executable(Settings(environ={}))' 2>/dev/null
+HAS_BROWSER := $(BIN)/python -c 'from ikigai_web.common.settings import Settings; \
+	from ikigai_web.fetch.browser import executable; executable(Settings(environ={}))' 2>/dev/null
 # The suite runs in two workers per core (pytest-xdist): many tests spend part of their time
 # waiting on a subprocess, a browser or a server, which another worker's test uses meanwhile
 # (on 2 cores: 2 workers 299 s, 4 workers 235 s, 6 workers 242 s). JOBS=0 runs it in this
@@ -71,8 +71,8 @@ CORPUS ?= sample
 test: lint launchers
 	rm -f .coverage .coverage.*
 	$(BIN)/pytest -n $(JOBS) --dist loadgroup --corpus $(CORPUS) --cov --cov-report= --cov-fail-under=0
-	@$(HAS_BROWSER) || echo 'make test: no Chromium found, so tools/fetch/browser.py is left out of the coverage total'
-	$(BIN)/coverage report $$($(HAS_BROWSER) || echo --omit=tools/fetch/browser.py)
+	@$(HAS_BROWSER) || echo 'make test: no Chromium found, so ikigai_web/fetch/browser.py is left out of the coverage total'
+	$(BIN)/coverage report $$($(HAS_BROWSER) || echo --omit=ikigai_web/fetch/browser.py)
 
 # Every install route (pipx and uv from the wheel, make install with a PREFIX holding spaces,
 # install-user, uninstall) in temporary directories, each tool then called. Slow, and needs
@@ -94,12 +94,12 @@ bench-extract: $(BIN)/.installed
 	$(BIN)/python bench/extract.py '$(SHARED)/bench/extraction' $(if $(BASE),--base '$(BASE)') \
 	  $(if $(SETS),--sets '$(SETS)') $(if $(SAMPLE),--sample '$(SAMPLE)')
 
-# Refits the page-type model (tools/fetch/pagetype_model.py) on half the dev pages and prints
+# Refits the page-type model (ikigai_web/fetch/pagetype_model.py) on half the dev pages and prints
 # its accuracy on the other half.
 fit-pagetype: $(BIN)/.installed
 	$(BIN)/python bench/fit_pagetype.py '$(SHARED)/bench/extraction'
 
-# Refits the block model (tools/fetch/blocks_model.json) on the fitting half of wcxb-dev-full,
+# Refits the block model (ikigai_web/fetch/blocks_model.json) on the fitting half of wcxb-dev-full,
 # the thresholds by cross-validation inside it.
 fit-blocks: $(BIN)/.installed
 	$(BIN)/python bench/fit_blocks.py '$(SHARED)/bench/extraction'
@@ -108,7 +108,7 @@ install:
 	$(PYTHON) -m venv '$(LIBDIR)/venv'
 	'$(LIBDIR)/venv/bin/python' -m pip install -q --disable-pip-version-check --upgrade pip
 	'$(LIBDIR)/venv/bin/python' -m pip install -q '.$(if $(EXTRAS),[$(EXTRAS)])'
-	'$(LIBDIR)/venv/bin/python' -I -m common.launchers '$(TOOLDIR)' '$(LIBDIR)/venv/bin' >/dev/null
+	'$(LIBDIR)/venv/bin/python' -I -m ikigai_web.common.launchers '$(TOOLDIR)' '$(LIBDIR)/venv/bin' >/dev/null
 	mkdir -p '$(BINDIR)'
 	ln -sfn '$(LIBDIR)/venv/bin/web-tools' '$(BINDIR)/web-tools'
 

@@ -1,4 +1,4 @@
-"""The learned stage's cost (tools/fetch/blocks.py): web-fetch's extraction time per page with
+"""The learned stage's cost (ikigai_web/fetch/blocks.py): web-fetch's extraction time per page with
 the shipped block model and without it (a model that keeps every block), page by page in
 turn in one process, so both see the same machine load; on every _STEP-th page of
 wcxb-dev-full (SHARED/bench/extraction, SHARED=../shared by default; skipped when absent).
@@ -35,8 +35,8 @@ def pages(data: Path) -> list[tuple[str, str]]:
 
 
 def timed(html: str, url: str, *, stage: bool) -> tuple[float, str | None]:
-    from tools.fetch import blocks
-    from tools.fetch.extract import html_to_markdown
+    from ikigai_web.fetch import blocks
+    from ikigai_web.fetch.extract import html_to_markdown
 
     model = blocks._model() if stage else blocks.Model(0.0, (), {})  # noqa: SLF001
     with mock.patch.object(blocks, "_model", return_value=model):
@@ -51,7 +51,7 @@ def main() -> None:
     if not (data / "ground-truth.json").is_file():
         print(f"learned stage: skipped, no benchmark data at {data} (set SHARED)")
         return
-    from tools.fetch.blocks import _model
+    from ikigai_web.fetch.blocks import _model
 
     kinds = set(_model().thresholds)
     found = pages(data)

@@ -1,9 +1,10 @@
-"""The persistent cache under 8 processes at once: the files in common.cache against SQLite.
+"""The persistent cache under 8 processes at once: the files in ikigai_web.common.cache against
+SQLite.
 
 Three candidates with the same features (expiry, least-recently-used order kept on hits, a
-size bound with eviction): `files` is common.cache itself; `sqlite` is the standard library's
-SQLite in WAL mode (one table, the total size kept in the same transaction); and `diskcache`
-(SQLite plus files) when it is installed (`pip install diskcache`).
+size bound with eviction): `files` is ikigai_web.common.cache itself; `sqlite` is the standard
+library's SQLite in WAL mode (one table, the total size kept in the same transaction); and
+`diskcache` (SQLite plus files) when it is installed (`pip install diskcache`).
 
 1. 8 processes at once, each a loop of get-then-put-on-miss over a shared key space: small
    values (a search answer, 4 KB, no eviction) and large ones (a page, 256 KB, a bound that
@@ -44,11 +45,11 @@ WORKLOADS = {"small (4 KB, no eviction)": (4096, 200), "large (256 KB, 8 MB boun
 
 
 class Files:
-    """common.cache itself."""
+    """ikigai_web.common.cache itself."""
 
     def __init__(self, folder: Path, bound_mb: int) -> None:
         del folder, bound_mb  # from the environment, as a tool call has them
-        from common import cache
+        from ikigai_web.common import cache
 
         self.cache = cache
 
@@ -166,7 +167,7 @@ def worker(name: str, folder: str, size: int, bound_mb: int, ops: int, start_at:
     runs `ops` get-or-put; prints the set-up time, each op's time and when it began and ended.
     """
     # What a tool has loaded before it looks at its cache: settings and the cache's location.
-    from common.settings import cache_dir, load
+    from ikigai_web.common.settings import cache_dir, load
 
     assert cache_dir()
     assert load().cache_max_mb

@@ -4,10 +4,10 @@ stdio, in the server's warm workers and as a program per call (`--no-warm`), sid
 Two servers run at once, each serving web_fetch only, with the same cache directory; a loopback
 server, a process of its own, serves a small article page (bench_fetch's `article`, about 10 KB
 of HTML). Each round
-makes, in turn: the same extraction in this process (tools.web_fetch through common.runner,
-modules loaded: the floor), then through each server an uncached fetch (a URL not asked for
-before) and the same URL again, a cached answer. Calls are PAUSE apart, as an agent's come
-seconds apart. Targets, on the warm server: a cached answer within 50 ms (median), an
+makes, in turn: the same extraction in this process (ikigai_web.tools.web_fetch through
+ikigai_web.common.runner, modules loaded: the floor), then through each server an uncached fetch (a
+URL not asked for before) and the same URL again, a cached answer. Calls are PAUSE apart, as an
+agent's come seconds apart. Targets, on the warm server: a cached answer within 50 ms (median), an
 uncached fetch within 1.5x the same extraction in process (the median of the ratios of each
 round's pair). The program-per-call figures are shown beside them, without a target.
 """
@@ -99,13 +99,13 @@ class InProcess:
     """web-fetch's call in this process, as its console script makes it, minus the process."""
 
     def __init__(self) -> None:
-        from common.runner import Runnable
-        from tools import web_fetch
+        from ikigai_web.common.runner import Runnable
+        from ikigai_web.tools import web_fetch
 
         self.tool = Runnable(web_fetch.SCHEMA, web_fetch.execute)
 
     def call(self, url: str) -> float:
-        from common.runner import run
+        from ikigai_web.common.runner import run
 
         out = io.BytesIO()
         start = time.perf_counter()

@@ -1,6 +1,7 @@
 """What web_search_auto's memory of providers costs a call, and what it saves.
 
-1. Cost: one call's reading and writing of the memory (tools.fallback.recall: the notes of
+1. Cost: one call's reading and writing of the memory (ikigai_web.tools.fallback.recall: the notes
+of
    five providers read from the shared state's local files, the order planned, a failure and
    an answer learned, written back), in this process. Figures: median and 90th percentile of
    300 calls, with no note and with notes to read and write.
@@ -41,8 +42,8 @@ def private_env(root: str) -> dict[str, str]:
 
 
 def cost(*, learn: bool) -> str:
-    from common.errors import ErrorCode
-    from tools.fallback.recall import Recall
+    from ikigai_web.common.errors import ErrorCode
+    from ikigai_web.tools.fallback.recall import Recall
 
     took = []
     for _ in range(CALLS):

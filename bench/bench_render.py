@@ -24,9 +24,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from verdict import LAUNCHERS, check, exit_code
 
-from common.procs import descendants
-from common.settings import Settings
-from tools.fetch import browser
+from ikigai_web.common.procs import descendants
+from ikigai_web.common.settings import Settings
+from ikigai_web.fetch import browser
 
 RUNS = 5
 TARGET_S = 10.0

@@ -31,9 +31,9 @@ def schema_bytes(name: str) -> int:
 
 def served_without_keys() -> list[str]:
     """The tools `web-tools mcp` serves by default on a machine with no key set."""
-    from common.credentials import PROVIDERS
-    from host import discovery
-    from host.doctor import servable
+    from ikigai_web.common.credentials import PROVIDERS
+    from ikigai_web.host import discovery
+    from ikigai_web.host.doctor import servable
 
     keys = {var for p in PROVIDERS.values() for f in p.fields for var in f.env}
     environ = {k: v for k, v in os.environ.items() if k not in keys}

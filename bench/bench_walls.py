@@ -27,8 +27,8 @@ from verdict import ROOT, check, exit_code
 
 sys.path.insert(0, str(ROOT))
 
-from tools.fetch.extract import html_to_markdown
-from tools.fetch.walls import WALLS
+from ikigai_web.fetch.extract import html_to_markdown
+from ikigai_web.fetch.walls import WALLS
 
 WALL_PAGES = ROOT / "bench" / "walls"
 SETS = ("dev", "broad-dev", "wcxb-dev", "wcxb-dev-full")

@@ -1,4 +1,4 @@
-"""Fit the block model (tools/fetch/blocks_model.json) on the fitting half of wcxb-dev-full.
+"""Fit the block model (ikigai_web/fetch/blocks_model.json) on the fitting half of wcxb-dev-full.
 
 Usage: bench/fit_blocks.py DATASET_ROOT   (`make fit-blocks SHARED=/path/to/shared`)
 
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-MODEL = ROOT / "tools" / "fetch" / "blocks_model.json"
+MODEL = ROOT / "ikigai_web" / "fetch" / "blocks_model.json"
 SET = "wcxb-dev-full"
 _COVERED = 0.5
 _TREES = 120
@@ -109,13 +109,13 @@ def pages(root: Path) -> list[Page]:
 
 
 def _read(page_id: str, html: str, url: str, truth: str) -> Page | None:
-    from tools.fetch.blocks import bags, features, units
-    from tools.fetch.extract import _parse, bound
-    from tools.fetch.hidden import remove_unseen
-    from tools.fetch.pages import region_of
-    from tools.fetch.pagetype import detect
-    from tools.fetch.policies import POLICIES
-    from tools.fetch.reading import drop_reading_times
+    from ikigai_web.fetch.blocks import bags, features, units
+    from ikigai_web.fetch.extract import _parse, bound
+    from ikigai_web.fetch.hidden import remove_unseen
+    from ikigai_web.fetch.pages import region_of
+    from ikigai_web.fetch.pagetype import detect
+    from ikigai_web.fetch.policies import POLICIES
+    from ikigai_web.fetch.reading import drop_reading_times
 
     bounded = bound(html)
     parsed = _parse(bounded.html, url, declared=bounded.declared, styles=bounded.styles)
@@ -264,7 +264,7 @@ def _best(binned, grad, hess):
 
 
 def _chances(model: Boosted, page: Page) -> list[float]:
-    from tools.fetch.blocks import Model, chance
+    from ikigai_web.fetch.blocks import Model, chance
 
     shipped = Model(model.base, tuple(model.trees), {})
     return [chance(row, shipped) for row in _rows(page, model.vocabulary)]
@@ -288,9 +288,9 @@ def held_out(found: list[Page]) -> dict[str, list[float]]:
 
 def markdown(page: Page, chances: list[float], threshold: float) -> str:
     """The markdown web-fetch writes for the page when units under `threshold` go."""
-    from tools.fetch.blocks import units
-    from tools.fetch.markdown import tidy
-    from tools.fetch.pages import markdown_of
+    from ikigai_web.fetch.blocks import units
+    from ikigai_web.fetch.markdown import tidy
+    from ikigai_web.fetch.pages import markdown_of
 
     region = deepcopy(page.region)
     for unit, chance in zip(units(region), chances, strict=True):
@@ -330,7 +330,7 @@ def write(model: Boosted, thresholds: dict[str, float], fitted: int) -> None:
     data = {
         "about": f"Written by bench/fit_blocks.py, do not edit: fitted on the {fitted} pages of"
         " wcxb-dev-full whose id has an even CRC-32 and which web-fetch reads by region. See"
-        " tools/fetch/blocks.py for the features and how the trees are read.",
+        " ikigai_web/fetch/blocks.py for the features and how the trees are read.",
         "base": round(model.base, _DIGITS),
         "thresholds": dict(sorted(thresholds.items())),
         "vocabulary": list(model.vocabulary),
@@ -344,7 +344,7 @@ def write(model: Boosted, thresholds: dict[str, float], fitted: int) -> None:
 
 def strongest(model: Boosted, count: int = 10) -> str:
     """The features whose splits took most off the loss, with their share of it."""
-    from tools.fetch.blocks import FEATURES
+    from ikigai_web.fetch.blocks import FEATURES
 
     names = [*FEATURES, *(f"word {w}" for w in model.vocabulary)]
     share = model.gains / max(model.gains.sum(), 1e-12)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from tools.fallback import recall
-from tools.web_search_auto import main
+from ikigai_web.tools.fallback import recall
+from ikigai_web.tools.web_search_auto import main
 
 if __name__ == "__main__":
     at = float(os.environ["CLOCK_AT"])

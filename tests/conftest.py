@@ -65,7 +65,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def no_secrets_left() -> Iterator[None]:
     """Each test knows the secrets a fresh process knows: what one registered for masking (a
     key, a proxy's login such as "user") is not masked in the next, whichever runs next."""
-    from common import redact
+    from ikigai_web.common import redact
 
     yield
     redact._secrets.clear()
@@ -74,10 +74,10 @@ def no_secrets_left() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def patient_probes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A host gives `--schema` 1 s (host.discovery.SCHEMA_TIMEOUT); here, in this process, a
-    probe gets 60 s, so a busy machine starting eight probes at once cannot make a tool look
-    broken. A test of that limit sets it back (test_host_discovery.py)."""
-    from host import discovery
+    """A host gives `--schema` 1 s (ikigai_web.host.discovery.SCHEMA_TIMEOUT); here, in this
+    process, a probe gets 60 s, so a busy machine starting eight probes at once cannot make a tool
+    look broken. A test of that limit sets it back (test_host_discovery.py)."""
+    from ikigai_web.host import discovery
 
     monkeypatch.setattr(discovery, "SCHEMA_TIMEOUT", 60.0)
 
@@ -112,7 +112,7 @@ def no_network(httpx_mock: Any, request: Any, monkeypatch: pytest.MonkeyPatch) -
 
     marker = request.node.get_closest_marker("httpx_mock")
     should_mock = marker.kwargs.get("should_mock") if marker else None
-    monkeypatch.setattr("common.wire.open_call", opener(should_mock or (lambda _: True)))
+    monkeypatch.setattr("ikigai_web.net.wire.open_call", opener(should_mock or (lambda _: True)))
     return httpx_mock
 
 
@@ -120,8 +120,8 @@ def reply(
     status: int = 200, body: bytes | str | Any = b"", headers: dict[str, str] | None = None
 ) -> Any:
     """A provider's answer as the HTTP layer hands it to a tool's `error_for`."""
-    from common.http import Headers
-    from common.http import Reply as HttpReply
+    from ikigai_web.net.http import Headers
+    from ikigai_web.net.http import Reply as HttpReply
 
     if not isinstance(body, bytes | str):
         body = json.dumps(body)

@@ -20,12 +20,12 @@ from conftest import Reply
 from jsonschema import Draft202012Validator
 from toolbox import SCRIPTS, check_answer, check_shape, closed_port, duckduckgo_answer, module_of
 
-from common.answers import PERSON, Reader
-from common.runner import answer, render
-from common.search import ANSWER_EXTRAS, RESULT_EXTRAS
-from common.search import markdown as search_markdown
-from tools import web_fetch
-from tools import web_search_gemini as gemini
+from ikigai_web.common.answers import PERSON, Reader
+from ikigai_web.common.runner import answer, render
+from ikigai_web.search.kit import ANSWER_EXTRAS, RESULT_EXTRAS
+from ikigai_web.search.kit import markdown as search_markdown
+from ikigai_web.tools import web_fetch
+from ikigai_web.tools import web_search_gemini as gemini
 
 pytestmark = pytest.mark.loopback
 
@@ -86,7 +86,7 @@ def name_of(script: str) -> str:
 def answered(name: str, call: dict[str, Any]) -> dict[str, Any]:
     """The answer of tool `name` to `call`, as the runner writes it, checked against the
     contract and its OUTPUT_SCHEMA."""
-    module = importlib.import_module(f"tools.{name}")
+    module = importlib.import_module(f"ikigai_web.tools.{name}")
     result, budget = answer(module.execute, call, module.SCHEMA)
     checked: dict[str, Any] = check_answer(render(result, budget), name, budget)
     return checked
@@ -119,7 +119,7 @@ def test_titles_tell_the_tools_apart():
 
 
 def test_page_types_are_the_extractors():
-    from tools.fetch.pagetype import PAGE_TYPES
+    from ikigai_web.fetch.pagetype import PAGE_TYPES
 
     assert web_fetch.PAGE_TYPES == PAGE_TYPES
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from common import cache
-from common.errors import ErrorCode, ToolError
-from common.settings import cache_dir
+from ikigai_web.common import cache
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.settings import cache_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 KB = 1024

@@ -16,9 +16,10 @@ import orjson
 import pytest
 from conftest import FakeServer, Reply
 
-from common import cache, search
-from common.settings import cache_dir
-from tools import web_fetch
+from ikigai_web.common import cache
+from ikigai_web.common.settings import cache_dir
+from ikigai_web.search import kit as search
+from ikigai_web.tools import web_fetch
 
 ROOT = Path(__file__).resolve().parent.parent
 PROCESSES = 8
@@ -29,11 +30,11 @@ BOUND_MB = 1
 WORKER = """
 import sys
 import orjson
-from common.domains import Page
-from common.runner import answer, render
-from common.search import search
-from common.settings import load
-from tools import web_fetch
+from ikigai_web.search.domains import Page
+from ikigai_web.common.runner import answer, render
+from ikigai_web.search.kit import search
+from ikigai_web.common.settings import load
+from ikigai_web.tools import web_fetch
 
 base, worker, calls, pages = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from common import credentials as c
-from common.errors import ErrorCode, ToolError
+from ikigai_web.common import credentials as c
+from ikigai_web.common.errors import ErrorCode, ToolError
 
 BRAVE = c.PROVIDERS["brave"]
 GOOGLE = c.PROVIDERS["google"]
@@ -172,8 +172,8 @@ def test_the_message_alone_tells_the_user_what_to_do(isolated_env, key):
 
 
 def test_register_all_masks_every_credential_the_machine_holds(isolated_env, monkeypatch):
-    from common.redact import mask
-    from tools.web_search_searxng import AUTH
+    from ikigai_web.common.redact import mask
+    from ikigai_web.tools.web_search_searxng import AUTH
 
     nested = {
         "brave": {"api_key": "nested-shadowed-LEAK-2"},

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from common import redact
-from common.credentials import PROVIDERS, event, locate, optional, resolve
-from common.errors import ErrorCode
-from common.settings import Settings
-from tools.fetch.pagetype import PAGE_TYPES
-from tools.web_search_searxng import AUTH
+from ikigai_web.common import redact
+from ikigai_web.common.credentials import PROVIDERS, event, locate, optional, resolve
+from ikigai_web.common.errors import ErrorCode
+from ikigai_web.common.settings import Settings
+from ikigai_web.fetch.pagetype import PAGE_TYPES
+from ikigai_web.tools.web_search_searxng import AUTH
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -54,8 +54,8 @@ def nested_keys() -> dict[str, str]:
 def endpoints() -> dict[str, str]:
     """Endpoint override variable -> its default, as the tools call `endpoint(VAR, DEFAULT)`."""
     found = {}
-    for path in sorted((ROOT / "tools").glob("*.py")):
-        module = importlib.import_module(f"tools.{path.stem}")
+    for path in sorted((ROOT / "ikigai_web" / "tools").glob("*.py")):
+        module = importlib.import_module(f"ikigai_web.tools.{path.stem}")
         for var, constant in re.findall(r'endpoint\(\s*"([A-Z0-9_]+)",\s*(\w+)', path.read_text()):
             found[var] = getattr(module, constant)
     return found
@@ -63,7 +63,7 @@ def endpoints() -> dict[str, str]:
 
 def warning_codes() -> set[str]:
     """Every warning code the code writes as a literal."""
-    sources = [*(ROOT / "common").glob("*.py"), *(ROOT / "tools").rglob("*.py")]
+    sources = [*(ROOT / "ikigai_web").rglob("*.py")]
     return {code for p in sources for code in re.findall(r'"code": "([A-Z_]+)"', p.read_text())}
 
 

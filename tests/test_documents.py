@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from conftest import Reply
 
-from common.errors import ErrorCode, ToolError
-from common.runner import answer, render
-from tools import web_fetch
-from tools.fetch import decode
-from tools.fetch.documents import MAX_PAGES, archive, layout, office, paging, pdf
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.runner import answer, render
+from ikigai_web.fetch import decode
+from ikigai_web.fetch.documents import MAX_PAGES, archive, layout, office, paging, pdf
+from ikigai_web.tools import web_fetch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import document_corpus as corpus

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from common import domains as d
-from common.errors import ErrorCode, ToolError
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.search import domains as d
 
 
 @pytest.mark.parametrize(

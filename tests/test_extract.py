@@ -1,4 +1,4 @@
-"""Tests of tools.fetch.extract: HTML to markdown of the main content."""
+"""Tests of ikigai_web.fetch.extract: HTML to markdown of the main content."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from common.errors import ErrorCode, ToolError
-from tools.fetch import extract
-from tools.fetch.extract import Document, html_to_markdown
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.fetch import extract
+from ikigai_web.fetch.extract import Document, html_to_markdown
 
 URL = "https://example.com/blog/2024/post.html"
 FILLER = (
@@ -532,7 +532,7 @@ def test_non_ascii_text_survives():
 
 def test_importing_the_module_does_not_import_the_extractors():
     code = (
-        "import sys, tools.fetch.extract\n"
+        "import sys, ikigai_web.fetch.extract\n"
         "heavy = {'trafilatura', 'readability', 'lxml', 'markdownify', 'bs4'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
@@ -831,7 +831,7 @@ def test_one_giant_pre_is_cut_at_a_line_and_its_fence_closed():
 
 
 def test_the_fetch_path_cuts_too_and_empties_the_body(monkeypatch):
-    from tools.fetch.decode import to_document
+    from ikigai_web.fetch.decode import to_document
 
     monkeypatch.setattr(extract, "_LARGE_COST", 50)
     monkeypatch.setattr(extract, "_MAX_COST", 150)
@@ -953,7 +953,7 @@ def test_html_written_as_text_stays_text_in_every_mode():
 
 
 def test_tidy_escapes_tags_but_not_code_autolinks_or_comparisons():
-    from tools.fetch.markdown import tidy
+    from ikigai_web.fetch.markdown import tidy
 
     kept = "\n`<i>` and ``x`<i>`` and <https://e.org/x> and 1 < 2, \\<u>\n```\n<p>\n```"
     kept += "\nx<sup>2</sup>, H<sub>2</sub>O, <u>u</u> and [W](</wiki/A_(b)>)"  # markdown's own

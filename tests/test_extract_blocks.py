@@ -1,4 +1,4 @@
-"""The learned stage (tools/fetch/blocks.py): its units, their features, how the trees are
+"""The learned stage (ikigai_web/fetch/blocks.py): its units, their features, how the trees are
 read and how the shipped model fits the code that reads it.
 
 Every page here is small and hand-written: it has the shape of its kind, not any real site's.
@@ -10,8 +10,8 @@ import math
 
 import lxml.html
 
-from tools.fetch import blocks
-from tools.fetch.extract import html_to_markdown
+from ikigai_web.fetch import blocks
+from ikigai_web.fetch.extract import html_to_markdown
 
 DESCRIPTION = (
     "This kettle boils a litre of water in under three minutes, switches itself off when the "

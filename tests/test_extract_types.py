@@ -14,8 +14,8 @@ from urllib.parse import urljoin
 
 import pytest
 
-from tools.fetch import embedded, extract, links, markdown, pages, pagetype
-from tools.fetch.extract import Document, html_to_markdown
+from ikigai_web.fetch import embedded, extract, links, markdown, pages, pagetype
+from ikigai_web.fetch.extract import Document, html_to_markdown
 
 LOREM = (
     "The committee met twice before the vote, and each member explained the reasons for the "
@@ -278,7 +278,7 @@ URLS = [
 def test_words_in_the_url_are_evidence_for_the_model(url, words):
     import lxml.html
 
-    from tools.fetch.signals import read
+    from ikigai_web.fetch.signals import read
 
     tree = lxml.html.document_fromstring("<html><body><p>Some words.</p></body></html>")
     found = pagetype.features(tree, url, read(tree))
@@ -289,7 +289,7 @@ def test_words_in_the_url_are_evidence_for_the_model(url, words):
 def test_a_page_with_next_to_no_text_is_an_article_whatever_its_url(url, words):
     import lxml.html
 
-    from tools.fetch.signals import read
+    from ikigai_web.fetch.signals import read
 
     del words  # the URL alone is weak evidence (issue 19): no shape to read, an article
     tree = lxml.html.document_fromstring("<html><body><p>Some words.</p></body></html>")
@@ -315,8 +315,8 @@ def test_declared_schema_types_decide(declared, expected):
 def test_a_strong_declaration_the_model_disagrees_with_is_read_but_not_named():
     import lxml.html
 
-    from tools.fetch.pagetype_model import WEIGHTS
-    from tools.fetch.signals import read
+    from ikigai_web.fetch.pagetype_model import WEIGHTS
+    from ikigai_web.fetch.signals import read
 
     body = f"<main><h1>Notes</h1><p>{LOREM}</p></main>"
     tree = lxml.html.document_fromstring(page(body, head=ld({"@type": "QAPage"})))
@@ -348,7 +348,7 @@ def _products(count: int, *, group: bool = False) -> str:
 def test_a_page_declaring_many_different_products_is_a_collection(head, expected):
     import lxml.html
 
-    from tools.fetch.signals import read
+    from ikigai_web.fetch.signals import read
 
     tree = lxml.html.document_fromstring(page("<main><h1>Lamps</h1></main>", head=head))
     assert pagetype.detect(tree, "https://e.org/x", read(tree)) == (expected, True)
@@ -461,7 +461,7 @@ def test_noscript_of_a_normal_page_is_left_out():
 
 
 def test_embedded_data_that_is_not_json_gives_nothing():
-    from tools.fetch.signals import Signals
+    from ikigai_web.fetch.signals import Signals
 
     signals = Signals(frozenset(), "", (), ("{broken", "window.__NUXT__={};"))
     assert embedded.embedded_markdown(signals, include_links=True) == ""
@@ -673,8 +673,8 @@ def test_a_link_farm_region_gives_way_to_the_article_candidate():
 def test_the_shipped_model_weighs_exactly_the_features_read():
     import lxml.html
 
-    from tools.fetch.pagetype_model import WEIGHTS
-    from tools.fetch.signals import read
+    from ikigai_web.fetch.pagetype_model import WEIGHTS
+    from ikigai_web.fetch.signals import read
 
     tree = lxml.html.document_fromstring(ARTICLE)
     names = set(pagetype.features(tree, "https://example.com/a", read(tree)))
@@ -684,7 +684,7 @@ def test_the_shipped_model_weighs_exactly_the_features_read():
 
 
 def test_the_shipped_model_weighs_words_of_each_kind_once_per_type():
-    from tools.fetch.pagetype_model import WORDS
+    from ikigai_web.fetch.pagetype_model import WORDS
 
     kinds = {word.split(":")[0] for word in WORDS}
     assert kinds == {"title", "heading", "button", "link", "class"}
@@ -715,8 +715,8 @@ def test_words_name_the_page_s_parts_by_where_they_stand():
 def test_words_tip_the_decision_by_their_weights():
     import lxml.html
 
-    from tools.fetch.pagetype_model import WEIGHTS
-    from tools.fetch.signals import read
+    from ikigai_web.fetch.pagetype_model import WEIGHTS
+    from ikigai_web.fetch.signals import read
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
     found = pagetype.features(tree, "https://e.org/x", read(tree))
@@ -734,8 +734,8 @@ def test_words_tip_the_decision_by_their_weights():
 def test_the_likeliest_type_is_named_only_when_its_probability_reaches_the_threshold():
     import lxml.html
 
-    from tools.fetch.pagetype_model import WEIGHTS
-    from tools.fetch.signals import read
+    from ikigai_web.fetch.pagetype_model import WEIGHTS
+    from ikigai_web.fetch.signals import read
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
     found = pagetype.features(tree, "https://e.org/x", read(tree))
@@ -755,8 +755,8 @@ def test_the_likeliest_type_is_named_only_when_its_probability_reaches_the_thres
 def test_an_unsure_page_is_read_as_an_article_unless_an_article_is_unlikely():
     import lxml.html
 
-    from tools.fetch.pagetype_model import WEIGHTS
-    from tools.fetch.signals import read
+    from ikigai_web.fetch.pagetype_model import WEIGHTS
+    from ikigai_web.fetch.signals import read
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
     found = pagetype.features(tree, "https://e.org/x", read(tree))
@@ -771,7 +771,7 @@ def test_an_unsure_page_is_read_as_an_article_unless_an_article_is_unlikely():
 
 
 def test_every_page_type_has_one_policy():
-    from tools.fetch.policies import POLICIES
+    from ikigai_web.fetch.policies import POLICIES
 
     assert sorted(POLICIES) == sorted(pagetype.PAGE_TYPES)
     assert [name for name, policy in POLICIES.items() if policy.article] == ["article"]
@@ -790,7 +790,7 @@ def test_no_extraction_module_tells_page_types_apart_by_name():
 
 
 def test_a_thread_and_the_page_type_name_posts_with_one_vocabulary():
-    from tools.fetch import forum
+    from ikigai_web.fetch import forum
 
     markup = "<div class='{}'>" + LOREM + "</div>"
     for word in sorted(forum.POST_WORDS):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from common.errors import ErrorCode
-from tools.fallback import memory as m
-from tools.fallback.memory import Kind, Note
+from ikigai_web.common.errors import ErrorCode
+from ikigai_web.tools.fallback import memory as m
+from ikigai_web.tools.fallback.memory import Kind, Note
 
 NOW = 1_800_000_000.0
 KEY = "k1"  # a credential's hash as the caller passes it

@@ -4,7 +4,7 @@ the right keys and wrong values, answers as the protocol says and never crashes.
 Each example must end either in exit 1 with one line on stderr and nothing on stdout (and
 only when the input is unusable as a call: protocol.md, section 2), or in exit 0 with one
 JSON object in the contract's shape within the output budget. Thousands of examples run in
-this process through `common.runner.run`; a few run through the installed executables.
+this process through `ikigai_web.common.runner.run`; a few run through the installed executables.
 
 No example reaches the network: the tools are configured with credentials and endpoints on a
 loopback port nobody listens on, and host names never resolve (DNS itself is replaced).
@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from toolbox import KEYS, PROFILES, SCRIPTS, check_answer, closed_port, schema, tool
 
-from common.runner import MAX_INPUT_BYTES, run
+from ikigai_web.common.runner import MAX_INPUT_BYTES, run
 
 # Nothing is mocked: the requests that fuzzed calls make must really fail, offline.
 pytestmark = pytest.mark.httpx_mock(should_mock=lambda _: False)
@@ -314,8 +314,8 @@ def test_the_fuzzed_calls_stay_offline(offline):
 
 def _variables() -> list[str]:
     """Every variable a tool reads: settings, credentials, endpoint overrides."""
-    from common.credentials import PROVIDERS
-    from common.settings import Settings
+    from ikigai_web.common.credentials import PROVIDERS
+    from ikigai_web.common.settings import Settings
 
     names = [s.variable for s in Settings.every()]
     names += [n for p in PROVIDERS.values() for f in p.fields for n in f.env] + ["SEARXNG_AUTH"]

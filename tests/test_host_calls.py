@@ -1,4 +1,4 @@
-"""host.calls: every way a tool can answer, as the text a model reads."""
+"""ikigai_web.host.calls: every way a tool can answer, as the text a model reads."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from host import calls, discovery
-from host.process import Outcome
+from ikigai_web.host import calls, discovery
+from ikigai_web.host.process import Outcome
 
 
 def answer(stdout: bytes = b"", status: int | None = 0, stderr: bytes = b"", **flags: bool):

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import BIN, Reply
 
-from common import __version__, credentials, launchers
-from host import cli, discovery, doctor, mcp_server, trust
+from ikigai_web.common import __version__, credentials, launchers
+from ikigai_web.host import cli, discovery, doctor, mcp_server, trust
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "BSA-secret-value-0123456789"
@@ -262,7 +262,7 @@ def test_list_with_nothing_found(capsys, monkeypatch):
 
 def test_list_never_loads_the_mcp_sdk():
     code = (
-        "import sys; from host.cli import main; main(['list']); "
+        "import sys; from ikigai_web.host.cli import main; main(['list']); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pydantic', 'httpx')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -615,9 +615,9 @@ def test_shown_values():
 
 
 def test_clear_cache(capsys, monkeypatch):
-    from common import cache
-    from common.settings import cache_dir
-    from host import cli
+    from ikigai_web.common import cache
+    from ikigai_web.common.settings import cache_dir
+    from ikigai_web.host import cli
 
     cache.put("ns", "k", [1], 60)
     assert cli.main(["clear-cache"]) == 0

@@ -1,4 +1,5 @@
-"""host.discovery: the host's directories, precedence, naming, and every reason to skip."""
+"""ikigai_web.host.discovery: the host's directories, precedence, naming, and every reason to
+skip."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import BIN, STALL
 
-from host import discovery as d
-from host import process, trust
+from ikigai_web.host import discovery as d
+from ikigai_web.host import process, trust
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -186,20 +187,24 @@ def test_default_sources_follow_the_host(tmp_path, monkeypatch):
 
 
 def test_installation_is_the_checkout_launchers_when_built(tmp_path, monkeypatch):
-    monkeypatch.setattr(d, "__file__", str(tmp_path / "host" / "discovery.py"))
+    monkeypatch.setattr(d, "__file__", str(tmp_path / "ikigai_web" / "host" / "discovery.py"))
     (tmp_path / "libexec" / "ikigai").mkdir(parents=True)
     assert d.installation() == d.Source(d.INSTALLATION, tmp_path / "libexec" / "ikigai")
 
 
 def test_installation_is_the_make_install_prefix(tmp_path, monkeypatch):
-    monkeypatch.setattr(d, "__file__", str(tmp_path / "site-packages" / "host" / "discovery.py"))
+    monkeypatch.setattr(
+        d, "__file__", str(tmp_path / "site-packages" / "ikigai_web" / "host" / "discovery.py")
+    )
     monkeypatch.setattr(sys, "prefix", str(tmp_path / "lib" / "ikigai-web-tools" / "venv"))
     (tmp_path / "libexec" / "ikigai").mkdir(parents=True)
     assert d.installation() == d.Source(d.INSTALLATION, tmp_path / "libexec" / "ikigai")
 
 
 def test_installation_falls_back_to_this_distributions_tool_scripts(tmp_path, monkeypatch):
-    monkeypatch.setattr(d, "__file__", str(tmp_path / "site-packages" / "host" / "discovery.py"))
+    monkeypatch.setattr(
+        d, "__file__", str(tmp_path / "site-packages" / "ikigai_web" / "host" / "discovery.py")
+    )
     monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
     source = d.installation()
     assert source.directory == BIN
@@ -247,14 +252,14 @@ def test_the_checkout_serves_its_own_tools():
 
 def test_own_tools_name_their_entry_point_and_others_none(tmp_path, fake_tool):
     found = d.discover([d.installation()])
-    assert found.tools["web_fetch"].entry == "tools.web_fetch:main"
-    assert found.tools["web_search_brave"].entry == "tools.web_search_brave:main"
+    assert found.tools["web_fetch"].entry == "ikigai_web.tools.web_fetch:main"
+    assert found.tools["web_search_brave"].entry == "ikigai_web.tools.web_search_brave:main"
     # A link to the launcher (make install-user) is the same program.
     (tmp_path / "user").mkdir()
     (tmp_path / "user" / "web-fetch-tool").symlink_to(found.tools["web_fetch"].path)
     # A tool of the same name elsewhere is another program, whatever it is called.
     fake_tool(tmp_path / "project", "web-search-brave-tool")
     again = d.discover([d.installation(), *sources(tmp_path)])
-    assert again.tools["web_fetch"].entry == "tools.web_fetch:main"
+    assert again.tools["web_fetch"].entry == "ikigai_web.tools.web_fetch:main"
     assert again.tools["web_search_brave"].entry == ""
     assert d.own_entry(tmp_path / "nowhere" / "web-fetch-tool") == ""

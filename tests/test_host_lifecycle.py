@@ -21,9 +21,9 @@ import pytest
 from conftest import HANG_GUARD
 from deaths import alive, gone
 
-from common.procs import descendants
-from host import guardian, process
-from host.mcp_server import MAX_LINE, _LineReader, malformed
+from ikigai_web.common.procs import descendants
+from ikigai_web.host import guardian, process
+from ikigai_web.host.mcp_server import MAX_LINE, _LineReader, malformed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -144,7 +144,7 @@ def fresh_tie():
 def test_a_tied_program_dies_with_its_caller_even_by_sigkill(tmp_path, fresh_tie):
     pid_file = tmp_path / "pid"
     script = (
-        "from host import process\n"
+        "from ikigai_web.host import process\n"
         f"process.run(['sh', '-c', 'echo $$ > {pid_file}; exec sleep 60'], None, timeout=60,"
         " limit=100, tied=True)"
     )
@@ -205,7 +205,7 @@ def test_stop_all_ends_running_programs_and_what_they_started(monkeypatch):
 
 def test_adopting_orphans_is_possible_here():
     """In a process of its own: this one must not become every orphan's parent."""
-    code = "from host.process import adopt_orphans; print(adopt_orphans())"
+    code = "from ikigai_web.host.process import adopt_orphans; print(adopt_orphans())"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() in ("True", "False")
 

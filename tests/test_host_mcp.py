@@ -23,10 +23,10 @@ from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from common import launchers
-from common.procs import descendants
-from host import answers, discovery, mcp_server, trust
-from host.calls import Answer
+from ikigai_web.common import launchers
+from ikigai_web.common.procs import descendants
+from ikigai_web.host import answers, discovery, mcp_server, trust
+from ikigai_web.host.calls import Answer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -94,7 +94,7 @@ def test_lists_every_tool_with_its_schema(tmp_path, fake_tool):
     assert listed["web_search_brave"].description == schema["description"]
     assert listed["web_search_brave"].input_schema == schema["parameters"]
     for name in OURS:  # what each says of itself, beside its SCHEMA
-        module = import_module(f"tools.{name}")
+        module = import_module(f"ikigai_web.tools.{name}")
         assert listed[name].title == module.TITLE
         assert listed[name].output_schema == module.OUTPUT_SCHEMA
         hints = listed[name].annotations
@@ -449,7 +449,7 @@ def test_a_renderer_bug_leaves_the_json_as_the_text(tmp_path, fake_server, monke
     def broken(*_: object) -> str:
         raise RuntimeError("a renderer bug")
 
-    monkeypatch.setattr("tools.web_fetch.markdown", broken)
+    monkeypatch.setattr("ikigai_web.tools.web_fetch.markdown", broken)
 
     async def scenario() -> None:
         async with Client(mcp_server.build(own_tools(), 30)) as client:
@@ -529,7 +529,7 @@ def processes() -> dict[str, list[int]]:
     found: dict[str, list[int]] = {"warm": [], "warm calls": [], "programs": []}
     for pid in descendants(os.getpid()):
         line = cmdline(pid)
-        if "-m host.warm" in line:
+        if "-m ikigai_web.host.warm" in line:
             found["warm"].append(pid)
             with contextlib.suppress(OSError):
                 if str(Path(f"/proc/{pid}/fd/0").readlink()).startswith("pipe:"):

@@ -1,4 +1,4 @@
-"""host.process: a program run with bounded output and time, never hanging its caller."""
+"""ikigai_web.host.process: a program run with bounded output and time, never hanging its caller."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from conftest import HANG_GUARD, STALL
 from deaths import gone
 
-from host import process
+from ikigai_web.host import process
 
 FOREVER = f"sleep {STALL:g}"  # a program that outlasts every test's guard
 

@@ -1,5 +1,6 @@
-"""Warm workers (host/workers.py, host/warm.py): a call forked from a warm parent is what its
-program would be, under the same deadline, output limit, cancel and kill (issue 42).
+"""Warm workers (ikigai_web/host/workers.py, ikigai_web/host/warm.py): a call forked from a warm
+parent is what its program would be, under the same deadline, output limit, cancel and kill (issue
+42).
 
 The parent runs as its own process, as the MCP server starts it; its entries here are
 tests/warm_probe.py's, each also run as a program (`warm_probe.fresh`) to compare with.
@@ -24,8 +25,8 @@ import pytest
 import warm_probe
 from deaths import gone
 
-from host import process, warm, workers
-from host.discovery import Tool
+from ikigai_web.host import process, warm, workers
+from ikigai_web.host.discovery import Tool
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -259,7 +260,7 @@ def test_a_parent_that_cannot_start_leaves_calls_to_programs(monkeypatch, capsys
 
     monkeypatch.setattr(subprocess, "Popen", refuse)
     monkeypatch.setattr(workers, "FIRST_PAUSE", 0.01)
-    made = workers.Warm(["tools.web_fetch:main"])
+    made = workers.Warm(["ikigai_web.tools.web_fetch:main"])
     made.start()
     end = time.monotonic() + 10
     while "could not be started: Permission denied" not in capsys.readouterr().err:
@@ -271,12 +272,12 @@ def test_a_parent_that_cannot_start_leaves_calls_to_programs(monkeypatch, capsys
 
 def test_the_parent_and_its_calls_die_with_their_caller_killed_outright(tmp_path):
     """The kernel kills the parent when the thread that started it ends, and each child
-    with the parent; what a call started itself is the guardian's (host/guardian.py)."""
+    with the parent; what a call started itself is the guardian's (ikigai_web/host/guardian.py)."""
     pid_file = tmp_path / "pids"
     script = (
         "import json\n"
-        "from host import process, workers\n"
-        "from host.discovery import Tool\n"
+        "from ikigai_web.host import process, workers\n"
+        "from ikigai_web.host.discovery import Tool\n"
         "made = workers.Warm(['warm_probe:sleeper']); made.start(); made.ready.wait(60)\n"
         "tool = Tool('sleeper', '/nonexistent', 'user', entry='warm_probe:sleeper')\n"
         f"data = json.dumps({{'pids': {str(pid_file)!r}}}).encode()\n"

@@ -51,8 +51,8 @@ from toolbox import (
     reply,
 )
 
-from common.redact import register_secret
-from common.runner import answer, render
+from ikigai_web.common.redact import register_secret
+from ikigai_web.common.runner import answer, render
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -512,7 +512,7 @@ def test_every_search_tool_has_a_profile():
 
 def test_the_bomb_is_a_bomb():
     """The compression bomb is small on the wire and far past the body cap inflated."""
-    from common.http import MAX_BODY
+    from ikigai_web.net.http import MAX_BODY
 
     assert len(_bomb()) < 1 << 20
     assert len(gzip.decompress(_bomb())) > 50 * MAX_BODY

@@ -13,9 +13,9 @@ import httpx
 import pytest
 from conftest import HANG_GUARD, STALL, Reply
 
-from common import http, wire
-from common.errors import ErrorCode, ToolError
-from common.settings import Settings
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.settings import Settings
+from ikigai_web.net import http, wire
 
 URL = "https://api.test/search?key=top-secret-key&q=x"
 
@@ -28,7 +28,7 @@ def _client(deadline: http.Deadline, **options) -> http.Client:
 @pytest.fixture
 def no_sleep(monkeypatch):
     slept: list[float] = []
-    monkeypatch.setattr("common.http.time.sleep", slept.append)
+    monkeypatch.setattr("ikigai_web.net.http.time.sleep", slept.append)
     return slept
 
 
@@ -218,7 +218,7 @@ def test_303_and_a_redirected_post_become_a_body_less_get():
 
 
 def test_an_international_host_is_sent_in_its_ascii_form():
-    from common import wire
+    from ikigai_web.net import wire
 
     assert wire._ascii("bücher.example") == "xn--bcher-kva.example"
     assert wire._ascii("a.test") == "a.test"
@@ -364,7 +364,7 @@ def test_json_nested_too_deeply_is_not_json_and_not_a_crash():
 
 
 def test_reply_json_redacts_before_cutting():
-    from common.redact import register_secret
+    from ikigai_web.common.redact import register_secret
 
     register_secret("AIzaSy-cut-me-0123456789")
     body = "x" * 290 + " https://g.test/v1?key=AIzaSy-cut-me-0123456789 " + "y" * 50
@@ -475,7 +475,7 @@ def test_an_unknown_content_encoding_is_api_error(httpx_mock):
 
 
 def test_excerpt_folds_spaces_masks_secrets_and_cuts():
-    from common.redact import excerpt, register_secret
+    from ikigai_web.common.redact import excerpt, register_secret
 
     register_secret("sk-excerpt-secret-42")
     text = "a\n\n b   c " + "sk-excerpt-secret-42 " + "z" * 500

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from conftest import BIN, Reply
 
-from common import __version__
-from common.credentials import PROVIDERS
+from ikigai_web.common import __version__
+from ikigai_web.common.credentials import PROVIDERS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -88,7 +88,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def schema_of(script: str) -> dict[str, Any]:
-    module = importlib.import_module("tools." + script.removesuffix("-tool").replace("-", "_"))
+    module = importlib.import_module(
+        "ikigai_web.tools." + script.removesuffix("-tool").replace("-", "_")
+    )
     schema: dict[str, Any] = module.SCHEMA
     return schema
 
@@ -149,15 +151,11 @@ def check_web_tools(web_tools: Path, cwd: Path, env: dict[str, str] | None = Non
 
 
 @pytest.mark.install
-def test_the_wheel_carries_the_licence_and_its_three_packages(wheel):
+def test_the_wheel_carries_the_licence_and_its_one_package(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
-    # The generic top-level names the README warns about: never a shared environment.
-    assert {n.split("/")[0] for n in names if "/" in n and ".dist-info" not in n} == {
-        "common",
-        "tools",
-        "host",
-    }
+    # One import name of its own: nothing generic (common, tools) in a shared site-packages.
+    assert {n.split("/")[0] for n in names if "/" in n and ".dist-info" not in n} == {"ikigai_web"}
 
 
 @pytest.mark.install

@@ -1,6 +1,6 @@
 """Local data a user (or an attacker who can write there) leaves: settings, credentials and the
-cache, read with a size cap, regular files only, no deeper than common.files.MAX_DEPTH, and a
-cache directory nobody else can write to (issue 20, sections 4, 5 and 9).
+cache, read with a size cap, regular files only, no deeper than ikigai_web.common.files.MAX_DEPTH,
+and a cache directory nobody else can write to (issue 20, sections 4, 5 and 9).
 
 Each case runs the installed tool as a host does, with a time limit: a hang or a crash fails.
 """
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from conftest import HANG_GUARD, Reply
 
-from common import cache, files
-from common.settings import cache_dir
+from ikigai_web.common import cache, files
+from ikigai_web.common.settings import cache_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "libexec" / "ikigai"

@@ -22,8 +22,8 @@ import pytest
 from conftest import HANG_GUARD
 from deaths import alive, gone
 
-from common.procs import descendants
-from host import trust
+from ikigai_web.common.procs import descendants
+from ikigai_web.host import trust
 
 BIN = Path(__file__).resolve().parent.parent / ".venv" / "bin"
 KEY = "BSA-mcp-stderr-LEAKCANARY-77"
@@ -141,7 +141,7 @@ def noted_by_the_guardian(server: subprocess.Popen[bytes]) -> None:
     it reads /proc for a look, then sleeps until the next, so a look that began after it was
     seen asleep and has ended with it asleep again is noted. A SIGKILL of the server before
     that could come before any note of a process started just now."""
-    [guardian] = [p for p in descendants(server.pid) if b"host.guardian" in _cmdline(p)]
+    [guardian] = [p for p in descendants(server.pid) if b"ikigai_web.host.guardian" in _cmdline(p)]
     end = time.monotonic() + HANG_GUARD
     asleep = looking = None
     while True:

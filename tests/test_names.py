@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import BIN
 
-from common import launchers
+from ikigai_web.common import launchers
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_SCRIPTS: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
@@ -44,9 +44,9 @@ def schema_name(script: str) -> str:
 def test_script_module_and_schema_agree(script):
     name = schema_name(script)
     assert script.endswith("-tool")
-    assert SCRIPTS[script] == f"tools.{name}:main"
-    assert (ROOT / "tools" / f"{name}.py").is_file()
-    module = importlib.import_module(f"tools.{name}")
+    assert SCRIPTS[script] == f"ikigai_web.tools.{name}:main"
+    assert (ROOT / "ikigai_web" / "tools" / f"{name}.py").is_file()
+    module = importlib.import_module(f"ikigai_web.tools.{name}")
     assert module.SCHEMA["name"] == name
     assert callable(module.main)
     assert (BIN / script).is_file()
@@ -54,7 +54,7 @@ def test_script_module_and_schema_agree(script):
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_schema_is_a_valid_tool_description(script):
-    schema = importlib.import_module(f"tools.{schema_name(script)}").SCHEMA
+    schema = importlib.import_module(f"ikigai_web.tools.{schema_name(script)}").SCHEMA
     assert set(schema) == {"name", "description", "parameters"}
     params = schema["parameters"]
     assert params["type"] == "object"
@@ -72,7 +72,7 @@ def test_makefile_builds_a_launcher_for_every_script():
 
 
 def test_only_tool_scripts_are_tools():
-    assert ALL_SCRIPTS["web-tools"] == "host.cli:main"
+    assert ALL_SCRIPTS["web-tools"] == "ikigai_web.host.cli:main"
     assert "web-tools" not in launchers.tools()
     assert launchers.tools() == SCRIPTS
 
@@ -97,7 +97,7 @@ def test_launchers_answer_schema_without_python_and_exec_the_script(tmp_path):
     written = launchers.write_all(tmp_path, BIN)
     assert sorted(p.name for p in written) == sorted(SCRIPTS)
     for path in written:
-        schema = importlib.import_module(f"tools.{schema_name(path.name)}").SCHEMA
+        schema = importlib.import_module(f"ikigai_web.tools.{schema_name(path.name)}").SCHEMA
         out = subprocess.run([str(path), "--schema"], capture_output=True, check=True)
         assert json.loads(out.stdout) == schema
         assert out.stdout.count(b"\n") == 1
@@ -177,7 +177,7 @@ def test_generated_launchers_are_current():
 
 
 def test_schema_path_imports_nothing_heavy():
-    modules = ", ".join(f"tools.{schema_name(s)}" for s in SCRIPTS)
+    modules = ", ".join(f"ikigai_web.tools.{schema_name(s)}" for s in SCRIPTS)
     code = f"import sys, {modules}; "
     code += f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))"
     out = subprocess.run(

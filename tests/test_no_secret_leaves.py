@@ -44,9 +44,9 @@ from toolbox import (
     tool,
 )
 
-from common import redact
-from common.credentials import PROVIDERS
-from common.runner import run
+from ikigai_web.common import redact
+from ikigai_web.common.credentials import PROVIDERS
+from ikigai_web.common.runner import run
 
 # Nothing is mocked: every request goes to the loopback server or to a refused port.
 pytestmark = pytest.mark.httpx_mock(should_mock=lambda _: False)
@@ -187,7 +187,7 @@ SUBJECTS = [
 
 def _nested_path(variable: str) -> tuple[str, str]:
     """Where credentials.json's nested layout keeps what `variable` holds."""
-    from tools.web_search_searxng import AUTH
+    from ikigai_web.tools.web_search_searxng import AUTH
 
     fields = [(p.key, f) for p in PROVIDERS.values() for f in p.fields] + [("searxng", AUTH)]
     return next((key, f.name) for key, f in fields if f.env[0] == variable)
@@ -371,7 +371,9 @@ def _answer_code(text: str, markdown: bool, name: str) -> str | None:
 @pytest.mark.parametrize("source", ["env", "flat", "nested"])
 @pytest.mark.parametrize("subject", SUBJECTS, ids=lambda s: s.label)
 def test_no_credential_leaves_the_process(subject, source, isolated_env, tmp_path, monkeypatch):
-    monkeypatch.setattr("common.http._pause", lambda *_: False)  # no retries: each path once
+    monkeypatch.setattr(
+        "ikigai_web.net.http._pause", lambda *_: False
+    )  # no retries: each path once
     checked = 0
     with loopback() as server:
         for path in PATHS:

@@ -1,5 +1,5 @@
-"""Pacing (common/pacing.py): a key's turn across processes, several keys, what providers say,
-and a shared state that fails (Redis down, slow, refusing the password) never failing a search.
+"""Pacing (ikigai_web/search/pacing.py): a key's turn across processes, several keys, what providers
+say, and a shared state that fails (Redis down, slow, refusing the password) never failing a search.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from conftest import HANG_GUARD, REDIS_PASSWORD, RedisServer, reply
 
-from common import pacing, state
-from common.errors import ErrorCode, ToolError
-from common.pacing import SHORT_RETRIES, Rate, rate_for, window_limits
-from common.settings import Settings, load
-from tools import web_search_brave as brave
+from ikigai_web.common import state
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.settings import Settings, load
+from ikigai_web.search import pacing
+from ikigai_web.search.pacing import SHORT_RETRIES, Rate, rate_for, window_limits
+from ikigai_web.tools import web_search_brave as brave
 
 FIXTURES = Path(__file__).parent / "fixtures" / "brave"
 ONE = "BSA-first-Key-0a1b2c3d"

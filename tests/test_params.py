@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from common import params as p
-from common.errors import ErrorCode, ToolError
+from ikigai_web.common import params as p
+from ikigai_web.common.errors import ErrorCode, ToolError
 
 
 def bad(fn, *args, **kwargs) -> str:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from common import protocol, runner
-from common.errors import ErrorCode, ToolError
-from common.redact import register_secret
+from ikigai_web.common import protocol, runner
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.redact import register_secret
 
 SCHEMA: dict[str, Any] = {
     "name": "demo_tool",
@@ -66,10 +66,13 @@ def test_schema_path_imports_only_sys():
     import subprocess
     import sys
 
-    code = "import sys; b = set(sys.modules); import common.protocol; "
+    code = "import sys; b = set(sys.modules); import ikigai_web.common.protocol; "
     code += "print(sorted(set(sys.modules) - b))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['__future__', 'common', 'common.protocol']"
+    assert (
+        out.stdout.strip()
+        == "['__future__', 'ikigai_web', 'ikigai_web.common', 'ikigai_web.common.protocol']"
+    )
 
 
 def test_success_is_compact_json_and_newline():
@@ -329,8 +332,8 @@ def test_unknown_settings_keys_are_reported_in_warnings(isolated_env):
 
 
 def test_invalid_messages_spell_values_as_json():
-    from common.errors import invalid
-    from common.params import integer
+    from ikigai_web.common.errors import invalid
+    from ikigai_web.common.params import integer
 
     assert invalid("count", True, "x").message == "'count' is true; x."
     assert invalid("count", None, "x").message == "'count' is null; x."
@@ -426,7 +429,7 @@ def test_a_url_on_the_command_line_is_one_word_and_two_are_refused(capsys):
 
 
 def test_version_and_help(capsys):
-    from common import __version__
+    from ikigai_web.common import __version__
 
     assert invoke(b"", argv=["--version"])[0] == 0
     assert capsys.readouterr().out == f"demo-tool-tool (ikigai-web-tools) {__version__}\n"
@@ -447,8 +450,8 @@ def test_schema_with_other_arguments_is_refused(capsys):
 
 SLOW_TOOL = """
 import logging, sys, time, warnings
-from common.protocol import main
-from common import runner
+from ikigai_web.common.protocol import main
+from ikigai_web.common import runner
 runner.HARD_LIMIT = float(sys.argv.pop(1))
 SCHEMA = {"name": "slow", "description": "d", "parameters": {"type": "object",
           "properties": {"query": {"type": "string"}}, "required": ["query"]}}
@@ -532,7 +535,7 @@ def test_lone_surrogates_in_a_call_reach_the_tool_as_replacement_characters(stdi
 
 
 def test_replacing_surrogates_copes_with_json_as_deep_as_the_parser_takes():
-    from common.text import encodable_json
+    from ikigai_web.common.text import encodable_json
 
     depth = 900
     value = json.loads("[" * depth + '"\\ud800"' + "]" * depth)

@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from common import proxy
-from common.errors import ErrorCode, ToolError
-from common.redact import mask
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.redact import mask
+from ikigai_web.net import proxy
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "libexec" / "ikigai"
@@ -263,8 +263,8 @@ def run(request, monkeypatch):
     def in_process(tool: str, call: dict[str, Any], env: dict[str, str]) -> tuple[Any, str]:
         from toolbox import module_of
 
-        from common import http
-        from common.runner import answer
+        from ikigai_web.common.runner import answer
+        from ikigai_web.net import http
 
         for name in list(os.environ):
             if "proxy" in name.lower():

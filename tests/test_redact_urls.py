@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from common.redact import drop_userinfo, is_secret_param, printable_url
+from ikigai_web.common.redact import drop_userinfo, is_secret_param, printable_url
 
 
 @pytest.mark.parametrize(
@@ -52,7 +52,7 @@ def test_printable_url_masks_values_and_keeps_everything_else():
 
 
 def test_secret_parameter_values_are_masked_wherever_they_are_echoed():
-    from common.redact import mask, register_secret_params
+    from ikigai_web.common.redact import mask, register_secret_params
 
     register_secret_params("https://h/a?q=cats&api_key=K%2Bey-3141&Signature=S1g+n4#token=T0k-926")
     echoed = "key K+ey-3141 or K%2Bey-3141, sig S1g n4 and S1g+n4, token T0k-926, q cats"
@@ -62,7 +62,7 @@ def test_secret_parameter_values_are_masked_wherever_they_are_echoed():
 def test_a_credential_is_masked_in_base64_too():
     import base64
 
-    from common.redact import mask, register_secret
+    from ikigai_web.common.redact import mask, register_secret
 
     register_secret("BSA+b64/Key=2718")
     for encode in (base64.b64encode, base64.urlsafe_b64encode):

@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from common import credentials, registry
-from common.pacing import rate_for
-from common.registry import Field, Provider, Registry, declared, every, fallback_order
-from common.search import provider_name
-from common.settings import Settings
-from host import doctor
-from tools import web_search_auto as auto
-from tools import web_search_duckduckgo, web_search_google
+from ikigai_web.common import credentials
+from ikigai_web.common.settings import Settings
+from ikigai_web.host import doctor
+from ikigai_web.search import registry
+from ikigai_web.search.kit import provider_name
+from ikigai_web.search.pacing import rate_for
+from ikigai_web.search.registry import Field, Provider, Registry, declared, every, fallback_order
+from ikigai_web.tools import web_search_auto as auto
+from ikigai_web.tools import web_search_duckduckgo, web_search_google
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
@@ -105,7 +106,7 @@ def test_a_name_that_is_no_provider_has_no_declaration(key):
 
 
 def test_a_module_whose_provider_is_declared_under_another_key_is_none(monkeypatch):
-    import tools.web_search_brave as brave
+    import ikigai_web.tools.web_search_brave as brave
 
     monkeypatch.setattr(brave, "PROVIDER", brave.PROVIDER._replace(key="google"))
     assert declared("brave") is None

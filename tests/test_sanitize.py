@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from conftest import Reply
 
-from common.runner import scrub
-from common.text import visible
+from ikigai_web.common.runner import scrub
+from ikigai_web.common.text import visible
 
 BIN = Path(__file__).resolve().parent.parent / "libexec" / "ikigai"
 FIXTURES = Path(__file__).parent / "fixtures"

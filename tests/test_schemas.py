@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from common import launchers
-from common.params import NOT_SET
+from ikigai_web.common import launchers
+from ikigai_web.common.params import NOT_SET
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -30,7 +30,9 @@ REQUIRED_VALUES = {"query": "ikigai meaning", "url": "https://example.org/page"}
 
 
 def module_of(script: str) -> Any:
-    return importlib.import_module("tools." + script.removesuffix("-tool").replace("-", "_"))
+    return importlib.import_module(
+        "ikigai_web.tools." + script.removesuffix("-tool").replace("-", "_")
+    )
 
 
 def strict(schema: dict[str, Any]) -> dict[str, Any]:
@@ -183,8 +185,8 @@ def test_the_dialect_check_finds_what_each_dialect_refuses():
 
 
 def test_the_mcp_server_offers_the_same_schemas():
-    from host.answers import listing, own
-    from host.discovery import Tool
+    from ikigai_web.host.answers import listing, own
+    from ikigai_web.host.discovery import Tool
 
     for script in TOOLS:
         schema = module_of(script).SCHEMA

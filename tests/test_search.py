@@ -7,11 +7,20 @@ import time
 import orjson
 import pytest
 
-from common import cache
-from common.domains import Page
-from common.errors import ErrorCode, ToolError
-from common.search import as_dict, as_list, iso_date, markdown, plain, result, search, shaped
-from common.settings import cache_dir, load
+from ikigai_web.common import cache
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.settings import cache_dir, load
+from ikigai_web.search.domains import Page
+from ikigai_web.search.kit import (
+    as_dict,
+    as_list,
+    iso_date,
+    markdown,
+    plain,
+    result,
+    search,
+    shaped,
+)
 
 
 def r(url: str) -> dict[str, str]:
@@ -290,7 +299,7 @@ def test_shaped_drops_what_it_cannot_read():
     ],
 )
 def test_domain_filters_judge_urls_as_a_browser_does(url, allowed, blocked, kept):
-    from common.domains import keep
+    from ikigai_web.search.domains import keep
 
     assert bool(keep([{"url": url}], allowed, blocked)) is kept
 
@@ -318,7 +327,7 @@ def test_markdown_is_the_original_designs_format():
 
 
 def test_rate_limit_says_when_to_retry_and_not_how_to_sign_up(monkeypatch):
-    from common.search import rate_limited
+    from ikigai_web.search.kit import rate_limited
 
     monkeypatch.setenv("BRAVE_API_KEY", "BSA-configured-already")
     err = rate_limited("brave", "Brave answered HTTP 429", "Brave's quota is used up", 40)
@@ -335,7 +344,7 @@ def test_rate_limit_says_when_to_retry_and_not_how_to_sign_up(monkeypatch):
 
 
 def test_a_secret_echoed_in_a_success_never_reaches_the_cache(isolated_env, tmp_path):
-    from common.redact import register_secret
+    from ikigai_web.common.redact import register_secret
 
     register_secret("echo-me-SECRET-99")
 

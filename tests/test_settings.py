@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from common import settings
-from common.errors import ErrorCode, ToolError
+from ikigai_web.common import settings
+from ikigai_web.common.errors import ErrorCode, ToolError
 
 
 def test_defaults(isolated_env):
@@ -157,6 +157,6 @@ def test_user_dirs_are_what_platformdirs_answers(monkeypatch, xdg):
 def test_user_dirs_elsewhere_come_from_platformdirs(monkeypatch):
     import platformdirs
 
-    monkeypatch.setattr("common.settings.sys.platform", "darwin")
+    monkeypatch.setattr("ikigai_web.common.settings.sys.platform", "darwin")
     monkeypatch.setattr(platformdirs, "user_cache_dir", lambda name, appauthor: f"/mac/{name}")
     assert str(settings.cache_dir()) == "/mac/ikigai-web-tools"

@@ -1,4 +1,5 @@
-"""The shared state (common/state.py): local files by default, the same interface over Redis."""
+"""The shared state (ikigai_web/common/state.py): local files by default, the same interface over
+Redis."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from typing import TYPE_CHECKING
 import pytest
 from conftest import HANG_GUARD, REDIS_PASSWORD, RedisServer
 
-from common import state
-from common.state import Files, Shared, key_id, store
+from ikigai_web.common import state
+from ikigai_web.common.state import Files, Shared, key_id, store
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -169,7 +170,7 @@ def test_a_lock_held_too_long_is_a_warning_not_a_stall(monkeypatch: pytest.Monke
 
 RESERVER = """
 import sys
-from common.state import store
+from ikigai_web.common.state import store
 times = []
 for _ in range(int(sys.argv[1])):
     turn = store().reserve("pace", "brave:shared", float(sys.argv[2]), most=1e6)
@@ -344,7 +345,7 @@ def test_the_cache_lives_in_redis_when_the_setting_names_one(
 ) -> None:
     import redis
 
-    from common import cache
+    from ikigai_web.common import cache
 
     answer = {"success": True, "provider": "brave", "results": [], "count": 0}
     assert cache.put("search", ["brave", "q"], answer, ttl=60) is None
@@ -365,7 +366,7 @@ def test_the_cache_lives_in_redis_when_the_setting_names_one(
 
 
 def test_a_cache_entry_goes_to_files_when_redis_stops_before_it(on_redis: RedisServer) -> None:
-    from common import cache
+    from ikigai_web.common import cache
 
     answer = {"success": True, "provider": "brave", "results": [], "count": 0}
     assert cache.get("search", ["brave", "q"], ttl=60) == cache.Hit()  # Redis, up
@@ -376,7 +377,7 @@ def test_a_cache_entry_goes_to_files_when_redis_stops_before_it(on_redis: RedisS
 
 
 def test_the_cache_falls_back_to_files_when_redis_stops(on_redis: RedisServer) -> None:
-    from common import cache
+    from ikigai_web.common import cache
 
     answer = {"success": True, "provider": "brave", "results": [], "count": 0}
     cache.put("search", ["brave", "q"], answer, ttl=60)
@@ -389,8 +390,8 @@ def test_the_cache_falls_back_to_files_when_redis_stops(on_redis: RedisServer) -
 
 
 def test_the_redis_password_is_shown_nowhere(run_tool, monkeypatch: pytest.MonkeyPatch) -> None:
-    from common.credentials import register_all
-    from common.redact import mask
+    from ikigai_web.common.credentials import register_all
+    from ikigai_web.common.redact import mask
 
     url = "redis://:pw-secret-9f8e7d@127.0.0.2:6379/0"
     run = run_tool("web-tools", args=("doctor", "--json"), env={"IKIGAI_WEB_REDIS_URL": url})

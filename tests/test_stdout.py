@@ -6,7 +6,7 @@ import io
 import os
 import sys
 
-from common.stdout import silence, write_text
+from ikigai_web.common.stdout import silence, write_text
 
 
 def test_a_stdout_closed_from_the_start_takes_nothing(monkeypatch):

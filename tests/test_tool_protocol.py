@@ -23,7 +23,7 @@ SCRIPTS = sorted(
 
 def schema_of(script: str) -> dict[str, Any]:
     name = script.removesuffix("-tool").replace("-", "_")
-    schema: dict[str, Any] = importlib.import_module(f"tools.{name}").SCHEMA
+    schema: dict[str, Any] = importlib.import_module(f"ikigai_web.tools.{name}").SCHEMA
     return schema
 
 
@@ -73,7 +73,7 @@ def test_unknown_flags_exit_1_with_one_line(run_tool, script):
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_help_says_what_it_does_how_to_call_it_and_where_credentials_go(run_tool, script):
-    from common.credentials import PROVIDERS
+    from ikigai_web.common.credentials import PROVIDERS
 
     schema = schema_of(script)
     out = run_tool(script, args=("--help",), raw=b"")
@@ -93,7 +93,7 @@ def test_help_says_what_it_does_how_to_call_it_and_where_credentials_go(run_tool
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_version(run_tool, script):
-    from common import __version__
+    from ikigai_web.common import __version__
 
     out = run_tool(script, args=("--version",), raw=b"")
     assert (out.code, out.stdout) == (0, f"{script} (ikigai-web-tools) {__version__}\n")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from host import trust
+from ikigai_web.host import trust
 
 BIN = Path(__file__).resolve().parent.parent / ".venv" / "bin"
 SCHEMA = {"name": "web_fetch", "description": "not yours", "parameters": {"type": "object"}}

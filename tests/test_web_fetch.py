@@ -13,15 +13,15 @@ from typing import Any
 import orjson
 import pytest
 
-from common import text
-from common.errors import ErrorCode, ToolError
-from common.runner import answer
-from common.settings import Settings
-from tools import web_fetch
-from tools.fetch import decode, guard, robots
-from tools.fetch.documents.pdf import pdf_document
-from tools.fetch.extract import Document
-from tools.fetch.session import canonical
+from ikigai_web.common import text
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.runner import answer
+from ikigai_web.common.settings import Settings
+from ikigai_web.fetch import decode, guard, robots
+from ikigai_web.fetch.documents.pdf import pdf_document
+from ikigai_web.fetch.extract import Document
+from ikigai_web.fetch.session import canonical
+from ikigai_web.tools import web_fetch
 
 # ---------------------------------------------------------------- input
 
@@ -547,7 +547,7 @@ def test_split_lines_normalises_newlines():
 
 def test_schema_is_fast_and_imports_nothing_heavy():
     code = (
-        "import sys, tools.web_fetch as m, json; json.dumps(m.SCHEMA); "
+        "import sys, ikigai_web.tools.web_fetch as m, json; json.dumps(m.SCHEMA); "
         "print(sorted(n for n in ('httpx','lxml','trafilatura','pypdfium2','protego','httpcore')"
         " if n in sys.modules))"
     )
@@ -569,8 +569,8 @@ def test_blocked_over_the_protocol(run_tool):
 def test_backend_refuses_a_host_the_guard_did_not_vet():
     import httpcore
 
-    from common.http import Deadline
-    from tools.fetch.transport import PinnedBackend
+    from ikigai_web.fetch.transport import PinnedBackend
+    from ikigai_web.net.http import Deadline
 
     backend = PinnedBackend(Deadline(5))
     with pytest.raises(httpcore.ConnectError):
@@ -578,7 +578,7 @@ def test_backend_refuses_a_host_the_guard_did_not_vet():
 
 
 def test_a_deadline_never_waits_past_its_end_and_a_copy_moves_alone():
-    from common.http import Deadline
+    from ikigai_web.net.http import Deadline
 
     clock = Deadline(60)  # long enough that no busy machine spends it during the test
     assert clock.left(None) <= 60
@@ -591,8 +591,8 @@ def test_a_deadline_never_waits_past_its_end_and_a_copy_moves_alone():
 
 
 def test_page_type_and_warnings_are_in_the_output_only_when_set():
-    from tools.fetch.extract import Document
-    from tools.web_fetch import Page, shape_output
+    from ikigai_web.fetch.extract import Document
+    from ikigai_web.tools.web_fetch import Page, shape_output
 
     warning = {"code": "NEEDS_JAVASCRIPT", "message": "The page is filled in by JavaScript."}
     doc = Document(markdown="", title="App", page_type="service", warnings=[warning])

@@ -26,9 +26,9 @@ from conftest import BEFORE_THE_DEADLINE, HANG_GUARD, STALL
 from toolbox import PEAK_MEMORY
 from toolbox import reply as whole_reply
 
-from common.runner import answer, render
-from tools import web_fetch
-from tools.fetch import robots
+from ikigai_web.common.runner import answer, render
+from ikigai_web.fetch import robots
+from ikigai_web.tools import web_fetch
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -1225,8 +1225,8 @@ CORRUPT_PAGES = {
 
 @pytest.mark.parametrize("kind", CORRUPT_PAGES)
 def test_a_corrupt_cache_entry_is_refetched_and_reported(web, private, kind):
-    from common import cache
-    from common.settings import load
+    from ikigai_web.common import cache
+    from ikigai_web.common.settings import load
 
     url = web.route("/p", reply("fresh", "text/plain"))
     key = web_fetch.cache_key(web_fetch.parse_input({"url": url}), load())
@@ -1245,8 +1245,8 @@ def test_a_corrupt_cache_entry_is_refetched_and_reported(web, private, kind):
 
 def test_a_whole_cache_entry_is_served_as_stored(web, private):
     """The control for the corrupt cases: the same entry unchanged is a hit."""
-    from common import cache
-    from common.settings import load
+    from ikigai_web.common import cache
+    from ikigai_web.common.settings import load
 
     url = web.route("/p", reply("fresh", "text/plain"))
     key = web_fetch.cache_key(web_fetch.parse_input({"url": url}), load())
@@ -1259,7 +1259,7 @@ def test_a_whole_cache_entry_is_served_as_stored(web, private):
 
 
 def test_a_file_where_the_cache_should_be_is_reported_and_fetching_works(web, private):
-    from common.settings import cache_dir
+    from ikigai_web.common.settings import cache_dir
 
     cache_dir().parent.mkdir(parents=True)
     cache_dir().write_text("in the way")
@@ -1278,7 +1278,7 @@ def test_a_file_where_the_cache_should_be_is_reported_and_fetching_works(web, pr
 
 
 def test_cache_warnings_count_in_the_output_budget(web, private, monkeypatch):
-    from common.settings import cache_dir
+    from ikigai_web.common.settings import cache_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache_dir().parent / ("d" * 200)))
     cache_dir().parent.mkdir(parents=True)
@@ -1504,8 +1504,8 @@ def test_utf8_bom_with_a_declared_utf8_charset(web, private):
 
 
 def test_a_stale_cache_entry_of_another_shape_is_refetched(web, private):
-    from common import cache
-    from common.settings import load
+    from ikigai_web.common import cache
+    from ikigai_web.common.settings import load
 
     url = web.route("/p", reply("fresh", "text/plain"))
     params = web_fetch.parse_input({"url": url})

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from conftest import HANG_GUARD
 
-from common.errors import ErrorCode, ToolError
-from common.procs import descendants
-from common.settings import MAX_TIMEOUT, Settings
-from tools import web_fetch
-from tools.fetch import browser
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.procs import descendants
+from ikigai_web.common.settings import MAX_TIMEOUT, Settings
+from ikigai_web.fetch import browser
+from ikigai_web.tools import web_fetch
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -422,7 +422,7 @@ def test_a_page_that_never_settles_ends_in_time_with_a_warning(sites, isolated_e
     jumped = [0.0]
     clock = SimpleNamespace(monotonic=lambda: time.monotonic() + jumped[0], sleep=time.sleep,
                             time=time.time)  # fmt: skip
-    monkeypatch.setattr("common.http.time", clock)  # the call's Deadline reads this one
+    monkeypatch.setattr("ikigai_web.net.http.time", clock)  # the call's Deadline reads this one
     settle = browser._settle
 
     def settle_late(page: Any, call: Any) -> bool:
@@ -539,7 +539,7 @@ def test_render_choices_do_not_share_cache_entries():
 
 
 def test_schema_does_not_import_the_browser():
-    code = "import sys, tools.web_fetch; print('playwright' in sys.modules)"
+    code = "import sys, ikigai_web.tools.web_fetch; print('playwright' in sys.modules)"
     proc = subprocess.run(
         [str(ROOT / ".venv/bin/python"), "-c", code], capture_output=True, check=True, cwd=ROOT
     )
@@ -598,16 +598,16 @@ def test_a_browser_over_its_memory_cap_is_killed_and_the_page_comes_as_sent(
 def test_a_call_in_the_mcp_servers_warm_worker_renders_under_its_data_limit(
     sites, tmp_path, monkeypatch
 ):
-    """A warm call has a limit on its data (host/warm.py), under which Chromium's pages
+    """A warm call has a limit on its data (ikigai_web/host/warm.py), under which Chromium's pages
     crash: the browser starts without it. The tool's path does not exist, so a call that
     did not run warm would fail."""
-    from host import process, workers
-    from host.discovery import Tool
+    from ikigai_web.host import process, workers
+    from ikigai_web.host.discovery import Tool
 
     site = sites({"/app": shell(), "/data.json": ("application/json", DATA)})
     for name, value in environment(tmp_path).items():
         monkeypatch.setenv(name, value)
-    entry = "tools.web_fetch:main"
+    entry = "ikigai_web.tools.web_fetch:main"
     warm = workers.Warm([entry])
     warm.start()
     try:

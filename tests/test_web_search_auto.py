@@ -15,13 +15,18 @@ import httpx
 import pytest
 from conftest import HANG_GUARD, STALL, Reply
 
-from common.errors import ErrorCode, ToolError
-from common.runner import answer
-from common.search import Request
-from common.settings import load
-from host.calls import CALL_TIMEOUT
-from tools import web_search_auto as auto
-from tools import web_search_brave, web_search_duckduckgo, web_search_google, web_search_tavily
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.runner import answer
+from ikigai_web.common.settings import load
+from ikigai_web.host.calls import CALL_TIMEOUT
+from ikigai_web.search.kit import Request
+from ikigai_web.tools import web_search_auto as auto
+from ikigai_web.tools import (
+    web_search_brave,
+    web_search_duckduckgo,
+    web_search_google,
+    web_search_tavily,
+)
 
 BRAVE = re.compile(r"https://api\.search\.brave\.com/res/v1/web/search\?.*")
 TAVILY = "https://api.tavily.com/search"
@@ -119,7 +124,9 @@ def test_first_configured_provider_answers(httpx_mock, keys):
 
 def test_a_deadline_under_a_second_still_tries_the_first_provider(httpx_mock, keys, monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_TIMEOUT", "0.5")  # a valid setting: above 0
-    Clock(monkeypatch, "tools.web_search_auto", "common.http")  # the 0.5 s is never spent
+    Clock(
+        monkeypatch, "ikigai_web.tools.web_search_auto", "ikigai_web.net.http"
+    )  # the 0.5 s is never spent
     httpx_mock.add_response(json=json.loads((FIXTURES / "brave/search.json").read_text()))
     out = call({"query": "ikigai", "count": 2})
     assert out["success"] is True, out
@@ -160,7 +167,7 @@ def test_missing_credentials_fall_through(httpx_mock, keys, monkeypatch):
 
 
 def test_network_errors_fall_through(httpx_mock, keys, monkeypatch):
-    monkeypatch.setattr("common.http._pause", lambda *_: False)
+    monkeypatch.setattr("ikigai_web.net.http._pause", lambda *_: False)
     httpx_mock.add_exception(httpx.ConnectError("refused"), url=BRAVE)
     tavily_answers(httpx_mock)
     out = call({"query": "ikigai"})
@@ -179,7 +186,7 @@ def test_network_errors_fall_through(httpx_mock, keys, monkeypatch):
 )  # fmt: skip
 def test_other_failures_are_the_answer_and_stop_the_chain(httpx_mock, keys, monkeypatch, status,
                                                           body, code):  # fmt: skip
-    monkeypatch.setattr("common.http._pause", lambda *_: False)
+    monkeypatch.setattr("ikigai_web.net.http._pause", lambda *_: False)
     httpx_mock.add_response(status_code=status, json=body)
     out = call({"query": "ikigai"})
     assert out["error_code"] == code
@@ -238,7 +245,7 @@ def test_a_misspelled_provider_is_named_with_the_one_meant(httpx_mock, keys, mon
 
 
 def test_every_failure_names_each_provider_failed_and_not_tried(keys, monkeypatch):
-    clock = Clock(monkeypatch, "tools.web_search_auto")
+    clock = Clock(monkeypatch, "ikigai_web.tools.web_search_auto")
 
     def attempt(module, request, settings):
         clock.advance(0.6)
@@ -289,7 +296,7 @@ def test_an_order_naming_no_provider_is_invalid_input(monkeypatch):
 def test_providers_share_the_calls_deadline(keys, monkeypatch):
     """A failure hands the next provider what is left of the call's deadline."""
     seen: list[float] = []
-    clock = Clock(monkeypatch, "tools.web_search_auto")
+    clock = Clock(monkeypatch, "ikigai_web.tools.web_search_auto")
 
     def attempt(module, request, settings):
         seen.append(settings.timeout)

@@ -25,14 +25,14 @@ from typing import Any
 import pytest
 from conftest import HANG_GUARD, STALL, FakeServer, Reply
 
-from common.errors import ErrorCode, ToolError
-from common.runner import answer
-from common.settings import load
-from common.state import store
-from host import cli
-from tools import web_search_auto as auto
-from tools import web_search_brave
-from tools.fallback import memory, recall
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.runner import answer
+from ikigai_web.common.settings import load
+from ikigai_web.common.state import store
+from ikigai_web.host import cli
+from ikigai_web.tools import web_search_auto as auto
+from ikigai_web.tools import web_search_brave
+from ikigai_web.tools.fallback import memory, recall
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CLOCKED = Path(__file__).parent / "clocked_auto.py"
@@ -240,7 +240,7 @@ def clock(monkeypatch):
 
 @pytest.fixture
 def keys(monkeypatch):
-    monkeypatch.setattr("common.http._pause", lambda *_: False)  # no retry of a 429 here
+    monkeypatch.setattr("ikigai_web.net.http._pause", lambda *_: False)  # no retry of a 429 here
     # Nor pacing's send again of a short 429 (tests/test_pacing.py): one answer, one request.
     monkeypatch.setenv("IKIGAI_WEB_RATE_LIMITS", "brave=off, tavily=off")
     monkeypatch.setenv("BRAVE_API_KEY", BRAVE_KEY)
@@ -441,7 +441,7 @@ def redis_url(tmp_path):
 def on(machine: str, monkeypatch, tmp_path) -> None:
     """The calls that follow run as if on `machine`: its name and its own local state."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / machine))
-    monkeypatch.setattr("tools.fallback.recall.socket.gethostname", lambda: machine)
+    monkeypatch.setattr("ikigai_web.tools.fallback.recall.socket.gethostname", lambda: machine)
 
 
 def test_machines_sharing_redis_share_notes_about_a_key_not_about_an_address(

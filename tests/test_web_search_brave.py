@@ -11,9 +11,9 @@ import httpx
 import pytest
 from conftest import Reply
 
-from common.errors import ErrorCode, ToolError
-from common.settings import load
-from tools import web_search_brave as brave
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.settings import load
+from ikigai_web.tools import web_search_brave as brave
 
 FIXTURES = Path(__file__).parent / "fixtures" / "brave"
 URL = brave.DEFAULT_URL
@@ -163,7 +163,7 @@ def test_non_object_json_is_api_error():
 
 def call(raw: dict[str, Any], monkeypatch) -> dict[str, Any]:
     monkeypatch.setenv("BRAVE_API_KEY", KEY)
-    monkeypatch.setattr("common.http.time.sleep", lambda _: None)
+    monkeypatch.setattr("ikigai_web.net.http.time.sleep", lambda _: None)
     return brave.execute({"query": "ikigai meaning"} | raw, load())
 
 

@@ -16,9 +16,9 @@ import httpx
 import pytest
 from conftest import Reply
 
-from common.errors import ErrorCode, ToolError
-from common.runner import answer
-from tools import web_search_duckduckgo as ddg
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.runner import answer
+from ikigai_web.tools import web_search_duckduckgo as ddg
 
 FIXTURES = Path(__file__).parent / "fixtures" / "duckduckgo"
 TOOL = "web-search-duckduckgo-tool"
@@ -50,7 +50,7 @@ def form(request: httpx.Request) -> dict[str, str]:
 @pytest.fixture(autouse=True)
 def no_waiting(monkeypatch):
     monkeypatch.setattr(ddg, "PAGE_PAUSE", 0.0)
-    monkeypatch.setattr("common.http._JITTER", (0.0, 0.0))
+    monkeypatch.setattr("ikigai_web.net.http._JITTER", (0.0, 0.0))
 
 
 # --- parsing the html page ---------------------------------------------------------------

@@ -14,11 +14,11 @@ import httpx
 import pytest
 from conftest import BEFORE_THE_DEADLINE, HANG_GUARD, STALL, Reply, Seen, reply
 
-from common.errors import ErrorCode, ToolError
-from common.runner import answer
-from common.search import Request
-from common.settings import load
-from tools import web_search_gemini as gem
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.runner import answer
+from ikigai_web.common.settings import load
+from ikigai_web.search.kit import Request
+from ikigai_web.tools import web_search_gemini as gem
 
 TOOL = "web-search-gemini-tool"
 KEY = "AIzaSyGEMINI-LEAKCANARY-5f2e9d41c7"  # distinctive: must never appear in any output
@@ -435,7 +435,7 @@ def test_hostile_values_never_crash_and_stay_bounded():
 
 
 def test_an_echoed_key_is_masked_in_the_answer(monkeypatch):
-    from common.redact import register_secret
+    from ikigai_web.common.redact import register_secret
 
     register_secret(KEY)
     body = grounded(text=("x" * (gem.MAX_ANSWER - 10)) + KEY)  # the cut falls inside the key
@@ -565,7 +565,7 @@ def test_retry_seconds(details, headers, wait):
 @pytest.fixture
 def configured(monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
-    monkeypatch.setattr("common.http.time.sleep", lambda _: None)
+    monkeypatch.setattr("ikigai_web.net.http.time.sleep", lambda _: None)
     public_dns(monkeypatch)
 
 
@@ -574,7 +574,7 @@ def public_dns(monkeypatch) -> None:
     import ipaddress
 
     answer = [ipaddress.ip_address("142.250.1.1")]
-    monkeypatch.setattr("tools.fetch.guard.resolve", lambda *_: answer)
+    monkeypatch.setattr("ikigai_web.fetch.guard.resolve", lambda *_: answer)
 
 
 def loopback_redirects(fake_server) -> dict[str, str]:
@@ -854,7 +854,7 @@ def test_resolution_stays_within_the_calls_deadline(fake_server, monkeypatch, re
     jumped = [0.0]
     clock = SimpleNamespace(monotonic=lambda: time.monotonic() + jumped[0], sleep=time.sleep,
                             time=time.time)  # fmt: skip
-    monkeypatch.setattr("common.http.time", clock)  # the call's Deadline reads this one
+    monkeypatch.setattr("ikigai_web.net.http.time", clock)  # the call's Deadline reads this one
     resolve = gem.resolve_links
 
     def resolve_late(urls: Any, deadline: Any, settings: Any) -> dict[str, str]:
@@ -880,7 +880,7 @@ def test_nothing_to_resolve_makes_no_request(monkeypatch):
 
 
 def load_deadline(seconds: float) -> Any:
-    from common.http import Deadline
+    from ikigai_web.net.http import Deadline
 
     return Deadline(seconds)
 
@@ -1054,7 +1054,7 @@ def test_links_off_googles_redirect_service_are_never_requested(
     monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "gemini")
     monkeypatch.setenv("IKIGAI_WEB_CACHE_TTL", "0")
     if through == "auto":
-        from tools import web_search_auto
+        from ikigai_web.tools import web_search_auto
 
         out = web_search_auto.execute({"query": "who won euro 2024", "count": 10}, load())
     else:

@@ -16,10 +16,10 @@ import httpx
 import pytest
 from conftest import STALL, Reply, Seen, reply
 
-from common import http as common_http
-from common.errors import ErrorCode, ToolError
-from common.runner import answer
-from tools import web_search_google as g
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.runner import answer
+from ikigai_web.net import http as common_http
+from ikigai_web.tools import web_search_google as g
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -251,7 +251,7 @@ def test_schema_runs_fast_and_names_the_tool(run_tool):
 
 def test_schema_imports_nothing_heavy():
     code = (
-        "import sys, tools.web_search_google; "
+        "import sys, ikigai_web.tools.web_search_google; "
         "print(sorted(m for m in ('httpx', 'lxml') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

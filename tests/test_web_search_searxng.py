@@ -15,10 +15,10 @@ import httpx
 import pytest
 from conftest import Reply, reply
 
-from common.errors import ErrorCode, ToolError
-from common.runner import answer
-from common.settings import load
-from tools import web_search_searxng as sx
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.runner import answer
+from ikigai_web.common.settings import load
+from ikigai_web.tools import web_search_searxng as sx
 
 TOOL = "web-search-searxng-tool"
 BASE = "https://searx.test"
@@ -415,7 +415,7 @@ def test_other_statuses_are_api_errors(status, body, says):
 def configured(monkeypatch):
     monkeypatch.setenv("SEARXNG_URL", BASE + "/")
     monkeypatch.setenv("SEARXNG_AUTH", AUTH)
-    monkeypatch.setattr("common.http.time.sleep", lambda _: None)
+    monkeypatch.setattr("ikigai_web.net.http.time.sleep", lambda _: None)
 
 
 def query_of(request: httpx.Request) -> dict[str, str]:
@@ -554,7 +554,8 @@ def test_execute_follows_redirect(httpx_mock, configured):
 
 def test_schema_does_not_import_httpx():
     code = (
-        "import sys\nsys.argv = ['tool', '--schema']\nimport tools.web_search_searxng as t\n"
+        "import sys\nsys.argv = ['tool', '--schema']\n"
+        "import ikigai_web.tools.web_search_searxng as t\n"
         "try:\n    t.main()\nexcept SystemExit:\n    pass\n"
         "sys.stderr.write(str('httpx' in sys.modules))"
     )

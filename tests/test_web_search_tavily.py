@@ -12,10 +12,10 @@ import httpx
 import pytest
 from conftest import Reply, reply
 
-from common.errors import ErrorCode, ToolError
-from common.runner import answer
-from common.settings import load
-from tools import web_search_tavily as tv
+from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.runner import answer
+from ikigai_web.common.settings import load
+from ikigai_web.tools import web_search_tavily as tv
 
 TOOL = "web-search-tavily-tool"
 URL = "https://api.tavily.com/search"
@@ -327,7 +327,7 @@ def test_other_errors_are_api_errors(status, body, says):
 @pytest.fixture
 def configured(monkeypatch):
     monkeypatch.setenv("TAVILY_API_KEY", KEY)
-    monkeypatch.setattr("common.http.time.sleep", lambda _: None)
+    monkeypatch.setattr("ikigai_web.net.http.time.sleep", lambda _: None)
 
 
 def test_execute_sends_the_documented_request(httpx_mock, configured):
@@ -407,7 +407,8 @@ def test_execute_network_error(httpx_mock, configured):
 
 def test_schema_does_not_import_httpx():
     code = (
-        "import sys\nsys.argv = ['tool', '--schema']\nimport tools.web_search_tavily as t\n"
+        "import sys\nsys.argv = ['tool', '--schema']\n"
+        "import ikigai_web.tools.web_search_tavily as t\n"
         "try:\n    t.main()\nexcept SystemExit:\n    pass\n"
         "sys.stderr.write(str('httpx' in sys.modules))"
     )

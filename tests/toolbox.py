@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from common.errors import ErrorCode
-from common.http import CHUNK, Call, Deadline, Headers, Opened
-from common.runner import DEFAULT_BUDGET, Runnable
-from common.wire import open_call as wire_open_call  # before any test replaces it
-from tools.fetch.transport import from_httpx
+from ikigai_web.common.errors import ErrorCode
+from ikigai_web.common.runner import DEFAULT_BUDGET, Runnable
+from ikigai_web.fetch.transport import from_httpx
+from ikigai_web.net.http import CHUNK, Call, Deadline, Headers, Opened
+from ikigai_web.net.wire import open_call as wire_open_call  # before any test replaces it
 
 ROOT = Path(__file__).resolve().parent.parent
 # script name -> "module:function", as pyproject declares them
@@ -92,7 +92,7 @@ def output_validator(name: str) -> Any:
     """A validator of tool `name`'s OUTPUT_SCHEMA, closed: an undescribed key is an error."""
     from jsonschema import Draft202012Validator
 
-    schema = importlib.import_module(f"tools.{name}").OUTPUT_SCHEMA
+    schema = importlib.import_module(f"ikigai_web.tools.{name}").OUTPUT_SCHEMA
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(closed(schema))
 
@@ -438,7 +438,7 @@ atexit.register(_report)
 def opener(should_mock: Callable[[Any], bool]) -> Callable[[Call, Deadline], Opened]:
     """The connection the search tools use in the test process: a request pytest-httpx is to
     answer goes through httpx (whose transport pytest-httpx patches); any other, a loopback
-    server's, through the tools' own connection (common.wire), as in production."""
+    server's, through the tools' own connection (ikigai_web.net.wire), as in production."""
 
     def open_call(call: Call, deadline: Deadline) -> Opened:
         import httpx

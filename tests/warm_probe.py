@@ -137,7 +137,7 @@ def chatty() -> int:
 def hog() -> int:
     """Asks for more memory than a warm call may hold."""
     _asked()
-    from host.warm import MEMORY_CAP
+    from ikigai_web.host.warm import MEMORY_CAP
 
     hoard = bytearray(MEMORY_CAP + (256 << 20))
     sys.stdout.write(f"{len(hoard)}\n")

@@ -1,0 +1,1 @@
+"""ikigai-web-tools: web search and fetch tools for LLM agents (see README.md, "Layout")."""

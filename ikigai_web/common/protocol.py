@@ -1,0 +1,51 @@
+"""The ikigai external-tool protocol's entry point: `--schema`, else one call.
+
+Its top imports nothing but `sys`: the host allows `--schema` 1 s, and even `re` or `json`
+(which compile regular expressions at import) cost more than the interpreter's start-up.
+The call itself is run by `ikigai_web.common.runner`, imported only then. Both write to stdout
+through `ikigai_web.common.stdout`, and the runner never imports this module: the two form no cycle.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, NoReturn
+
+    from ikigai_web.common.runner import Execute, Markdown
+
+
+def main(schema: Mapping[str, Any], execute: Execute, markdown: Markdown | None = None) -> NoReturn:
+    """Entry point of every tool: run the protocol on this process's argv and streams.
+
+    `markdown` renders an answer for a person (`--format markdown`).
+    """
+    if sys.argv[1:] == ["--schema"]:
+        from ikigai_web.common.stdout import write_text
+
+        sys.exit(0 if write_text(schema_json(schema) + "\n") else 1)
+    from ikigai_web.common.runner import Runnable
+    from ikigai_web.common.runner import main as call
+
+    sys.exit(call(Runnable(schema, execute, markdown)))
+
+
+def schema_json(schema: Mapping[str, Any]) -> str:
+    """Compact UTF-8 JSON through the stdlib's own C encoder, without importing `json`."""
+    try:
+        from _json import encode_basestring, make_encoder
+    except ImportError:  # pragma: no cover - interpreters without the C accelerator
+        import json
+
+        return json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+    # The arguments json.JSONEncoder passes: no circular check, no default, no indent,
+    # compact separators, keys unsorted, skipkeys off, allow_nan off.
+    encode = make_encoder(None, _no_default, encode_basestring, None, ":", ",", *(False,) * 3)
+    return "".join(encode(schema, 0))
+
+
+def _no_default(value: object) -> object:
+    raise TypeError(f"schema value {value!r} is not JSON")

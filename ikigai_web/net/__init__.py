@@ -1,0 +1,1 @@
+"""Networking every tool shares: one HTTP layer with its deadline, guards, proxies and TLS."""

@@ -1,0 +1,2 @@
+"""The search kit: what every search tool shares, its domain filters, provider declarations and
+pacing."""

@@ -1,0 +1,522 @@
+"""web-fetch-tool: any http(s) URL to clean markdown of its main content, safe by default."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ikigai_web.common import params as p
+from ikigai_web.common.answers import PERSON, Reader, output_schema
+from ikigai_web.common.errors import invalid
+from ikigai_web.common.protocol import main as run_protocol
+from ikigai_web.common.text import compact
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ikigai_web.common.settings import Settings
+    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.session import Session
+
+MAX_URL = 4096
+MAX_OFFSET = 10**9
+MAX_LIMIT = 10**6
+CACHE_NAMESPACE = "web_fetch"
+KEEP_FOR_RENDER = 1 << 20
+# Metadata is a label, not content: long values are cut so the content keeps the budget.
+META_LIMITS = {
+    "title": 300,
+    "author": 200,
+    "date": 64,
+    "site_name": 200,
+    "description": 600,
+    "product": 600,
+}
+_WORST_CHAR_BYTES = 6  # a control character is escaped as \u00XX in JSON
+_MIN_WRAP = 40
+_ABOUT = (("author", "Author"), ("date", "Date"), ("site_name", "Site"))
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
+# ikigai_web.fetch.pagetype.PAGE_TYPES, which this module cannot import without slowing --schema.
+PAGE_TYPES = ("article", "collection", "documentation", "forum", "listing", "product", "service")
+
+SCHEMA: dict[str, Any] = {
+    "name": "web_fetch",
+    "description": (
+        "Fetch a web page (or plain text, markdown, JSON, PDF, Word, Excel, PowerPoint or EPUB) "
+        "by http(s) URL and return its main content as markdown, with title and metadata. "
+        "Long pages come in pieces: pass next_offset from the answer as offset to read on."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "description": "The http or https URL to fetch."},
+            "offset": {
+                "type": "integer",
+                "description": "First line of the markdown to return (1 or more). Default: 1.",
+            },
+            "limit": {
+                "type": "integer",
+                "description": "Most lines to return (0 or more); 0 for as many as fit (the "
+                "output is capped in size either way). Default: 0.",
+            },
+            "pages": {
+                "type": "string",
+                "description": 'Pages of a PDF (or slides of a deck) to read: "3", "2-5", or '
+                '"4-" for 4 to the end; offset then counts lines within them. Default: "" (all).',
+            },
+            "full_page": {
+                "type": "boolean",
+                "description": "Convert the whole page, navigation and all, instead of only "
+                "its main content. Default: false.",
+            },
+            "include_links": {
+                "type": "boolean",
+                "description": "Keep links as markdown links with absolute URLs. Default: true.",
+            },
+            "render": {
+                "type": "string",
+                "enum": ["auto", "always", "never", p.DEFAULT],
+                "description": "Run the page's JavaScript in a headless browser before reading "
+                "it: auto does so for pages that show next to nothing without JavaScript, "
+                "where a browser is installed; default: the user's setting (auto unless set).",
+            },
+        },
+        "required": ["url"],
+    },
+}
+# What MCP clients show and check (protocol.md, sections 6 and 17).
+TITLE = "Fetch a web page"
+_TEXT: dict[str, Any] = {"type": "string"}
+OUTPUT_SCHEMA = output_schema(
+    "The page's markdown, or the part of it asked for, and what the page says of itself.",
+    {
+        "url": {"type": "string", "description": "The final URL, after redirects."},
+        "title": _TEXT,
+        "content": {"type": "string", "description": "Markdown: lines offset on."},
+        "content_type": {"type": "string", "description": "The media type read."},
+        "total_lines": {"type": "integer", "description": "Lines of the whole markdown."},
+        "truncated": {"type": "boolean", "description": "Lines follow those returned."},
+        "next_offset": {"type": "integer", "description": "When truncated: the offset to pass."},
+        "total_pages": {
+            "type": "integer",
+            "description": "A PDF's pages or a deck's slides, each marked [Page N of M].",
+        },
+        "page_type": {
+            "type": "string",
+            "enum": [*PAGE_TYPES],
+            "description": "How an HTML page was read.",
+        },
+        "wall": {
+            "type": "string",
+            "enum": ["paywall"],
+            "description": "The article is cut after its free part (a PAYWALL warning says so).",
+        },
+        **dict.fromkeys(("author", "date", "site_name", "description"), _TEXT),
+        "product": {
+            "type": "string",
+            "description": "A product page's facts from its JSON-LD: brand, codes, rating, price.",
+        },
+    },
+    ["url", "title", "content", "content_type", "total_lines", "truncated"],
+)
+
+
+@dataclass(frozen=True)
+class Params:
+    url: str
+    offset: int = 1
+    limit: int | None = None
+    full_page: bool = False
+    include_links: bool = True
+    render: str | None = None  # auto, always, never; None: the setting's
+    pages: tuple[int, int | None] | None = None  # first and last (None: to the end)
+
+
+@dataclass(frozen=True)
+class Page:
+    """A fetched and converted document: what the cache stores and paging reads."""
+
+    url: str
+    content_type: str
+    document: Document
+
+
+def parse_input(raw: dict[str, Any]) -> Params:
+    return Params(
+        url=_url(raw["url"]),
+        offset=p.integer(raw, "offset", 1, 1, MAX_OFFSET),
+        limit=p.integer(raw, "limit", 0, 0, MAX_LIMIT) or None,
+        full_page=p.boolean(raw, "full_page", default=False),
+        include_links=p.boolean(raw, "include_links", default=True),
+        render=_render(raw),
+        pages=_pages(raw),
+    )
+
+
+def _pages(raw: dict[str, Any]) -> tuple[int, int | None] | None:
+    from ikigai_web.fetch.documents import paging
+
+    value = raw.get("pages")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)  # a model may well write pages: 3
+    if value is not None and not isinstance(value, str):
+        raise invalid("pages", value, paging.ALLOWED)
+    return paging.parse(value or "")
+
+
+def _render(raw: dict[str, Any]) -> str | None:
+    from ikigai_web.common.settings import RENDER_MODES
+
+    return p.choice(raw, "render", RENDER_MODES)
+
+
+def _url(value: str) -> str:
+    """An absolute http(s) URL with a host, without its fragment; else INVALID_INPUT."""
+    from ikigai_web.common.redact import printable_url
+
+    url = value.strip()
+    shown = printable_url(value)  # the value as messages may print it
+    allowed = "it must be an absolute http:// or https:// URL such as https://example.com/page"
+    if not url or len(url) > MAX_URL:
+        raise invalid("url", shown, f"{allowed}, at most {MAX_URL} characters")
+    if _SPACE_OR_CONTROL.search(url):
+        raise invalid("url", shown, f"{allowed}, without spaces (encode them as %20)")
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError as exc:
+        raise invalid("url", shown, f"{allowed} ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise invalid("url", shown, allowed)
+    return urlunsplit(parts._replace(scheme=parts.scheme.lower(), fragment=""))
+
+
+def fetch_page(params: Params, settings: Settings) -> Page:
+    """Download and convert the page: the only function that touches the network."""
+    from ikigai_web.common.redact import printable_url
+    from ikigai_web.fetch.decode import HTML_TYPES, Reading, to_document
+    from ikigai_web.fetch.session import Session
+    from ikigai_web.net.http import Deadline
+
+    mode = render_mode(params, settings)
+    deadline = Deadline(settings.timeout)
+    with Session(settings, deadline) as session:
+        fetched = session.fetch(params.url)
+        # What the answer, the cache and the extractor's links see: no user-info, no secrets.
+        url = printable_url(fetched.url)
+        # The page's own bytes, for the browser, before decoding consumes them: an app shell
+        # is small, and a larger page the browser asks for again.
+        keep = mode == "always" or (mode == "auto" and len(fetched.body) <= KEEP_FOR_RENDER)
+        first = (fetched.content_type, bytes(fetched.body)) if keep else None
+        document, kind = to_document(
+            fetched.body,
+            fetched.content_type,
+            url,
+            full_page=params.full_page,
+            include_links=params.include_links,
+            reading=Reading(deadline, first_page(params)),
+        )
+        shell = mode == "auto" and document.app_shell
+        sent = document
+        if kind in HTML_TYPES and (mode == "always" or shell):
+            document = rendered(session, fetched.url, first, params, document, mode)
+    _not_a_wall(url, sent, document, mode)
+    return Page(url, kind, document)
+
+
+def _not_a_wall(url: str, sent: Document, document: Document, mode: str) -> None:
+    """HTTP_ERROR when the page (as rendered, if it was) is nothing but a wall: not the
+    content, so neither a success nor cached. `sent` is the page before any rendering."""
+    from ikigai_web.fetch import walls
+
+    if not walls.blocks(document.wall, document.markdown):
+        return
+    tried = "rendered" if document is not sent else "never" if mode == "never" else "no-browser"
+    assert document.wall is not None  # for mypy: blocks() says so
+    raise walls.failure(url, document.wall, javascript=sent.app_shell, tried=tried)
+
+
+def first_page(params: Params) -> int:
+    """Where a document is read from: the first page asked for (a window of pages)."""
+    return params.pages[0] if params.pages else 1
+
+
+def render_mode(params: Params, settings: Settings) -> str:
+    return params.render or settings.fetch_render
+
+
+def rendered(
+    session: Session,
+    url: str,
+    first: tuple[str | None, bytes] | None,
+    params: Params,
+    unrendered: Document,
+    mode: str,
+) -> Document:
+    """The page as a browser shows it; without a browser, or when rendering fails, the page
+    as it was fetched (with a warning, unless `auto` found no browser: that is as before)."""
+    from ikigai_web.common.redact import printable_url
+    from ikigai_web.fetch import browser
+    from ikigai_web.fetch.decode import html_document, to_text
+
+    if first is not None:  # as web-fetch read it, whatever charset label Chromium would trust
+        first = ("text/html; charset=utf-8", to_text(first[1], first[0]).encode())
+    try:
+        page = browser.render(session, url, first)
+    except browser.Unavailable as exc:
+        if mode == "always":
+            raise invalid("render", mode, f"{exc}: {browser.INSTALL_HINT}") from None
+        return unrendered
+    except browser.RenderFailed as exc:
+        why = f"The page could not be rendered in a browser ({exc}); this is its HTML as sent."
+        failed = {"code": "RENDER_FAILED", "message": why}
+        return replace(unrendered, warnings=[*unrendered.warnings, failed])
+    if page.html is None:
+        busy = {"code": "RENDER_UNSETTLED", "message": UNREAD}
+        return replace(unrendered, warnings=[*unrendered.warnings, busy])
+    document = html_document(
+        page.html,
+        printable_url(url),
+        full_page=params.full_page,
+        include_links=params.include_links,
+    )
+    if page.settled:
+        return document
+    if not document.markdown.strip() or len(document.markdown) < len(unrendered.markdown):
+        # Stopped before it showed anything, or what it was sent with (its embedded data,
+        # say): the page as sent tells more (a document not yet parsed is no empty page).
+        busy = {"code": "RENDER_UNSETTLED", "message": UNSHOWN}
+        return replace(unrendered, warnings=[*unrendered.warnings, busy])
+    unsettled = {
+        "code": "RENDER_UNSETTLED",
+        "message": "The page was still loading when the time to render it ran out: this is "
+        "what it showed by then, and parts may be missing.",
+    }
+    return replace(document, warnings=[*document.warnings, unsettled])
+
+
+UNSHOWN = (
+    "The page was still loading when the time to render it ran out, and showed less than its "
+    "HTML as sent: this is its HTML as sent, and parts may be missing."
+)
+UNREAD = (
+    "The page's scripts kept the browser busy until the time to render it ran out, so what "
+    "it showed could not be read: this is its HTML as sent, and parts may be missing."
+)
+
+
+def cache_key(params: Params, settings: Settings) -> list[Any]:
+    """Everything that changes what a fetch returns or is allowed to reach; not the paging."""
+    from ikigai_web.common.redact import drop_userinfo
+
+    policy = [
+        settings.fetch_allow_private,
+        sorted(settings.fetch_allow_hosts),
+        settings.fetch_robots,
+        settings.user_agent,
+        settings.fetch_max_bytes,
+    ]
+    if render_mode(params, settings) != "never":
+        policy.append(render_mode(params, settings))  # a rendered page is another page
+    url = drop_userinfo(params.url)  # never stored, even hashed: it could be brute-forced
+    key = [url, url != params.url, params.full_page, params.include_links, policy]
+    # A document read from a later page holds other pages: an entry of its own.
+    return [*key, first_page(params)] if first_page(params) > 1 else key
+
+
+def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any]]:
+    """The page, from the cache if it holds it, and what the answer says about the cache."""
+    from ikigai_web.common import cache
+
+    key = cache_key(params, settings)
+    ttl = settings.fetch_cache_ttl
+    hit = cache.get(CACHE_NAMESPACE, key, ttl, valid=_is_stored_page)
+    if hit.value is not None:
+        return _stored_page(hit.value), {"cached": True}
+    page = fetch_page(params, settings)
+    value = {"url": page.url, "content_type": page.content_type, "document": asdict(page.document)}
+    notes = cache.warnings(hit.warning, cache.put(CACHE_NAMESPACE, key, value, ttl))
+    return page, {"warnings": notes} if notes else {}
+
+
+def _is_stored_page(value: Any) -> bool:
+    """What `cached_page` stores, every field of the right type; anything else is corrupt."""
+    from ikigai_web.fetch.extract import Document
+
+    if not isinstance(value, dict) or set(value) != {"url", "content_type", "document"}:
+        return False
+    doc = value["document"]
+    if not isinstance(doc, dict) or set(doc) != {f.name for f in fields(Document)}:
+        return False
+    # A Document is text, its metadata None when the page had none, and its warnings a
+    # list of {"code", "message"} texts.
+    texts = (value["url"], value["content_type"], doc["markdown"])
+    meta = (v for k, v in doc.items() if k not in ("warnings", "app_shell"))
+    return (
+        all(isinstance(v, str) for v in texts)
+        and isinstance(doc["app_shell"], bool)
+        and all(v is None or isinstance(v, str) for v in meta)
+        and _are_warnings(doc["warnings"])
+    )
+
+
+def _are_warnings(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(w, dict) and set(w) == {"code", "message"} and all(map(_is_text, w.values()))
+        for w in value
+    )
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _stored_page(value: dict[str, Any]) -> Page:
+    from ikigai_web.fetch.extract import Document
+
+    return Page(value["url"], value["content_type"], Document(**value["document"]))
+
+
+def shape_output(
+    page: Page,
+    offset: int,
+    limit: int | None,
+    budget: int,
+    notes: dict[str, Any] | None = None,
+    pages: tuple[int, int | None] | None = None,
+) -> dict[str, Any]:
+    """The selected lines (of the selected pages), cut at a line boundary so the whole JSON
+    line fits `budget`.
+
+    `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget.
+    """
+    from ikigai_web.fetch.documents import paging
+
+    doc = page.document
+    markdown = doc.markdown
+    if pages is not None:
+        shown = f"{pages[0]}-{pages[1] or ''}"
+        markdown = paging.select(markdown, page.content_type, pages, shown)
+    out: dict[str, Any] = {
+        "success": True,
+        "url": page.url,
+        "title": _clip(doc.title, META_LIMITS["title"]) or "",
+        "content": "",
+        "content_type": page.content_type,
+    }
+    extras: dict[str, Any] = _extras(doc)
+    if page.content_type in paging.PAGE_NAMES and paging.total_pages(doc.markdown):
+        extras["total_pages"] = paging.total_pages(doc.markdown)
+    if doc.page_type:
+        extras["page_type"] = doc.page_type
+    if doc.wall:  # a paywalled article's free part: the one wall that is a success
+        extras["wall"] = doc.wall
+    warnings = [*doc.warnings, *(notes or {}).get("warnings", [])]
+    extras |= {k: v for k, v in (notes or {}).items() if k != "warnings"}
+    if warnings:
+        extras["warnings"] = warnings
+    # + total_lines, truncated, next_offset and the newline, generously
+    frame_bytes = len(compact(out | extras)) + 96
+    lines = split_lines(markdown, max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES))
+    total = len(lines)
+    start = offset - 1
+    end = total if limit is None else min(total, start + limit)
+    taken = _fit(lines[start:end], budget - frame_bytes)
+    stop = start + len(taken)
+    out |= {"content": "\n".join(taken), "total_lines": total, "truncated": stop < total}
+    if stop < total:
+        out["next_offset"] = stop + 1
+    return out | extras
+
+
+def _extras(doc: Document) -> dict[str, str]:
+    found = {name: _clip(getattr(doc, name), META_LIMITS[name]) for name in META_LIMITS}
+    return {k: v for k, v in found.items() if v and k != "title"}
+
+
+def _clip(value: str | None, most: int) -> str | None:
+    if value is None:
+        return None
+    value = " ".join(value.split())
+    return value if len(value) <= most else value[: most - 1] + "…"
+
+
+def split_lines(markdown: str, width: int) -> list[str]:
+    """The markdown's lines; a line longer than `width` is wrapped so any one line fits."""
+    text = markdown.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+    if not text:
+        return []
+    lines: list[str] = []
+    for line in text.split("\n"):
+        rest = line
+        while len(rest) > width:
+            cut = rest.rfind(" ", width // 2, width)
+            cut = cut if cut > 0 else width
+            lines.append(rest[:cut])
+            rest = rest[cut:].lstrip(" ") if cut < width else rest[cut:]
+        lines.append(rest)
+    return lines
+
+
+def _fit(lines: list[str], room: int) -> list[str]:
+    """The longest prefix of `lines` whose JSON-escaped, newline-joined size fits `room`."""
+    used = 0
+    for count, line in enumerate(lines):
+        used += len(compact(line)) - 2 + (2 if count else 0)  # "\n" escapes to 2 bytes
+        if used > room:
+            return lines[:count]
+    return lines
+
+
+def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    params = parse_input(raw)
+    page, notes = cached_page(params, settings)
+    budget = settings.output_budget
+    return shape_output(page, params.offset, params.limit, budget, notes, params.pages)
+
+
+def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:
+    """The page for a person or the model: its title, address, what it says of itself and
+    what went partly wrong, its markdown, and how to read on when it is cut."""
+    head = f"# {answer['title']}\n\n" if answer.get("title") else ""
+    content = _without_title(call, answer)
+    body = f"{content}\n" if content else ""
+    return f"{head}Source: {answer['url']}\n{_about(answer)}\n{body}{_ending(answer, reader)}"
+
+
+def _without_title(call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
+    """The content, without a leading heading that repeats the title line above it (a
+    product's markdown keeps its name's heading); a later part is left whole."""
+    if call.get("offset") not in (None, 1):
+        return str(answer["content"])
+    from ikigai_web.fetch.extract import drop_title
+
+    return drop_title(answer["content"], answer.get("title"))
+
+
+def _ending(answer: Mapping[str, Any], reader: Reader) -> str:
+    """How to read on, when the page is cut; why there is nothing, when there is nothing."""
+    total = answer.get("total_lines", 0)
+    if answer.get("truncated"):
+        following = answer["next_offset"]
+        how = reader.next_part("offset", following)
+        return f"\n[{total - following + 1} more lines: to read on, {how}]\n"
+    if answer["content"]:
+        return ""
+    return f"[No lines from this offset: the page has {total}.]\n" if total else "[No text.]\n"
+
+
+def _about(answer: Mapping[str, Any]) -> str:
+    """Lines on the page's author, date and site, a product's facts, then its warnings, each
+    a note."""
+    said = [f"{label}: {answer[key]}" for key, label in _ABOUT if answer.get(key)]
+    lines = ["; ".join(said)] if said else []
+    lines += [answer["product"]] if answer.get("product") else []  # a product's facts
+    lines += [f"Note: {w['message']}" for w in answer.get("warnings", [])]
+    return "".join(f"{line}\n" for line in lines)
+
+
+def main() -> None:
+    run_protocol(SCHEMA, execute, markdown)
