@@ -30,7 +30,7 @@ from verdict import LAUNCHERS, ROOT, check, exit_code
 
 sys.path.insert(0, str(ROOT))
 
-from ikigai_web.fetch.decode import to_document
+from ikigai_web.fetch.pipeline import to_document
 
 TARGET_SHARE = 95.0
 TARGET_S = 5.0

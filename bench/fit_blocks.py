@@ -8,7 +8,7 @@ model is fitted on too). No page of dev/, broad-dev/ or the other half of wcxb-d
 read: those are what `make bench-extract` reports the stage on.
 
 Each fitting page is read as web-fetch reads it up to the type's main region (the rules:
-region.py, pages.py); pages typed article take trafilatura's path and have no blocks. Each
+region.py, typed.py); pages typed article take trafilatura's path and have no blocks. Each
 unit of the region (`blocks.units`) is described by `blocks.features` and labelled content
 when its words are in the page's ground truth: at least _COVERED of its word 4-grams (all of
 its words, in order, for a unit of under four), lower-cased. One model serves every type (the
@@ -112,10 +112,10 @@ def _read(page_id: str, html: str, url: str, truth: str) -> Page | None:
     from ikigai_web.fetch.blocks import bags, features, units
     from ikigai_web.fetch.extract import _parse, bound
     from ikigai_web.fetch.hidden import remove_unseen
-    from ikigai_web.fetch.pages import region_of
     from ikigai_web.fetch.pagetype import detect
     from ikigai_web.fetch.policies import POLICIES
     from ikigai_web.fetch.reading import drop_reading_times
+    from ikigai_web.fetch.typed import region_of
 
     bounded = bound(html)
     parsed = _parse(bounded.html, url, declared=bounded.declared, styles=bounded.styles)
@@ -290,7 +290,7 @@ def markdown(page: Page, chances: list[float], threshold: float) -> str:
     """The markdown web-fetch writes for the page when units under `threshold` go."""
     from ikigai_web.fetch.blocks import units
     from ikigai_web.fetch.markdown import tidy
-    from ikigai_web.fetch.pages import markdown_of
+    from ikigai_web.fetch.typed import markdown_of
 
     region = deepcopy(page.region)
     for unit, chance in zip(units(region), chances, strict=True):

@@ -25,7 +25,12 @@ SETS = ("dev", "broad-dev", "wcxb-dev-full")  # wcxb-dev's pages are all in wcxb
 MODES = {"default": {"full_page": False, "include_links": False},
          "full+links": {"full_page": True, "include_links": True}}  # fmt: skip
 # Where the stage lives, newest layout first: the snapshot is taken before and after a move.
-STAGES = ("ikigai_web.fetch.decode", "ikigai_web.tools.fetch.decode", "ikigai_web.fetch.decode")
+STAGES = (
+    "ikigai_web.fetch.pipeline",
+    "ikigai_web.fetch.decode",
+    "ikigai_web.tools.fetch.decode",
+    "ikigai_web.fetch.decode",
+)
 
 
 def stage() -> Any:

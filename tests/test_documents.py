@@ -21,7 +21,8 @@ from conftest import Reply
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.runner import answer, render
 from ikigai_web.fetch import decode
-from ikigai_web.fetch.documents import MAX_PAGES, archive, layout, office, paging, pdf
+from ikigai_web.fetch.files import MAX_PAGES, archive, layout, office, paging, pdf
+from ikigai_web.fetch.pipeline import to_document
 from ikigai_web.tools import web_fetch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -556,7 +557,7 @@ def test_damaged_files_give_a_clear_error_or_what_could_be_read(name):
 
 def _outcome(body: bytearray, kind: str) -> str:
     try:
-        decode.to_document(body, kind, "u", full_page=False, include_links=True)
+        to_document(body, kind, "u", full_page=False, include_links=True)
     except ToolError as exc:
         said = {ErrorCode.PARSE_ERROR: "could not be read", ErrorCode.TOO_LARGE: "too much"}
         return said[exc.code] if said.get(exc.code, "?") in exc.message else exc.message

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.fetch import extract
-from ikigai_web.fetch.extract import Document, html_to_markdown
+from ikigai_web.fetch.extract import html_to_markdown
+
+if TYPE_CHECKING:
+    from ikigai_web.fetch.document import Document
 
 URL = "https://example.com/blog/2024/post.html"
 FILLER = (
@@ -831,7 +835,7 @@ def test_one_giant_pre_is_cut_at_a_line_and_its_fence_closed():
 
 
 def test_the_fetch_path_cuts_too_and_empties_the_body(monkeypatch):
-    from ikigai_web.fetch.decode import to_document
+    from ikigai_web.fetch.pipeline import to_document
 
     monkeypatch.setattr(extract, "_LARGE_COST", 50)
     monkeypatch.setattr(extract, "_MAX_COST", 150)

@@ -12,7 +12,8 @@ import math
 import lxml.html
 import pytest
 
-from ikigai_web.fetch import extract, forum, pages, pagetype, reading, region
+from ikigai_web.fetch import extract, forum, pagetype, reading, region
+from ikigai_web.fetch import typed as pages
 from ikigai_web.fetch.extract import html_to_markdown
 from ikigai_web.fetch.markdown import element_markdown
 from ikigai_web.fetch.signals import read

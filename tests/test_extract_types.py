@@ -14,8 +14,10 @@ from urllib.parse import urljoin
 
 import pytest
 
-from ikigai_web.fetch import embedded, extract, links, markdown, pages, pagetype
-from ikigai_web.fetch.extract import Document, html_to_markdown
+from ikigai_web.fetch import embedded, extract, links, markdown, pagetype
+from ikigai_web.fetch import typed as pages
+from ikigai_web.fetch.document import Document
+from ikigai_web.fetch.extract import html_to_markdown
 
 LOREM = (
     "The committee met twice before the vote, and each member explained the reasons for the "

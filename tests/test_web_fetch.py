@@ -18,8 +18,9 @@ from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.runner import answer
 from ikigai_web.common.settings import Settings
 from ikigai_web.fetch import decode, guard, robots
-from ikigai_web.fetch.documents.pdf import pdf_document
-from ikigai_web.fetch.extract import Document
+from ikigai_web.fetch.document import Document
+from ikigai_web.fetch.files.pdf import pdf_document
+from ikigai_web.fetch.pipeline import to_document
 from ikigai_web.fetch.session import canonical
 from ikigai_web.tools import web_fetch
 
@@ -356,7 +357,7 @@ def test_octet_stream_binary_is_unsupported():
 
 
 def test_json_is_pretty_printed_in_a_fence():
-    doc, kind = decode.to_document(
+    doc, kind = to_document(
         bytearray(b'{"b":[1,2],"a":"\xc3\xa9"}'),
         "application/vnd.api+json",
         "https://e.com/x",
@@ -591,7 +592,7 @@ def test_a_deadline_never_waits_past_its_end_and_a_copy_moves_alone():
 
 
 def test_page_type_and_warnings_are_in_the_output_only_when_set():
-    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.document import Document
     from ikigai_web.tools.web_fetch import Page, shape_output
 
     warning = {"code": "NEEDS_JAVASCRIPT", "message": "The page is filled in by JavaScript."}
@@ -612,7 +613,7 @@ def test_a_text_documents_links_are_made_safe_and_absolute(header):
         b"# Notes\n\n[click](javascript:alert(1)) and ![i](data:image/png;base64,AA==), "
         b"[rel](/docs/z) and [far](https://u:p@e.org/x).\n\n  indented <b>as is</b>\n"
     )
-    document, kind = decode.to_document(body, header, "https://site.test/a/b.md", full_page=False,
+    document, kind = to_document(body, header, "https://site.test/a/b.md", full_page=False,
                                  include_links=True)  # fmt: skip
     assert kind == header.split(";")[0]
     assert document.markdown == (
@@ -637,7 +638,7 @@ def test_html_in_a_markdown_document_loses_its_scripts_but_code_keeps_them():
         b'Intro <a href="javascript:alert(2)" title="t">y</a> <img src=pic.png onerror=go()>\n'
         b'and `<b onclick="x()">` in code\n\n```html\n<button onclick="go()">Go</button>\n```\n'
     )
-    document, _ = decode.to_document(body, "text/markdown", "https://site.test/a/", full_page=False,
+    document, _ = to_document(body, "text/markdown", "https://site.test/a/", full_page=False,
                                      include_links=True)  # fmt: skip
     assert document.markdown == (
         'Intro <a title="t">y</a> <img src="https://site.test/a/pic.png">\n'

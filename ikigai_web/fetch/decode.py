@@ -1,24 +1,26 @@
-"""Bytes to text: the charset (header, BOM, <meta>, detection) and each content type's reader."""
+"""The decode stage: bytes to text, in their charset (header, BOM, <meta>, detection), or to
+the Document of a type's reader (files, JSON, plain text, markdown); HTML goes on as text."""
 
 from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.text import codec, header_charset, python_codec
+from ikigai_web.fetch.document import Document
+from ikigai_web.fetch.tidy import valid_text as valid_text  # noqa: PLC0414 - read here too
 
 if TYPE_CHECKING:
-    from ikigai_web.fetch.extract import Document
     from ikigai_web.net.http import Deadline
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
 SNIFF_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "unknown/unknown"})
-# ikigai_web.fetch.documents' types, which are read there.
+# The files' types, which their readers in ikigai_web/fetch/files/ read.
 PDF = "application/pdf"
 OFFICE_TYPES = frozenset({
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
@@ -57,7 +59,6 @@ _UTF8_MAJORITY = 2
 # What orjson says when it refuses JSON that is valid: nested over 1,024 levels, a number
 # beyond a double, an escaped lone surrogate (the JSON grammar allows all three).
 _VALID_BUT_REFUSED = ("depth limit", "infinity", "surrogate")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def media_type(header: str | None) -> str:
@@ -84,13 +85,6 @@ def to_text(body: bytes | bytearray, header: str | None) -> str:
     """The body as text in its declared charset, else UTF-8 if it mostly is, else detected."""
     name = declared_charset(body, header) or _undeclared(body)
     return valid_text(body.decode(name, errors="replace"))
-
-
-def valid_text(text: str) -> str:
-    """`text` that encodes to UTF-8: surrogate pairs joined, lone surrogates replaced."""
-    if not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _undeclared(body: bytes | bytearray) -> str:
@@ -149,9 +143,9 @@ def _single_byte(name: str) -> bool:
 
 def sniff(body: bytes | bytearray) -> str | None:
     """The content type of an unlabelled body, when it is plainly one we read."""
-    document = sniff_document(body)
-    if document:
-        return document
+    found = sniff_file(body)
+    if found:
+        return found
     head = body[:_PREVIEW].lstrip(b"\xef\xbb\xbf")
     if _HTML_START.match(head):
         return "text/html"
@@ -162,14 +156,14 @@ def sniff(body: bytes | bytearray) -> str | None:
     return None
 
 
-def sniff_document(body: bytes | bytearray) -> str | None:
+def sniff_file(body: bytes | bytearray) -> str | None:
     """A PDF or an Office or EPUB zip by its signature, whatever it was labelled (a download:
     `application/octet-stream`, `application/zip`, `application/x-download`, ...)."""
     if body[:_PREVIEW].lstrip(b"\xef\xbb\xbf").startswith(b"%PDF-"):
         return PDF
     if not body.startswith(b"PK\x03\x04"):
         return None
-    from ikigai_web.fetch.documents.archive import kind_of
+    from ikigai_web.fetch.files.archive import kind_of
 
     return kind_of(body)
 
@@ -204,9 +198,9 @@ def readable_type(header: str | None, body: bytes | bytearray) -> str:
         kind = sniff(body) or kind
     if kind in HTML_TYPES or kind in TEXT_TYPES or kind in OFFICE_TYPES or is_json(kind):
         return kind
-    document = sniff_document(body)
-    if kind == PDF or document:
-        return document or kind
+    found = sniff_file(body)
+    if kind == PDF or found:
+        return found or kind
     shown = kind or "no Content-Type"
     raise ToolError(
         ErrorCode.UNSUPPORTED_CONTENT,
@@ -216,93 +210,64 @@ def readable_type(header: str | None, body: bytes | bytearray) -> str:
     )
 
 
-def to_document(
-    body: bytearray,
-    header: str | None,
-    url: str,
-    *,
-    full_page: bool,
-    include_links: bool,
-    reading: Reading | None = None,
-) -> tuple[Document, str]:
-    """The body as a markdown Document, and the media type it was read as.
+def decode(
+    body: bytearray, header: str | None, url: str, reading: Reading | None = None
+) -> Decoded:
+    """The decode stage: the body as the media type it is read as, and either its text (HTML,
+    for the extractor) or the Document its reader makes (files, JSON, plain text, markdown).
 
     The body is consumed: emptied as soon as it is decoded, so a 10 MiB page is not held
     twice while the extractor builds its tree. Every string is valid UTF-8 (see valid_text).
-    A document (PDF, Office, EPUB) is read from `reading`'s first page, within its deadline.
+    A file (PDF, Office, EPUB) is read from `reading`'s first page, within its deadline.
     """
     kind = readable_type(header, body)
     if kind == PDF or kind in OFFICE_TYPES:
-        document = _read_document(kind, body, url, reading or Reading())
-    else:
-        document = _read_as(
-            kind, body, header, url, full_page=full_page, include_links=include_links
-        )
-    return _clean_document(document), kind
+        return Decoded(kind, document=_read_file(kind, body, url, reading or Reading()))
+    if kind in HTML_TYPES:
+        return Decoded(kind, html=_text_of(body, header))
+    if is_json(kind):
+        return Decoded(kind, document=json_document(body, header, url))
+    from ikigai_web.fetch.links import clean_markdown
+
+    # As they are, but for their links, made safe and absolute as a page's are: a reader may
+    # show the text as markdown.
+    return Decoded(kind, document=Document(markdown=clean_markdown(to_text(body, header), url)))
+
+
+@dataclass
+class Decoded:
+    """A body as decoded: the media type it is read as, and the Document its reader made or,
+    for HTML, the page's text, which the extractor takes (`take_html`)."""
+
+    kind: str
+    document: Document | None = None
+    html: str | None = None
+
+    def take_html(self) -> str:
+        """The page's text, which this object then lets go: no name holds a large page's
+        whole text once the extractor has cut it down (extract.bound)."""
+        html, self.html = self.html or "", None
+        return html
 
 
 @dataclass(frozen=True)
 class Reading:
-    """How far a document is read: from which page, and by when."""
+    """How far a file is read: from which page, and by when."""
 
     deadline: Deadline | None = None
     first_page: int = 1
 
 
-def _read_document(kind: str, body: bytearray, url: str, reading: Reading) -> Document:
+def _read_file(kind: str, body: bytearray, url: str, reading: Reading) -> Document:
     data = bytes(body)
     body.clear()
     if kind == PDF:
-        from ikigai_web.fetch.documents.pdf import pdf_document
+        from ikigai_web.fetch.files.pdf import pdf_document
 
         return pdf_document(data, url, reading.deadline, reading.first_page)
-    from ikigai_web.fetch.documents.office import office_document
+    from ikigai_web.fetch.files.office import office_document
 
     return office_document(kind, data, url, reading.deadline, reading.first_page)
-
-
-def _read_as(
-    kind: str,
-    body: bytearray,
-    header: str | None,
-    url: str,
-    *,
-    full_page: bool,
-    include_links: bool,
-) -> Document:
-    from ikigai_web.fetch.extract import Document, bound, html_to_markdown
-
-    if kind in HTML_TYPES:
-        # Bounded before the extractors are imported, and without a name holding the whole
-        # text: a cut page's full text is freed before its tree is built.
-        page = bound(_text_of(body, header))
-        return html_to_markdown(page, url, full_page=full_page, include_links=include_links)
-    if is_json(kind):
-        return json_document(body, header, url)
-    from ikigai_web.fetch.links import clean_markdown
-
-    # As they are, but for their links, made safe and absolute as a page's are: a reader may
-    # show the text as markdown.
-    return Document(markdown=clean_markdown(to_text(body, header), url))
-
-
-def html_document(html: str, url: str, *, full_page: bool, include_links: bool) -> Document:
-    """HTML that is already text (a rendered page's DOM) as a markdown Document."""
-    from ikigai_web.fetch.extract import bound, html_to_markdown
-
-    page = bound(html)
-    document = html_to_markdown(page, url, full_page=full_page, include_links=include_links)
-    return _clean_document(document)
-
-
-def _clean_document(document: Document) -> Document:
-    """The document with lone surrogates (a PDF's bad ToUnicode map makes them) replaced,
-    and the call's credentials masked where the page echoes them (a headers echo page)."""
-    from ikigai_web.common.redact import mask
-
-    found = {f.name: getattr(document, f.name) for f in fields(document)}
-    clean: dict[str, Any] = {k: mask(valid_text(v)) for k, v in found.items() if isinstance(v, str)}
-    return replace(document, **clean)
 
 
 def _text_of(body: bytearray, header: str | None) -> str:
@@ -315,8 +280,6 @@ def _text_of(body: bytearray, header: str | None) -> str:
 def json_document(body: bytes | bytearray, header: str | None, url: str) -> Document:
     """The JSON re-indented in a fence; as sent, with a warning, when it cannot be."""
     import orjson
-
-    from ikigai_web.fetch.extract import Document
 
     text = to_text(body, header)
     try:
@@ -334,8 +297,6 @@ def json_document(body: bytes | bytearray, header: str | None, url: str) -> Docu
 
 
 def _as_sent(text: str, why: str) -> Document:
-    from ikigai_web.fetch.extract import Document
-
     note = f"This JSON is shown as sent, not re-indented: {why}."
     warning = {"code": "JSON_AS_SENT", "message": note}
     return Document(markdown=f"```json\n{text.strip()}\n```", warnings=[warning])

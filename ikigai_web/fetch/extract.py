@@ -1,9 +1,10 @@
-"""HTML to clean markdown of the main content, the way the page's type carries it.
+"""The extract stage: HTML to clean markdown of the main content, the way the page's type
+carries it.
 
 The page type is decided first (pagetype.py). Articles that declare themselves go to
 trafilatura, checked against readability-lxml when the page does not confirm its text (see
 `_main_markdown`); the other pages keep their main region, the way their type carries content
-(pages.py).
+(typed.py).
 Markdown comes from trafilatura's serializer or from html-to-markdown, tidied the same way.
 """
 
@@ -13,17 +14,19 @@ import contextlib
 import re
 from collections import Counter
 from copy import deepcopy
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.fetch.document import Document
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from lxml.html import HtmlElement
 
+    from ikigai_web.fetch.decode import Decoded
     from ikigai_web.fetch.hidden import Sheet
     from ikigai_web.fetch.signals import Signals
 
@@ -197,23 +200,14 @@ _NEEDS_JAVASCRIPT = {
 }
 
 
-@dataclass(frozen=True)
-class Document:
-    """The markdown of a page, the metadata found in it, its page type and any warnings."""
-
-    markdown: str
-    title: str | None = None
-    author: str | None = None
-    date: str | None = None
-    site_name: str | None = None
-    description: str | None = None
-    product: str | None = None  # a product page's facts from its JSON-LD (product.py)
-    page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages of a clear type
-    app_shell: bool = False  # next to no text without JavaScript, and scripts to run
-    wall: str | None = None  # one of walls.WALLS: the page is (or is cut by) a wall
-    # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
-    # round trip gives back an equal Document.
-    warnings: list[dict[str, str]] = field(default_factory=list)
+def extracted(decoded: Decoded, url: str, *, full_page: bool, include_links: bool) -> Document:
+    """The extract stage: an HTML page's Document (see html_to_markdown), its text bounded
+    first (see bound) and let go, so that a cut page's whole text is freed before its tree is
+    built; the Document a reader made of any other type, as it is."""
+    if decoded.document is not None:
+        return decoded.document
+    page = bound(decoded.take_html())
+    return html_to_markdown(page, url, full_page=full_page, include_links=include_links)
 
 
 def html_to_markdown(
@@ -713,11 +707,11 @@ def _extract(
 
     An article goes to trafilatura (with readability as its second opinion): that is what
     trafilatura is made for, and what a page is taken for when the evidence is weak. Every
-    other type keeps its main region whole (ikigai_web/fetch/pages.py), unless what that gives
+    other type keeps its main region whole (ikigai_web/fetch/typed.py), unless what that gives
     looks like boilerplate next to the article candidate (see `_boilerplate`), is empty, or
     is next to nothing (under _FEW words) where the article candidate is not.
     """
-    from ikigai_web.fetch import pages
+    from ikigai_web.fetch import typed
     from ikigai_web.fetch.policies import POLICIES
     from ikigai_web.fetch.reading import drop_reading_times
 
@@ -727,7 +721,7 @@ def _extract(
         return _main_markdown(tree, include_links=include_links, large=large), page_type
     # The type's extractor prunes the tree in place; the article candidate needs it whole.
     article_tree = deepcopy(tree)
-    markdown = pages.extract(tree, page_type, signals, include_links=include_links)
+    markdown = typed.extract(tree, page_type, signals, include_links=include_links)
     if _shown_words(markdown) < _FEW:
         # The type's region kept next to nothing (its content sits where the page's markup
         # says menu or hidden): the article candidate, unless the region is not empty and
@@ -788,7 +782,7 @@ def _prose_words(markdown: str) -> int:
 def _main_markdown(tree: HtmlElement, *, include_links: bool, large: bool) -> str:
     """The article's markdown, without the lines that only label a control ("Read more",
     "Share"), as every other page type's."""
-    from ikigai_web.fetch.pages import without_controls
+    from ikigai_web.fetch.typed import without_controls
 
     return without_controls(_article_markdown(tree, include_links=include_links, large=large))
 

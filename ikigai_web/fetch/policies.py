@@ -1,7 +1,7 @@
 """What each page type keeps, in one table: how a page of that type is extracted.
 
 extract.py sends a page down the article path or the region path by its type's policy, and
-pages.py applies the rest to the region; no other code compares page type names. A type's
+typed.py applies the rest to the region; no other code compares page type names. A type's
 policy is a set of plain behaviours, each named for what it does to the page, so that a new
 type is a new row and a new behaviour a new column.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Policy:
     """How a page type is extracted. The defaults keep the main region whole, from its title
-    on, pruned of boilerplate and menus of links (see pages.py)."""
+    on, pruned of boilerplate and menus of links (see typed.py)."""
 
     # trafilatura with readability's second opinion (extract.py), instead of the region.
     article: bool = False

@@ -1,6 +1,6 @@
 """A reading time ("4 min read") says how long a page takes to read, not what it says.
 
-On a line of its own it goes with the other labels of the page's furniture (pages.py). In a
+On a line of its own it goes with the other labels of the page's furniture (typed.py). In a
 byline it shares the line with the author and the date, in the same text ("By Jane Doe ·
 4 min read", "March 14, 2025 | 4-minute read") or in an element of its own beside theirs;
 there it goes from the tree, before either converter reads it, with the separator that

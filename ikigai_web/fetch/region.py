@@ -98,7 +98,7 @@ def prune(tree: HtmlElement, *, thread: bool = False, reviews: bool = False) -> 
     With `thread` (a forum page), forms stay, which wrap whole threads on some forums, and so
     do the asides of posts; with `reviews` (a product page), reviews go too, and its closed
     panels stay closed (there they hold reviews, shipping and size guides more than the
-    details, which the converter shows from folded tabs: see pages.py). Elsewhere a closed
+    details, which the converter shows from folded tabs: see typed.py). Elsewhere a closed
     tab or accordion opens."""
     if not reviews:
         _open_panels(tree)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -17,14 +17,13 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ikigai_web.common.settings import Settings
-    from ikigai_web.fetch.extract import Document
-    from ikigai_web.fetch.session import Session
+    from ikigai_web.fetch.document import Document
 
 MAX_URL = 4096
 MAX_OFFSET = 10**9
 MAX_LIMIT = 10**6
 CACHE_NAMESPACE = "web_fetch"
-KEEP_FOR_RENDER = 1 << 20
+KEEP_FOR_RENDER = 1 << 20  # an app shell is small; a larger page the browser asks for again
 # Metadata is a label, not content: long values are cut so the content keeps the budget.
 META_LIMITS = {
     "title": 300,
@@ -156,7 +155,7 @@ def parse_input(raw: dict[str, Any]) -> Params:
 
 
 def _pages(raw: dict[str, Any]) -> tuple[int, int | None] | None:
-    from ikigai_web.fetch.documents import paging
+    from ikigai_web.fetch.files import paging
 
     value = raw.get("pages")
     if isinstance(value, int) and not isinstance(value, bool):
@@ -194,36 +193,33 @@ def _url(value: str) -> str:
 
 
 def fetch_page(params: Params, settings: Settings) -> Page:
-    """Download and convert the page: the only function that touches the network."""
+    """The page through web-fetch's stages (ikigai_web/fetch/), in order: fetch, decode,
+    extract, tidy; and, for an HTML page that needs JavaScript, render, what the browser
+    shows then extracted and tidied in turn. The only function that touches the network."""
     from ikigai_web.common.redact import printable_url
-    from ikigai_web.fetch.decode import HTML_TYPES, Reading, to_document
+    from ikigai_web.fetch import decode, extract, render, tidy
     from ikigai_web.fetch.session import Session
     from ikigai_web.net.http import Deadline
 
     mode = render_mode(params, settings)
     deadline = Deadline(settings.timeout)
+    how = {"full_page": params.full_page, "include_links": params.include_links}
     with Session(settings, deadline) as session:
         fetched = session.fetch(params.url)
         # What the answer, the cache and the extractor's links see: no user-info, no secrets.
         url = printable_url(fetched.url)
-        # The page's own bytes, for the browser, before decoding consumes them: an app shell
-        # is small, and a larger page the browser asks for again.
-        keep = mode == "always" or (mode == "auto" and len(fetched.body) <= KEEP_FOR_RENDER)
-        first = (fetched.content_type, bytes(fetched.body)) if keep else None
-        document, kind = to_document(
-            fetched.body,
-            fetched.content_type,
-            url,
-            full_page=params.full_page,
-            include_links=params.include_links,
-            reading=Reading(deadline, first_page(params)),
-        )
-        shell = mode == "auto" and document.app_shell
-        sent = document
-        if kind in HTML_TYPES and (mode == "always" or shell):
-            document = rendered(session, fetched.url, first, params, document, mode)
+        # The page's own text is kept for the browser when an app shell could be this large.
+        kept = mode == "always" or (mode == "auto" and len(fetched.body) <= KEEP_FOR_RENDER)
+        reading = decode.Reading(deadline, first_page(params))
+        decoded = decode.decode(fetched.body, fetched.content_type, url, reading)
+        first = decoded.html if kept else None
+        sent = tidy.tidied(extract.extracted(decoded, url, **how))
+        html = decoded.kind in decode.HTML_TYPES
+        shown = render.render(session, fetched.url, first, sent, mode) if html else render.Shown()
+    dom = None if shown.html is None else extract.html_to_markdown(shown.html, url, **how)
+    document = render.chosen(sent, shown, None if dom is None else tidy.tidied(dom))
     _not_a_wall(url, sent, document, mode)
-    return Page(url, kind, document)
+    return Page(url, decoded.kind, document)
 
 
 def _not_a_wall(url: str, sent: Document, document: Document, mode: str) -> None:
@@ -239,72 +235,12 @@ def _not_a_wall(url: str, sent: Document, document: Document, mode: str) -> None
 
 
 def first_page(params: Params) -> int:
-    """Where a document is read from: the first page asked for (a window of pages)."""
+    """Where a file is read from: the first page asked for (a window of pages)."""
     return params.pages[0] if params.pages else 1
 
 
 def render_mode(params: Params, settings: Settings) -> str:
     return params.render or settings.fetch_render
-
-
-def rendered(
-    session: Session,
-    url: str,
-    first: tuple[str | None, bytes] | None,
-    params: Params,
-    unrendered: Document,
-    mode: str,
-) -> Document:
-    """The page as a browser shows it; without a browser, or when rendering fails, the page
-    as it was fetched (with a warning, unless `auto` found no browser: that is as before)."""
-    from ikigai_web.common.redact import printable_url
-    from ikigai_web.fetch import browser
-    from ikigai_web.fetch.decode import html_document, to_text
-
-    if first is not None:  # as web-fetch read it, whatever charset label Chromium would trust
-        first = ("text/html; charset=utf-8", to_text(first[1], first[0]).encode())
-    try:
-        page = browser.render(session, url, first)
-    except browser.Unavailable as exc:
-        if mode == "always":
-            raise invalid("render", mode, f"{exc}: {browser.INSTALL_HINT}") from None
-        return unrendered
-    except browser.RenderFailed as exc:
-        why = f"The page could not be rendered in a browser ({exc}); this is its HTML as sent."
-        failed = {"code": "RENDER_FAILED", "message": why}
-        return replace(unrendered, warnings=[*unrendered.warnings, failed])
-    if page.html is None:
-        busy = {"code": "RENDER_UNSETTLED", "message": UNREAD}
-        return replace(unrendered, warnings=[*unrendered.warnings, busy])
-    document = html_document(
-        page.html,
-        printable_url(url),
-        full_page=params.full_page,
-        include_links=params.include_links,
-    )
-    if page.settled:
-        return document
-    if not document.markdown.strip() or len(document.markdown) < len(unrendered.markdown):
-        # Stopped before it showed anything, or what it was sent with (its embedded data,
-        # say): the page as sent tells more (a document not yet parsed is no empty page).
-        busy = {"code": "RENDER_UNSETTLED", "message": UNSHOWN}
-        return replace(unrendered, warnings=[*unrendered.warnings, busy])
-    unsettled = {
-        "code": "RENDER_UNSETTLED",
-        "message": "The page was still loading when the time to render it ran out: this is "
-        "what it showed by then, and parts may be missing.",
-    }
-    return replace(document, warnings=[*document.warnings, unsettled])
-
-
-UNSHOWN = (
-    "The page was still loading when the time to render it ran out, and showed less than its "
-    "HTML as sent: this is its HTML as sent, and parts may be missing."
-)
-UNREAD = (
-    "The page's scripts kept the browser busy until the time to render it ran out, so what "
-    "it showed could not be read: this is its HTML as sent, and parts may be missing."
-)
 
 
 def cache_key(params: Params, settings: Settings) -> list[Any]:
@@ -343,7 +279,7 @@ def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any
 
 def _is_stored_page(value: Any) -> bool:
     """What `cached_page` stores, every field of the right type; anything else is corrupt."""
-    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.document import Document
 
     if not isinstance(value, dict) or set(value) != {"url", "content_type", "document"}:
         return False
@@ -374,7 +310,7 @@ def _is_text(value: Any) -> bool:
 
 
 def _stored_page(value: dict[str, Any]) -> Page:
-    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.document import Document
 
     return Page(value["url"], value["content_type"], Document(**value["document"]))
 
@@ -392,7 +328,7 @@ def shape_output(
 
     `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget.
     """
-    from ikigai_web.fetch.documents import paging
+    from ikigai_web.fetch.files import paging
 
     doc = page.document
     markdown = doc.markdown

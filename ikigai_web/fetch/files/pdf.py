@@ -16,10 +16,10 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.fetch.documents import MAX_PAGES, RESERVE_SECONDS, layout, paging
+from ikigai_web.fetch.files import MAX_PAGES, RESERVE_SECONDS, layout, paging
 
 if TYPE_CHECKING:
-    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.document import Document
     from ikigai_web.net.http import Deadline
 
 # A page of dense text holds some 5,000 characters; past this a page is a drawing of glyphs.
@@ -42,7 +42,7 @@ def pdf_document(body: bytes, url: str, deadline: Deadline | None, first_page: i
     marker; its title (metadata, else the first heading), author, subject and date."""
     import pypdfium2 as pdfium
 
-    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.document import Document
 
     try:
         pdf = pdfium.PdfDocument(body)

@@ -18,7 +18,7 @@ import zlib
 from io import BytesIO
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.fetch.documents import DOCX, EPUB, PPTX, XLSX
+from ikigai_web.fetch.files import DOCX, EPUB, PPTX, XLSX
 
 MAX_MEMBERS = 5_000
 MAX_UNPACKED = 64 << 20

@@ -11,13 +11,13 @@ from datetime import date, datetime, time
 from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
-from ikigai_web.fetch.documents import DOCX, MAX_PAGES, PPTX, RESERVE_SECONDS, XLSX, paging
-from ikigai_web.fetch.documents.archive import open_package, unreadable
+from ikigai_web.fetch.files import DOCX, MAX_PAGES, PPTX, RESERVE_SECONDS, XLSX, paging
+from ikigai_web.fetch.files.archive import open_package, unreadable
 
 if TYPE_CHECKING:
     import zipfile
 
-    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.document import Document
     from ikigai_web.net.http import Deadline
 
 # A sheet is a table of at most this many rows and columns; a workbook at most this many cells.
@@ -88,7 +88,7 @@ def _core(package: zipfile.ZipFile) -> dict[str, str]:
 def _docx(body: bytes, package: zipfile.ZipFile) -> Document:
     import mammoth
 
-    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.document import Document
     from ikigai_web.fetch.markdown import html_markdown
 
     # Images are left out, unread: the text needs none of their bytes.
@@ -107,7 +107,7 @@ def _xlsx(body: bytes) -> Document:
     """Each sheet under its name, as a table: its first row the header."""
     import openpyxl
 
-    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.document import Document
 
     book = openpyxl.load_workbook(BytesIO(body), read_only=True, data_only=True)
     try:
@@ -174,7 +174,7 @@ def _pptx(body: bytes, deadline: Deadline | None, first_page: int) -> Document:
     """Each slide after its marker: its title as a heading, its text, tables and notes."""
     from pptx import Presentation
 
-    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.document import Document
 
     deck = Presentation(BytesIO(body))
     slides = list(deck.slides)
@@ -233,7 +233,7 @@ def _escaped(text: str) -> str:
 
 def _epub(package: zipfile.ZipFile, url: str) -> Document:
     """The chapters in spine order, each through the HTML-to-markdown path."""
-    from ikigai_web.fetch.extract import Document
+    from ikigai_web.fetch.document import Document
     from ikigai_web.fetch.markdown import html_markdown
 
     container = _xml(package, "META-INF/container.xml")

@@ -1,0 +1,83 @@
+"""The render stage: an HTML page that shows next to nothing without JavaScript, as a browser
+shows it (browser.py drives the browser, through the call's own Session).
+
+It comes after the page as sent is extracted, for it is the extractor that tells an app shell
+(next to no text, scripts to run, or a wall the page's scripts pass by themselves); what the
+browser shows is then extracted in turn, and `chosen` says which of the two is the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from ikigai_web.common.errors import invalid
+
+if TYPE_CHECKING:
+    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.session import Session
+
+UNSHOWN = (
+    "The page was still loading when the time to render it ran out, and showed less than its "
+    "HTML as sent: this is its HTML as sent, and parts may be missing."
+)
+UNREAD = (
+    "The page's scripts kept the browser busy until the time to render it ran out, so what "
+    "it showed could not be read: this is its HTML as sent, and parts may be missing."
+)
+UNSETTLED = (
+    "The page was still loading when the time to render it ran out: this is what it showed "
+    "by then, and parts may be missing."
+)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the browser showed: its DOM, to extract, and whether the page had settled; or no
+    DOM, and the page as sent stands (with `warning`, when there is something to say)."""
+
+    html: str | None = None
+    settled: bool = True
+    warning: dict[str, str] | None = None
+
+
+def render(session: Session, url: str, first: str | None, sent: Document, mode: str) -> Shown:
+    """The HTML page at `url` (its final URL) as a browser shows it, when `mode` asks for
+    that or (auto) the page as `sent` is an app shell; `first` is its text as decoded,
+    whatever charset label Chromium would trust. Without a browser, `always` is
+    INVALID_INPUT and `auto` the page as sent (as before there was a browser)."""
+    from ikigai_web.fetch import browser
+
+    if not (mode == "always" or (mode == "auto" and sent.app_shell)):
+        return Shown()
+    body = None if first is None else ("text/html; charset=utf-8", first.encode())
+    try:
+        page = browser.render(session, url, body)
+    except browser.Unavailable as exc:
+        if mode == "always":
+            raise invalid("render", mode, f"{exc}: {browser.INSTALL_HINT}") from None
+        return Shown()
+    except browser.RenderFailed as exc:
+        why = f"The page could not be rendered in a browser ({exc}); this is its HTML as sent."
+        return Shown(warning={"code": "RENDER_FAILED", "message": why})
+    if page.html is None:
+        return Shown(warning={"code": "RENDER_UNSETTLED", "message": UNREAD})
+    return Shown(page.html, settled=page.settled)
+
+
+def chosen(sent: Document, shown: Shown, document: Document | None) -> Document:
+    """The answer's Document: the `document` extracted from what the browser showed, else
+    the page as `sent` (the very object, when nothing was rendered nor went wrong)."""
+    if document is None:
+        return sent if shown.warning is None else _noted(sent, shown.warning)
+    if shown.settled:
+        return document
+    if not document.markdown.strip() or len(document.markdown) < len(sent.markdown):
+        # Stopped before it showed anything, or what it was sent with (its embedded data,
+        # say): the page as sent tells more (a document not yet parsed is no empty page).
+        return _noted(sent, {"code": "RENDER_UNSETTLED", "message": UNSHOWN})
+    return _noted(document, {"code": "RENDER_UNSETTLED", "message": UNSETTLED})
+
+
+def _noted(document: Document, warning: dict[str, str]) -> Document:
+    return replace(document, warnings=[*document.warnings, warning])
