@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.text import codec, header_charset, python_codec
-from ikigai_web.fetch.document import Document
+from ikigai_web.fetch.document import Decoded, Document
 from ikigai_web.fetch.tidy import valid_text as valid_text  # noqa: PLC0414 - read here too
 
 if TYPE_CHECKING:
@@ -210,7 +210,7 @@ def readable_type(header: str | None, body: bytes | bytearray) -> str:
     )
 
 
-def decode(
+def decoded(
     body: bytearray, header: str | None, url: str, reading: Reading | None = None
 ) -> Decoded:
     """The decode stage: the body as the media type it is read as, and either its text (HTML,
@@ -232,22 +232,6 @@ def decode(
     # As they are, but for their links, made safe and absolute as a page's are: a reader may
     # show the text as markdown.
     return Decoded(kind, document=Document(markdown=clean_markdown(to_text(body, header), url)))
-
-
-@dataclass
-class Decoded:
-    """A body as decoded: the media type it is read as, and the Document its reader made or,
-    for HTML, the page's text, which the extractor takes (`take_html`)."""
-
-    kind: str
-    document: Document | None = None
-    html: str | None = None
-
-    def take_html(self) -> str:
-        """The page's text, which this object then lets go: no name holds a large page's
-        whole text once the extractor has cut it down (extract.bound)."""
-        html, self.html = self.html or "", None
-        return html
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
-"""What every stage from decode on hands the next: the Document, a page's markdown and what
-the page says of itself. A reader (files/), the extractor (extract.py) or the browser's DOM
-through the extractor makes it; tidy.py finishes it; the answer pages through it."""
+"""What web-fetch's stages hand each other: the decode stage the extractor a Decoded body, and
+every stage from there on the next a Document, a page's markdown and what the page says of
+itself. A reader (files/, decode.py) or the extractor (extract.py) makes it, tidy.py finishes
+it, render.py may put what the browser showed in its place, and the answer pages through it.
+"""
 
 from __future__ import annotations
 
@@ -24,3 +26,19 @@ class Document:
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
     # round trip gives back an equal Document.
     warnings: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Decoded:
+    """A body as decoded: the media type it is read as, and the Document its reader made or,
+    for HTML, the page's text, which the extractor takes (`take_html`)."""
+
+    kind: str
+    document: Document | None = None
+    html: str | None = None
+
+    def take_html(self) -> str:
+        """The page's text, which this object then lets go: no name holds a large page's
+        whole text once the extractor has cut it down (extract.bound)."""
+        html, self.html = self.html or "", None
+        return html

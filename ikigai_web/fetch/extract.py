@@ -19,14 +19,13 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.fetch.document import Document
+from ikigai_web.fetch.document import Decoded, Document
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from lxml.html import HtmlElement
 
-    from ikigai_web.fetch.decode import Decoded
     from ikigai_web.fetch.hidden import Sheet
     from ikigai_web.fetch.signals import Signals
 

@@ -22,9 +22,9 @@ def to_document(
     reading: Reading | None = None,
 ) -> tuple[Document, str]:
     """The body (consumed) as the page as sent: its tidied Document, and the media type it
-    was read as (see decode.decode)."""
+    was read as (see decode.decoded)."""
     from ikigai_web.fetch import decode, extract, tidy
 
-    decoded = decode.decode(body, header, url, reading)
+    decoded = decode.decoded(body, header, url, reading)
     document = extract.extracted(decoded, url, full_page=full_page, include_links=include_links)
     return tidy.tidied(document), decoded.kind

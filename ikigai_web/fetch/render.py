@@ -3,7 +3,8 @@ shows it (browser.py drives the browser, through the call's own Session).
 
 It comes after the page as sent is extracted, for it is the extractor that tells an app shell
 (next to no text, scripts to run, or a wall the page's scripts pass by themselves); what the
-browser shows is then extracted in turn, and `chosen` says which of the two is the answer.
+browser shows is then extracted in turn, and `chosen` says which of the two is the answer
+(and refuses one that is nothing but a wall).
 """
 
 from __future__ import annotations
@@ -65,9 +66,19 @@ def render(session: Session, url: str, first: str | None, sent: Document, mode: 
     return Shown(page.html, settled=page.settled)
 
 
-def chosen(sent: Document, shown: Shown, document: Document | None) -> Document:
+def chosen(
+    url: str, sent: Document, shown: Shown, document: Document | None, mode: str
+) -> Document:
     """The answer's Document: the `document` extracted from what the browser showed, else
-    the page as `sent` (the very object, when nothing was rendered nor went wrong)."""
+    the page as `sent`; HTTP_ERROR when that is nothing but a wall (see `_not_a_wall`)."""
+    answer = _chosen(sent, shown, document)
+    _not_a_wall(url, sent, answer, mode)
+    return answer
+
+
+def _chosen(sent: Document, shown: Shown, document: Document | None) -> Document:
+    """What the browser showed, or the page as sent: the very object `sent` when nothing was
+    rendered nor went wrong."""
     if document is None:
         return sent if shown.warning is None else _noted(sent, shown.warning)
     if shown.settled:
@@ -77,6 +88,18 @@ def chosen(sent: Document, shown: Shown, document: Document | None) -> Document:
         # say): the page as sent tells more (a document not yet parsed is no empty page).
         return _noted(sent, {"code": "RENDER_UNSETTLED", "message": UNSHOWN})
     return _noted(document, {"code": "RENDER_UNSETTLED", "message": UNSETTLED})
+
+
+def _not_a_wall(url: str, sent: Document, document: Document, mode: str) -> None:
+    """HTTP_ERROR when the page (as rendered, if it was) is nothing but a wall: not the
+    content, so neither a success nor cached. `sent` is the page before any rendering."""
+    from ikigai_web.fetch import walls
+
+    if not walls.blocks(document.wall, document.markdown):
+        return
+    tried = "rendered" if document is not sent else "never" if mode == "never" else "no-browser"
+    assert document.wall is not None  # for mypy: blocks() says so
+    raise walls.failure(url, document.wall, javascript=sent.app_shell, tried=tried)
 
 
 def _noted(document: Document, warning: dict[str, str]) -> Document:

@@ -208,30 +208,18 @@ def fetch_page(params: Params, settings: Settings) -> Page:
         fetched = session.fetch(params.url)
         # What the answer, the cache and the extractor's links see: no user-info, no secrets.
         url = printable_url(fetched.url)
-        # The page's own text is kept for the browser when an app shell could be this large.
+        # The page's own text, for the browser, when an app shell could be this large.
         kept = mode == "always" or (mode == "auto" and len(fetched.body) <= KEEP_FOR_RENDER)
         reading = decode.Reading(deadline, first_page(params))
-        decoded = decode.decode(fetched.body, fetched.content_type, url, reading)
+        decoded = decode.decoded(fetched.body, fetched.content_type, url, reading)
         first = decoded.html if kept else None
-        sent = tidy.tidied(extract.extracted(decoded, url, **how))
+        extracted = extract.extracted(decoded, url, **how)
+        sent = tidy.tidied(extracted)
         html = decoded.kind in decode.HTML_TYPES
         shown = render.render(session, fetched.url, first, sent, mode) if html else render.Shown()
     dom = None if shown.html is None else extract.html_to_markdown(shown.html, url, **how)
-    document = render.chosen(sent, shown, None if dom is None else tidy.tidied(dom))
-    _not_a_wall(url, sent, document, mode)
+    document = render.chosen(url, sent, shown, None if dom is None else tidy.tidied(dom), mode)
     return Page(url, decoded.kind, document)
-
-
-def _not_a_wall(url: str, sent: Document, document: Document, mode: str) -> None:
-    """HTTP_ERROR when the page (as rendered, if it was) is nothing but a wall: not the
-    content, so neither a success nor cached. `sent` is the page before any rendering."""
-    from ikigai_web.fetch import walls
-
-    if not walls.blocks(document.wall, document.markdown):
-        return
-    tried = "rendered" if document is not sent else "never" if mode == "never" else "no-browser"
-    assert document.wall is not None  # for mypy: blocks() says so
-    raise walls.failure(url, document.wall, javascript=sent.app_shell, tried=tried)
 
 
 def first_page(params: Params) -> int:
