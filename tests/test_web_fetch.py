@@ -567,15 +567,24 @@ def test_blocked_over_the_protocol(run_tool):
 # ---------------------------------------------------------------- transport
 
 
-def test_backend_refuses_a_host_the_guard_did_not_vet():
-    import httpcore
+@pytest.mark.httpx_mock(should_mock=lambda _: False)  # the real connection, not a fake
+def test_backend_refuses_a_host_the_guard_did_not_vet(monkeypatch):
+    """A pinned connection dials no host the guard did not vet: not even a lookup is made."""
+    from ikigai_web.net import wire
+    from ikigai_web.net.http import Call, Deadline, Unreachable
 
-    from ikigai_web.fetch.transport import PinnedBackend
-    from ikigai_web.net.http import Deadline
+    def no_lookup(*_: Any) -> None:
+        raise AssertionError("an unvetted host was looked up")
 
-    backend = PinnedBackend(Deadline(5))
-    with pytest.raises(httpcore.ConnectError):
-        backend.connect_tcp("unvetted.example", 80)
+    monkeypatch.setattr(wire, "resolve", no_lookup)
+    pins = wire.Pins()
+    pins.pin("vetted.example", "127.0.0.2")
+    call = Call("GET", "http://unvetted.example/", (("Host", "unvetted.example"),))
+    with pytest.raises(Unreachable) as refused:
+        wire.open_call(call, Deadline(5), pins)
+    assert "refusing to connect to unvetted host unvetted.example" in refused.value.detail
+    assert pins.pinned("VETTED.example.")
+    assert not pins.pinned("unvetted.example")
 
 
 def test_a_deadline_never_waits_past_its_end_and_a_copy_moves_alone():

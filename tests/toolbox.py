@@ -26,8 +26,7 @@ from urllib.parse import quote
 
 from ikigai_web.common.errors import ErrorCode
 from ikigai_web.common.runner import DEFAULT_BUDGET, Runnable
-from ikigai_web.fetch.transport import from_httpx
-from ikigai_web.net.http import CHUNK, Call, Deadline, Headers, Opened
+from ikigai_web.net.http import CHUNK, Call, Deadline, Headers, Opened, Unreachable, unreachable
 from ikigai_web.net.wire import open_call as wire_open_call  # before any test replaces it
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -435,28 +434,43 @@ atexit.register(_report)
 # --- the search tools' connection, in tests ---------------------------------------------------
 
 
-def opener(should_mock: Callable[[Any], bool]) -> Callable[[Call, Deadline], Opened]:
-    """The connection the search tools use in the test process: a request pytest-httpx is to
+def opener(should_mock: Callable[[Any], bool]) -> Callable[..., Opened]:
+    """The connection the tools use in the test process: a request pytest-httpx is to
     answer goes through httpx (whose transport pytest-httpx patches); any other, a loopback
-    server's, through the tools' own connection (ikigai_web.net.wire), as in production."""
+    server's, through the tools' own connection (ikigai_web.net.wire), as in production.
+    (web-fetch's pins, when given, hold for the real connection: a faked answer has none.)"""
 
-    def open_call(call: Call, deadline: Deadline) -> Opened:
+    def open_call(call: Call, deadline: Deadline, pins: Any = None) -> Opened:
         import httpx
 
         request = httpx.Request(
             call.method, call.url, headers=list(call.headers), content=call.body or None
         )
         if not should_mock(request):
-            return wire_open_call(call, deadline)
+            return wire_open_call(call, deadline, pins)
         client = httpx.Client(trust_env=False)
         try:
             response = client.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise from_httpx(exc) from None
         headers = Headers.of(response.headers.multi_items())
-        return Opened(response.status_code, headers, _raw(response), client.close)
+        reason = response.reason_phrase
+        return Opened(response.status_code, headers, _raw(response), client.close, reason)
 
     return open_call
+
+
+def from_httpx(exc: Any) -> Unreachable:
+    """What an httpx failure pytest-httpx raises says about the connection, as the tools'
+    own connection reports it (ikigai_web.net.http.unreachable)."""
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException):
+        phase = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
+        return Unreachable(f"timeout: {phase}", timed_out=True)
+    if isinstance(exc, httpx.ConnectError | httpx.ReadError | httpx.RemoteProtocolError):
+        return unreachable(exc, connecting=isinstance(exc, httpx.ConnectError))
+    return Unreachable("network: request failed to", str(exc) or type(exc).__name__)
 
 
 def _raw(response: Any) -> Iterator[bytes]:

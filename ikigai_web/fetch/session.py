@@ -1,36 +1,43 @@
-"""One web-fetch call's network side: vetted hops, robots.txt, redirects, a capped body."""
+"""One web-fetch call's network side: vetted hops, robots.txt, redirects, a capped body.
+
+It speaks through the one HTTP layer every tool uses (ikigai_web.net): the connection of
+`ikigai_web.net.wire`, bound to the call's deadline, dialling only the address the guard
+(ikigai_web.fetch.guard) vetted and pinned for each host; the body read and decoded by
+`ikigai_web.net.http.read_body` within its cap.
+"""
 
 from __future__ import annotations
 
-import base64
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Self
-from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
-
-import httpx
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.common.redact import (
-    drop_userinfo,
-    printable_url,
-    register_secret,
-    register_secret_params,
-)
+from ikigai_web.common.redact import drop_userinfo, printable_url, register_secret_params
 from ikigai_web.fetch.guard import Policy, literal_ip, vet, vet_for_proxy
 from ikigai_web.fetch.robots import Robots
-from ikigai_web.fetch.transport import DeadlineTransport, PinnedBackend, failed, read_body, timeout
-from ikigai_web.net import proxy
-from ikigai_web.net.http import Overflow, Undecodable, Unreachable
+from ikigai_web.net import proxy, wire
+from ikigai_web.net.http import (
+    REDIRECTS,
+    Call,
+    Login,
+    Overflow,
+    Undecodable,
+    Unreachable,
+    network_error,
+    read_body,
+    redirected,
+)
+from ikigai_web.net.urls import DEFAULT_PORTS, normal
 
 if TYPE_CHECKING:
     from types import TracebackType
 
     from ikigai_web.common.settings import Settings
-    from ikigai_web.net.http import Deadline
+    from ikigai_web.net.http import Deadline, Opened
 
 MAX_REDIRECTS = 5
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 ACCEPT = (
     "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.8,text/plain;q=0.8,"
     "application/json;q=0.7,application/pdf;q=0.7,*/*;q=0.5"
@@ -44,9 +51,6 @@ _CHALLENGE = (
     "the content: web-fetch cannot pass it. Use another source for the same information, or "
     "ask the user to open it in their own browser."
 )
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-_LOCATION = "ikigai_location"
-REFUSED_LOGIN = "it answered 407, refusing the login: check the user and password in it"
 
 
 # A request's method and body, when it is not a plain GET.
@@ -71,7 +75,7 @@ class Fetched:
 
 
 class Session:
-    """The HTTP client of one call, with its guard, pins, robots cache and deadline."""
+    """The network side of one call, with its guard, pins, robots cache and deadline."""
 
     def __init__(self, settings: Settings, deadline: Deadline) -> None:
         self.settings = settings
@@ -79,14 +83,12 @@ class Session:
         self.policy = Policy.from_settings(settings)
         # The connections' own deadline: robots.txt shortens it for a while (see _robots_txt).
         self.clock = deadline.copy()
-        self.backend = PinnedBackend(self.clock)
+        self.pins = wire.Pins()
         self.proxied: set[str] = set()  # hosts vetted for a proxy, which resolves them
-        headers = {"Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"}
-        transport = DeadlineTransport(self.backend)
-        hooks = {"response": [_stash_location]}
-        headers["User-Agent"] = settings.user_agent
-        self.http = httpx.Client(
-            headers=headers, timeout=timeout(deadline), transport=transport, event_hooks=hooks
+        self.headers = (
+            ("Accept", ACCEPT),
+            ("Accept-Encoding", "gzip, deflate"),
+            ("User-Agent", settings.user_agent),
         )
         self.robots = (
             Robots(self._robots_txt, settings.user_agent) if settings.fetch_robots else None
@@ -98,7 +100,7 @@ class Session:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.http.close()
+        return  # every request has its own connection, closed with its answer
 
     def fetch(self, url: str) -> Fetched:
         """The final page after at most 5 redirects, every hop vetted and robots-checked.
@@ -113,123 +115,118 @@ class Session:
             register_secret_params(url)  # what the page or an error page echoes shows ***
             target = self.prepare(url, hop)
             if self.robots is not None:
-                self.robots.check(str(target))
-            headers = login.headers(target) if login else {}
-            response = self.open(target, timeout(self.deadline), headers)
+                self.robots.check(target)
+            opened = self.open(target, login.headers(target) if login else {})
             try:
-                location = redirect_location(response)
+                location = redirect_location(target, opened)
                 if location is None:
-                    return self.finish(response)
+                    return self.finish(target, opened)
             finally:
-                response.close()
+                opened.close()
             seen.add(url)
             url = drop_userinfo(location)
             if url in seen:
                 break
         raise too_many_redirects(url)
 
-    def prepare(self, url: str, hop: int) -> httpx.URL:
+    def prepare(self, url: str, hop: int) -> str:
         """The URL to request, after the guard has vetted its host and pinned its address."""
-        target, port = parse_hop(url, hop)
-        # The name as DNS and the connection see it: an IDN's xn-- form, not target.host.
-        host = target.raw_host.decode("ascii")
-        if self.backend.pinned(host) or host in self.proxied:
+        target, host, port = parse_hop(url, hop)
+        if self.pins.pinned(host) or host in self.proxied:
             return target  # one DNS answer per host and call: robots.txt and page agree
         try:
-            if proxy.for_url(str(target)) is not None:
+            if proxy.for_url(target) is not None:
                 vet_for_proxy(host, port, self.policy, self.deadline.remaining())
                 self.proxied.add(host)
                 return target
             address = vet(host, port, self.policy, self.deadline.remaining())
         except ToolError as err:
             raise _on_hop(err, url, hop) from None
-        self.backend.pin(host, address)
+        self.pins.pin(host, address)
         return target
 
     def open(
-        self,
-        url: httpx.URL,
-        timeout: httpx.Timeout,
-        headers: dict[str, str] | None = None,
-        sent: Sent | None = None,
-    ) -> httpx.Response:
-        """Send one request (a GET unless `sent` says otherwise) and return the response with
-        its body still unread."""
+        self, url: str, headers: dict[str, str] | None = None, sent: Sent | None = None
+    ) -> Opened:
+        """Send one request (a GET unless `sent` says otherwise) to a prepared `url` and
+        return the answer with its body still unread."""
+        method, body = sent if sent is not None else ("GET", None)
+        return self.send(self.call(url, headers or {}, method, body))
+
+    def call(
+        self, url: str, headers: dict[str, str], method: str = "GET", body: bytes | None = None
+    ) -> Call:
+        merged = {k.lower(): (k, v) for k, v in (*self.headers, *headers.items())}
+        return Call(method, url, tuple(merged.values()), body or b"")
+
+    def send(self, call: Call) -> Opened:
+        host = urlsplit(call.url).hostname or "the server"
         if self.deadline.remaining() <= 0:
-            raise self.deadline.expired_error(url.host)
-        method, content = sent if sent is not None else ("GET", None)
-        request = self.http.build_request(method, url, headers=headers, content=content)
-        request.extensions["timeout"] = timeout.as_dict()
-        via = proxy.for_url(str(url))
+            raise self.deadline.expired_error(host)
         try:
-            response = self.http.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            raise _through(via, exc, url.host) or failed(exc, self.deadline) from None
-        if via is not None and response.status_code == 407:  # the proxy's answer, not the page's
-            response.close()
-            raise proxy_failed(via, url.host, REFUSED_LOGIN)
-        return response
+            return wire.open_call(call, self.clock, self.pins)
+        except Unreachable as exc:
+            raise network_error(exc, host, self.deadline) from None
 
     def forward(self, url: str, headers: dict[str, str], sent: Sent, cap: int) -> Answered:
         """One request a rendered page makes, vetted and robots-checked like the page itself.
 
         Redirects are followed here, every hop vetted: Chromium cannot be handed a redirect
-        from an intercepted request. A 303, or a 301/302 after a POST, goes on as a GET.
+        from an intercepted request. They are followed as every tool follows them
+        (ikigai_web.net.http.redirected): a 303, or a 301/302 after a POST, goes on as a GET.
         """
+        call = self.call(drop_userinfo(url), headers, *sent)
         for hop in range(1, MAX_REDIRECTS + 2):
-            register_secret_params(url)
-            target = self.prepare(drop_userinfo(url), hop)
+            register_secret_params(call.url)
+            call = call._replace(url=self.prepare(drop_userinfo(call.url), hop))
             if self.robots is not None:
-                self.robots.check(str(target))
-            response = self.open(target, timeout(self.deadline), headers, sent)
+                self.robots.check(call.url)
+            opened = self.send(call)
             try:
-                location = redirect_location(response)
+                location = redirect_location(call.url, opened)
                 if location is None:
-                    body = self.read(response, cap, strict=True)
+                    body = self.read(call.url, opened, cap, strict=True)
                     return Answered(
-                        shown(response.url),
-                        response.status_code,
-                        response.headers.multi_items(),
-                        bytes(body),
+                        shown(call.url), opened.status, list(opened.headers.pairs), bytes(body)
                     )
             finally:
-                response.close()
-            if response.status_code == 303 or (
-                response.status_code in (301, 302) and sent[0] == "POST"
-            ):
-                sent = ("GET", None)
-            url = location
-        raise too_many_redirects(url)
+                opened.close()
+            try:
+                call = redirected(call, opened.status, location)
+            except ValueError as exc:  # a port out of range: the next hop cannot be made
+                raise bad_url(location, hop, str(exc)) from None
+        raise too_many_redirects(call.url)
 
-    def finish(self, response: httpx.Response) -> Fetched:
-        url = shown(response.url)
-        if response.status_code >= 400:
-            body = self.read(response, ERROR_BODY_BYTES, strict=False)
-            raise http_error(response, bytes(body))
-        if response.status_code >= 300:
+    def finish(self, url: str, opened: Opened) -> Fetched:
+        if opened.status >= 400:
+            body = self.read(url, opened, ERROR_BODY_BYTES, strict=False)
+            raise http_error(url, opened, bytes(body))
+        if opened.status >= 300:
             raise ToolError(
                 ErrorCode.HTTP_ERROR,
-                f"{url} answered HTTP {response.status_code} without a usable redirect "
+                f"{shown(url)} answered HTTP {opened.status} without a usable redirect "
                 "location, so there is no page to read.",
             )
-        body = self.read(response, self.settings.fetch_max_bytes, strict=True)
-        return Fetched(url, response.headers.get("content-type"), body)
+        body = self.read(url, opened, self.settings.fetch_max_bytes, strict=True)
+        return Fetched(shown(url), opened.headers.get("content-type"), body)
 
-    def read(self, response: httpx.Response, cap: int, *, strict: bool) -> bytearray:
+    def read(self, url: str, opened: Opened, cap: int, *, strict: bool) -> bytearray:
         """The decoded body; past `cap` bytes TOO_LARGE (strict) or just the first `cap`."""
-        url = shown(response.url)
-        declared = response.headers.get("content-length", "")
+        declared = opened.headers.get("content-length", "")
         if strict and declared.isdigit() and int(declared) > cap:
-            raise too_large(url, cap, f"it announces {int(declared):,} bytes")
+            raise too_large(shown(url), cap, f"it announces {int(declared):,} bytes")
+        host = urlsplit(url).hostname or "the server"
         try:
-            return read_body(response, cap, self.deadline, strict=strict)
+            return read_body(opened, cap, host, self.deadline, strict=strict)
+        except Unreachable as exc:
+            raise network_error(exc, host, self.deadline) from None
         except Overflow:
-            raise too_large(url, cap, "the body is larger") from None
+            raise too_large(shown(url), cap, "the body is larger") from None
         except Undecodable as exc:
             if exc.unsupported:
-                message = f"{url} was sent with {exc}: web-fetch cannot decode it."
+                message = f"{shown(url)} was sent with {exc}: web-fetch cannot decode it."
                 raise ToolError(ErrorCode.UNSUPPORTED_CONTENT, message) from None
-            message = f"{url} sent a body that cannot be decoded: {exc}."
+            message = f"{shown(url)} sent a body that cannot be decoded: {exc}."
             raise ToolError(ErrorCode.PARSE_ERROR, message) from None
 
     def _robots_txt(self, url: str, wait: float, cap: int) -> tuple[int, bytes]:
@@ -237,7 +234,7 @@ class Session:
         saved = self.clock.end
         self.clock.end = min(saved, time.monotonic() + wait)
         try:
-            return self._robots_hops(url, wait, cap)
+            return self._robots_hops(url, cap)
         except ToolError as err:
             if err.code is not ErrorCode.NETWORK_ERROR:
                 raise
@@ -249,67 +246,43 @@ class Session:
         finally:
             self.clock.end = saved
 
-    def _robots_hops(self, url: str, wait: float, cap: int) -> tuple[int, bytes]:
-        timeout = httpx.Timeout(wait, connect=min(wait, 5.0))
+    def _robots_hops(self, url: str, cap: int) -> tuple[int, bytes]:
         for hop in range(MAX_REDIRECTS + 1):
-            response = self.open(self.prepare(url, hop), timeout)
+            target = self.prepare(url, hop)
+            opened = self.open(target)
             try:
-                location = redirect_location(response)
+                location = redirect_location(target, opened)
                 if location is None or hop == MAX_REDIRECTS:
-                    return response.status_code, bytes(self.read(response, cap, strict=False))
+                    return opened.status, bytes(self.read(target, opened, cap, strict=False))
             finally:
-                response.close()
+                opened.close()
             url = location
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-@dataclass(frozen=True)
-class Login:
-    """HTTP Basic credentials from a URL's user-info, bound to that URL's origin."""
-
-    origin: tuple[str, bytes, int]
-    authorization: str
-
-    @classmethod
-    def of(cls, url: str) -> Login | None:
-        parts = urlsplit(url)
-        if not (parts.username or parts.password):
-            return None
-        user, password = unquote(parts.username or ""), unquote(parts.password or "")
-        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-        for secret in (password, token):
-            register_secret(secret)  # a page or error that echoes them shows ***
-        return cls(_origin(parse_hop(drop_userinfo(url), 0)[0]), f"Basic {token}")
-
-    def headers(self, target: httpx.URL) -> dict[str, str]:
-        return {"Authorization": self.authorization} if _origin(target) == self.origin else {}
-
-
-def _origin(url: httpx.URL) -> tuple[str, bytes, int]:
-    return url.scheme, url.raw_host, url.port or _DEFAULT_PORTS[url.scheme]
-
-
-def parse_hop(url: str, hop: int) -> tuple[httpx.URL, int]:
-    """An http(s) URL with a host, and its port; BLOCKED_URL for another scheme."""
+def parse_hop(url: str, hop: int) -> tuple[str, str, int]:
+    """An http(s) URL with a host in normal form, its host and its port; BLOCKED_URL for
+    another scheme."""
     try:
         parts = urlsplit(url)
         scheme, _ = parts.scheme.lower(), parts.port  # .port checks the range
     except ValueError as exc:
         raise bad_url(url, hop, str(exc)) from None
-    if scheme not in _DEFAULT_PORTS:
+    if scheme not in DEFAULT_PORTS:
         raise ToolError(
             ErrorCode.BLOCKED_URL,
             f"The page redirected to {shown(url)}, which is not an http(s) URL; "
             "web-fetch only follows http and https.",
         )
     try:
-        target = httpx.URL(canonical(url))
-        port = target.port or _DEFAULT_PORTS[target.scheme]
-    except (httpx.InvalidURL, ValueError) as exc:
+        target = normal(canonical(url))
+        parts = urlsplit(target)
+        port = parts.port or DEFAULT_PORTS[parts.scheme]
+    except (ValueError, KeyError) as exc:
         raise bad_url(url, hop, str(exc)) from None
-    if not target.host:
+    if not parts.hostname:
         raise bad_url(url, hop, "it has no host")
-    return target, port
+    return target, parts.hostname, port
 
 
 def canonical(url: str) -> str:
@@ -325,52 +298,20 @@ def canonical(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def _stash_location(response: httpx.Response) -> None:
-    """Move Location aside: httpx would parse it itself and fail on forms the guard must see."""
-    if "location" in response.headers:
-        response.extensions[_LOCATION] = response.headers["location"]
-        del response.headers["location"]
-
-
-def redirect_location(response: httpx.Response) -> str | None:
-    """The absolute URL a redirect points to, or None when this is not a redirect."""
-    location = str(response.extensions.get(_LOCATION, "")).strip()
-    if response.status_code not in REDIRECT_STATUSES or not location:
+def redirect_location(url: str, opened: Opened) -> str | None:
+    """The absolute URL a redirect from `url` points to, or None when this is not one."""
+    location = str(opened.headers.get("location", "")).strip()
+    if opened.status not in REDIRECTS or not location:
         return None
     try:
-        return urljoin(str(response.url), location).split("#", 1)[0]
+        return urljoin(url, location).split("#", 1)[0]
     except ValueError:
         return location  # unparsable: the next hop's check says so
 
 
-def shown(url: str | httpx.URL) -> str:
+def shown(url: str) -> str:
     """A URL as messages print it: no user-info, secrets masked, then cut (never before)."""
-    return printable_url(str(url))[:200]
-
-
-def _through(via: proxy.Proxy | None, exc: httpx.HTTPError, host: str) -> ToolError | None:
-    """The proxy's failure, naming the variable that set it, when `exc` is one: it refused
-    the tunnel, or could not be found or connected to (the page's host is its to reach)."""
-    from ikigai_web.fetch.transport import from_httpx
-
-    if via is None:
-        return None
-    if isinstance(exc, httpx.ProxyError):
-        answered = str(exc)
-        why = REFUSED_LOGIN if answered.startswith("407") else f"it answered {answered}"
-        return proxy_failed(via, host, why)
-    said = from_httpx(exc)
-    if said.kind.startswith(("connect:", "DNS:")):
-        return proxy_failed(via, host, said.detail or said.kind)
-    return None
-
-
-def proxy_failed(via: proxy.Proxy, host: str, why: str) -> ToolError:
-    """NETWORK_ERROR as every tool words a proxy's failure (ikigai_web.net.wire)."""
-    from ikigai_web.net.http import network_error
-
-    where = f"the proxy {via.host}:{via.port} ({via.variable})"
-    return network_error(Unreachable("proxy: could not reach", f"through {where}: {why}"), host)
+    return printable_url(url)[:200]
 
 
 def too_many_redirects(url: str) -> ToolError:
@@ -404,28 +345,28 @@ def _on_hop(err: ToolError, url: str, hop: int) -> ToolError:
     return ToolError(err.code, f"The page redirected to {shown(url)}. {err.message}")
 
 
-def http_error(response: httpx.Response, body: bytes) -> ToolError:
+def http_error(url: str, opened: Opened, body: bytes) -> ToolError:
     """HTTP_ERROR with the status, the page's own short error text and what to do next."""
     from ikigai_web.fetch.decode import short_text
     from ikigai_web.net.http import retry_after
 
-    status = response.status_code
-    said = short_text(body, response.headers.get("content-type"))
-    message = f"{shown(response.url)} answered HTTP {status} {response.reason_phrase}".rstrip()
+    status = opened.status
+    said = short_text(body, opened.headers.get("content-type"))
+    message = f"{shown(url)} answered HTTP {status} {opened.reason}".rstrip()
     message += f": {said!r}. " if said else ". "
-    wait = retry_after(response) if status in (429, 503) else None
-    if status in CHALLENGE_STATUSES and _is_challenge(response, body, said):
+    wait = retry_after(opened) if status in (429, 503) else None
+    if status in CHALLENGE_STATUSES and _is_challenge(opened, body, said):
         return ToolError(
             ErrorCode.HTTP_ERROR, message + _CHALLENGE, retry_after=wait, wall="bot_check"
         )
     return ToolError(ErrorCode.HTTP_ERROR, message + _advice(status), retry_after=wait)
 
 
-def _is_challenge(response: httpx.Response, body: bytes, said: str) -> bool:
+def _is_challenge(opened: Opened, body: bytes, said: str) -> bool:
     from ikigai_web.fetch.decode import to_text
     from ikigai_web.fetch.walls import challenge
 
-    return challenge(to_text(body, response.headers.get("content-type")), said, response.headers)
+    return challenge(to_text(body, opened.headers.get("content-type")), said, opened.headers)
 
 
 def _advice(status: int) -> str:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ikigai_web.common.settings import Settings
 
     class Headed(Protocol):
-        """Anything with an answer's headers: a Reply, or web-fetch's httpx response."""
+        """Anything with an answer's headers: a Reply, or an Opened answer."""
 
         @property
         def headers(self) -> Mapping[str, str]: ...
@@ -195,12 +195,16 @@ _HOST = re.compile(r"^(?:[^\W]|[-.])+$")
 
 
 class Headers(dict[str, str]):
-    """An answer's headers by lower-case name; a repeated header's values joined by ", "."""
+    """An answer's headers by lower-case name; a repeated header's values joined by ", ".
+    `pairs` keeps them as sent (a rendered page gets each Set-Cookie on its own)."""
+
+    pairs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, pairs: Iterable[tuple[str, str]]) -> Headers:
         out = cls()
-        for name, value in pairs:
+        out.pairs = tuple(pairs)
+        for name, value in out.pairs:
             key = name.lower()
             out[key] = f"{out[key]}, {value}" if key in out else value
         return out
@@ -235,6 +239,7 @@ class Opened(NamedTuple):
     headers: Headers
     chunks: Iterator[bytes]
     close: Callable[[], None]
+    reason: str = ""  # the status line's words, or the standard ones when it has none
 
 
 if TYPE_CHECKING:
@@ -255,16 +260,51 @@ class Unreachable(Exception):  # noqa: N818 - a state of the connection, reporte
 
 def _login(url: str) -> tuple[str, dict[str, str]]:
     """`url` without its user-info, which becomes HTTP Basic auth as a browser sends it."""
-    parts = urlsplit(url)
-    userinfo, at, place = parts.netloc.rpartition("@")
-    if not at:
+    login = Login.of(url)
+    if login is None:
         return url, {}
-    user, _, password = userinfo.partition(":")
-    token = basic_token(user, password)
-    for secret in (unquote(user), unquote(password), password, token):
-        register_secret(secret)  # a provider that echoes its request shows *** instead
-    auth = {"Authorization": f"Basic {token}"}
-    return urlunsplit(parts._replace(netloc=place)), auth
+    register_secret(login.user)  # a provider that echoes its request shows *** instead
+    parts = urlsplit(url)
+    place = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=place)), {"Authorization": login.authorization}
+
+
+class Login(NamedTuple):
+    """HTTP Basic credentials from a URL's user-info, bound to that URL's origin (scheme,
+    host, port), as a browser sends them: never to another origin, whatever redirects."""
+
+    user: str
+    authorization: str
+    origin: tuple[str, str, int] | None
+
+    @classmethod
+    def of(cls, url: str) -> Login | None:
+        """The login `url` carries, or None; its password and token are masked from now."""
+        parts = urlsplit(url)
+        userinfo, at, place = parts.netloc.rpartition("@")
+        if not at:
+            return None
+        user, _, password = userinfo.partition(":")
+        token = basic_token(user, password)
+        for secret in (unquote(password), password, token):
+            register_secret(secret)  # a server that echoes its request shows *** instead
+        return cls(unquote(user), f"Basic {token}", _bound(parts._replace(netloc=place)))
+
+    def headers(self, url: str) -> dict[str, str]:
+        """The Authorization header for a request to `url` (in normal form), if it is due."""
+        from ikigai_web.net.urls import origin
+
+        return {"Authorization": self.authorization} if origin(url) == self.origin else {}
+
+
+def _bound(parts: Any) -> tuple[str, str, int] | None:
+    """The origin a login is bound to, the host as requests name it; None when unusable."""
+    from ikigai_web.net.urls import normal, origin
+
+    try:
+        return origin(normal(urlunsplit(parts)))
+    except ValueError:
+        return None
 
 
 def basic_token(user: str, password: str) -> str:

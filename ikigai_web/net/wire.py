@@ -1,14 +1,20 @@
-"""The connection under every search: one request over http.client, bound to the deadline.
+"""The connection under every tool: one request over http.client, bound to the deadline.
 
-The standard library's client, because a search is a fresh process and importing httpx
-alone would cost more than the rest of the call. Every socket wait (DNS, connect, TLS
-handshake, each read and write) ends at the call's deadline, so a server that dribbles its
-answer cannot outlast it. The environment's proxies are used as curl uses them
-(ikigai_web.net.proxy).
+The standard library's client, because every call is a fresh process and importing httpx
+alone would cost more than the rest of a search (and a third of an uncached web-fetch). Every
+socket wait (DNS, connect, TLS handshake, each read and write) ends at the call's deadline,
+so a server that dribbles its answer cannot outlast it. The environment's proxies are used as
+curl uses them (ikigai_web.net.proxy).
+
+Given `Pins` (web-fetch's), a host is dialled only at the address its guard vetted and
+pinned, so a second DNS answer (rebinding) cannot move the connection; the URL keeps the
+name, so the Host header, TLS SNI and the certificate check stay on it. A proxy the user set
+is reached wherever it is; the pages behind it are vetted by name instead.
 """
 
 from __future__ import annotations
 
+import http
 import http.client
 import socket
 import ssl
@@ -36,17 +42,25 @@ if TYPE_CHECKING:
 FAILURES = (OSError, http.client.HTTPException, UnicodeError, ValueError)
 
 
-def open_call(call: Call, deadline: Deadline) -> Opened:
-    """Send `call` and read the status line and headers; the body is read as it is iterated."""
+REFUSED_LOGIN = "it answered 407, refusing the login: check the user and password in it"
+
+
+def open_call(call: Call, deadline: Deadline, pins: Pins | None = None) -> Opened:
+    """Send `call` and read the status line and headers; the body is read as it is iterated.
+    With `pins`, the host is dialled only at its pinned address."""
     connection: Connection | None = None
     parts = urlsplit(call.url)
     via = proxy.for_url(call.url)
     headers = dict(call.headers)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     if via is not None and parts.scheme != "https":
-        target, headers = call.url, headers | via.headers  # a forward proxy takes the URL
+        target, headers = (
+            call.url.split("#", 1)[0],
+            headers | via.headers,
+        )  # a forward proxy takes the URL
     try:
         connection = Connection(parts.scheme, parts.hostname or "", parts.port, deadline, via)
+        connection.pins = pins
         connection.request(call.method, target, call.body or None, headers)
         response = connection.getresponse()
     except (*FAILURES, Unreachable) as exc:
@@ -58,9 +72,58 @@ def open_call(call: Call, deadline: Deadline) -> Opened:
         raise unreachable(exc, connecting=connecting) from None
     if via is not None and response.status == 407:  # the proxy's answer, not the host's
         connection.close()
-        raise _refused(via, "it answered 407: check the user and password in it")
-    headers = Headers.of(response.getheaders())
-    return Opened(response.status, headers, _chunks(response), connection.close)
+        raise _refused(via, REFUSED_LOGIN)
+    headers = Headers.of(_decoded(response.getheaders()))
+    return Opened(response.status, headers, _chunks(response), connection.close, _reason(response))
+
+
+def _decoded(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Header values as UTF-8 when all of them are (http.client reads Latin-1): a Location
+    or a file name written in UTF-8 reads as written."""
+    try:
+        return [(k, v.encode("latin-1").decode("utf-8")) for k, v in pairs]
+    except UnicodeError:
+        return pairs
+
+
+def _reason(response: http.client.HTTPResponse) -> str:
+    """The status line's words (ASCII), or the standard ones for the status."""
+    said = response.reason.encode("latin-1", "replace").decode("ascii", "ignore").strip()
+    if said:
+        return said
+    try:
+        return _PHRASES.get(response.status) or http.HTTPStatus(response.status).phrase
+    except ValueError:
+        return ""
+
+
+_PHRASES = {418: "I'm a teapot"}
+
+
+class Pins:
+    """The addresses a guard vetted, by host: the only ones a pinned connection dials."""
+
+    def __init__(self) -> None:
+        self.addresses: dict[str, str] = {}
+
+    def pin(self, host: str, address: str) -> None:
+        self.addresses[_key(host)] = address
+
+    def pinned(self, host: str) -> bool:
+        return _key(host) in self.addresses
+
+    def address(self, host: str) -> str:
+        """The pinned address of `host`; a host the guard did not vet is never dialled."""
+        found = self.addresses.get(_key(host))
+        if found is None:
+            raise Unreachable(
+                "connect: could not connect to", f"refusing to connect to unvetted host {host}"
+            )
+        return found
+
+
+def _key(host: str) -> str:
+    return host.strip("[]").lower().rstrip(".")
 
 
 def _chunks(response: http.client.HTTPResponse) -> Iterator[bytes]:
@@ -90,9 +153,10 @@ class Connection(http.client.HTTPConnection):
         super().__init__(_ascii(host), port or (443 if self.tls else 80))
         self.deadline = deadline
         self.via = via
+        self.pins: Pins | None = None
 
     def connect(self) -> None:
-        plain = self._proxied() if self.via else dial(self.host, self.port, self.deadline)
+        plain = self._proxied() if self.via else self._direct()
         if not self.tls:
             self.sock = plain
             return
@@ -106,6 +170,11 @@ class Connection(http.client.HTTPConnection):
             raise
         secure.deadline = self.deadline  # type: ignore[attr-defined]
         self.sock = secure
+
+    def _direct(self) -> DeadlineSocket:
+        if self.pins is None:
+            return dial(self.host, self.port, self.deadline)
+        return dial(self.host, self.port, self.deadline, [self.pins.address(self.host)])
 
     def _proxied(self) -> DeadlineSocket:
         """A socket to the proxy; for https://, a tunnel through it to the host."""
@@ -136,6 +205,8 @@ class Connection(http.client.HTTPConnection):
         except FAILURES as exc:
             why = f"it broke off the tunnel ({exc or type(exc).__name__})"
             raise _refused(self.via, why) from None
+        if answer.status == 407:
+            raise _refused(self.via, REFUSED_LOGIN)
         if not 200 <= answer.status < 300:
             raise _refused(self.via, f"it answered {answer.status} {answer.reason}".rstrip())
 
@@ -153,10 +224,15 @@ def _ascii(host: str) -> str:
         return host.encode("idna").decode("ascii")
 
 
-def dial(host: str, port: int, deadline: Deadline) -> DeadlineSocket:
-    """A connected socket to the first of `host`'s addresses that answers."""
+def dial(
+    host: str, port: int, deadline: Deadline, addresses: list[str] | None = None
+) -> DeadlineSocket:
+    """A connected socket to the first of `host`'s addresses (looked up unless given) that
+    answers."""
     refused: OSError | None = None
-    for address in resolve(host, port, deadline.left(CONNECT_TIMEOUT)):
+    if addresses is None:
+        addresses = resolve(host, port, deadline.left(CONNECT_TIMEOUT))
+    for address in addresses:
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
         sock = DeadlineSocket(family, socket.SOCK_STREAM)
         sock.deadline = deadline
@@ -189,9 +265,7 @@ class DeadlineSocket(socket.socket):
 
 
 class TLSSocket(ssl.SSLSocket):
-    """As DeadlineSocket, over TLS (the context makes its sockets of this class). Without a
-    deadline it is a plain SSLSocket, so the shared context stays right for web-fetch's
-    httpx connections too."""
+    """As DeadlineSocket, over TLS (the context makes its sockets of this class)."""
 
     deadline: Deadline | None = None
 

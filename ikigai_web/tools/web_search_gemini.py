@@ -313,12 +313,12 @@ def redirect_link(url: str, prefix: str) -> bool:
 
 def _locate(session: Session, url: str, found: dict[str, str]) -> None:
     from ikigai_web.fetch.session import redirect_location
-    from ikigai_web.fetch.transport import timeout
 
     try:
-        response = session.open(session.prepare(url, 0), timeout(session.deadline))
-        response.close()
-        target = location(url, response.status_code, redirect_location(response))
+        prepared = session.prepare(url, 0)
+        answer = session.open(prepared)
+        answer.close()
+        target = location(url, answer.status, redirect_location(prepared, answer))
         if target is not None and target != url and _private(session, target):
             return
     except Exception:  # noqa: BLE001 - any failure keeps the redirect link; a thread must not print
