@@ -3,7 +3,7 @@ installation's own tools without starting a new program for each call.
 
 ikigai_web/host/workers.py starts it with a socket to the server as its stdin. It imports each
 ENTRY's module (`ikigai_web.tools.web_fetch:main`) and, later, what a call loaded that it lacks: the
-modules a tool imports only when called (httpx, lxml, trafilatura ...) and the regular expressions
+modules a tool imports only when called (lxml, trafilatura ...) and the regular expressions
 its libraries compile as they run, learned from the calls themselves and loaded one at a time
 between requests. Each call is a child forked from it, which becomes the call as the tool's
 console script would run it:
