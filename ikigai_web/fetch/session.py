@@ -277,8 +277,8 @@ def parse_hop(url: str, hop: int) -> tuple[str, str, int]:
     try:
         target = normal(canonical(url))
         parts = urlsplit(target)
-        port = parts.port or DEFAULT_PORTS[parts.scheme]
-    except (ValueError, KeyError) as exc:
+        port = parts.port or DEFAULT_PORTS[scheme]
+    except ValueError as exc:
         raise bad_url(url, hop, str(exc)) from None
     if not parts.hostname:
         raise bad_url(url, hop, "it has no host")

@@ -1,9 +1,11 @@
-"""The HTTP layer of the search tools: requests bound to the call's deadline, bounded bodies,
-retries, redirects, and the one place where a failed connection becomes NETWORK_ERROR.
+"""The HTTP layer of every tool: requests bound to the call's deadline, bounded bodies,
+retries, redirects and their origin rules, logins from URLs, and the one place where a failed
+connection becomes NETWORK_ERROR. The search tools use its Client; web-fetch's Session
+(ikigai_web.fetch.session) walks its hops itself, through the guard, on the same parts.
 
-A search is a fresh process per call, so what it imports is most of what it costs: this
-layer uses only the standard library (the connection itself is `ikigai_web.net.wire`, on
-http.client), which keeps a search within a small factor of a bare urllib client.
+A call is a fresh process, so what it imports is most of what it costs: this layer uses only
+the standard library (the connection itself is `ikigai_web.net.wire`, on http.client), which
+keeps a search within a small factor of a bare urllib client.
 
 The deadline is enforced on the socket: every connect, read and write waits at most until
 the call's end, so a server that dribbles its answer a byte at a time cannot keep a call

@@ -44,8 +44,6 @@ def normal(url: str) -> str:
     userinfo, host, port = _AUTHORITY.fullmatch(authority or "").groups()  # type: ignore[union-attr]
     host = encode_host(host)
     number = _port(port, scheme)
-    if (host or number is not None) and path and not path.startswith("/"):
-        raise ValueError("For absolute URLs, path must be empty or begin with '/'")
     place = f"[{host}]" if ":" in host else host
     place += f":{number}" if number is not None else ""
     login = f"{quote(userinfo, _USERINFO)}@" if userinfo else ""
