@@ -12,6 +12,7 @@ import zlib
 import httpx
 import pytest
 from conftest import HANG_GUARD, STALL, Reply
+from toolbox import serve_raw as _serve_once
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.settings import Settings
@@ -252,25 +253,6 @@ def test_a_redirect_loop_is_an_api_error(fake_server):
         http.send(c, c.build_request("GET", url), deadline)
     assert info.value.code is ErrorCode.API_ERROR
     assert len(fake_server.seen) == http.MAX_REDIRECTS + 1
-
-
-def _serve_once(answer) -> tuple[str, socket.socket]:
-    """A raw server on 127.0.0.1 that hands each connection to `answer` (a thread)."""
-    import threading
-
-    server = socket.create_server(("127.0.0.1", 0))
-
-    def loop() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            conn.recv(65536)
-            threading.Thread(target=answer, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=loop, daemon=True).start()
-    return f"http://127.0.0.1:{server.getsockname()[1]}/", server
 
 
 @pytest.mark.loopback

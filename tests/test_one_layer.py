@@ -4,19 +4,21 @@ their origin, what a status line and headers say, pinned connections."""
 from __future__ import annotations
 
 import re
-import socket
-import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 from conftest import Reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from toolbox import serve_raw
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.net import urls, wire
 from ikigai_web.net.http import Call, Deadline, Login, Opened, read_body
+
+if TYPE_CHECKING:
+    import socket
 
 # --- URLs in normal form ---------------------------------------------------------------------
 
@@ -113,20 +115,13 @@ def test_a_login_on_a_url_that_cannot_be_requested_is_bound_to_nothing():
 
 def _answering(raw: bytes) -> tuple[str, socket.socket]:
     """A raw server on 127.0.0.1 that answers every request with `raw`."""
-    server = socket.create_server(("127.0.0.1", 0))
 
-    def loop() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                conn.recv(65536)
-                conn.sendall(raw)
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            conn.sendall(raw)
 
-    threading.Thread(target=loop, daemon=True).start()
-    return f"http://127.0.0.1:{server.getsockname()[1]}/", server
+    url, server = serve_raw(answer)
+    return url, server
 
 
 def _open(raw: bytes) -> tuple[Opened, bytes]:

@@ -480,3 +480,21 @@ def _raw(response: Any) -> Iterator[bytes]:
         yield from response.iter_raw(CHUNK)
     except httpx.HTTPError as exc:
         raise from_httpx(exc) from None
+
+
+def serve_raw(answer: Callable[[socket.socket], None]) -> tuple[str, socket.socket]:
+    """A raw server on 127.0.0.1 that hands each connection to `answer` (a thread), once it
+    has read the request."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def loop() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return f"http://127.0.0.1:{server.getsockname()[1]}/", server
