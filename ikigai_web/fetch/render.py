@@ -47,10 +47,10 @@ def render(session: Session, url: str, first: str | None, sent: Document, mode: 
     that or (auto) the page as `sent` is an app shell; `first` is its text as decoded,
     whatever charset label Chromium would trust. Without a browser, `always` is
     INVALID_INPUT and `auto` the page as sent (as before there was a browser)."""
-    from ikigai_web.fetch import browser
-
     if not (mode == "always" or (mode == "auto" and sent.app_shell)):
         return Shown()
+    from ikigai_web.fetch import browser  # only for a page that is rendered: 3 ms of imports
+
     body = None if first is None else ("text/html; charset=utf-8", first.encode())
     try:
         page = browser.render(session, url, body)

@@ -50,8 +50,6 @@ class Robots:
 
     def _load(self, site: str) -> Any:
         """Protego rules, or None when the site has no usable robots.txt (allow all)."""
-        from protego import Protego
-
         status, body = self._get(f"{site}/robots.txt", ROBOTS_WAIT, ROBOTS_MAX_BYTES)
         if status >= 500:
             raise ToolError(
@@ -61,4 +59,6 @@ class Robots:
             )
         if not 200 <= status < 300:
             return None  # 4xx: no robots.txt; 3xx: more redirects than RFC 9309 follows
+        from protego import Protego  # only for a file to read: 6 ms of imports
+
         return Protego.parse(body.decode("utf-8", errors="replace"))
