@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ikigai_web.common.errors import ErrorCode, ToolError
@@ -21,6 +21,7 @@ from ikigai_web.net import proxy, wire
 from ikigai_web.net.http import (
     REDIRECTS,
     Call,
+    Connectionless,
     Login,
     Overflow,
     Undecodable,
@@ -32,8 +33,6 @@ from ikigai_web.net.http import (
 from ikigai_web.net.urls import DEFAULT_PORTS, normal
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from ikigai_web.common.settings import Settings
     from ikigai_web.net.http import Deadline, Opened
 
@@ -74,7 +73,7 @@ class Fetched:
     body: bytearray  # mutable so the reader can free it once decoded (10 MiB matters)
 
 
-class Session:
+class Session(Connectionless):
     """The network side of one call, with its guard, pins, robots cache and deadline."""
 
     def __init__(self, settings: Settings, deadline: Deadline) -> None:
@@ -93,14 +92,6 @@ class Session:
         self.robots = (
             Robots(self._robots_txt, settings.user_agent) if settings.fetch_robots else None
         )
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        return  # every request has its own connection, closed with its answer
 
     def fetch(self, url: str) -> Fetched:
         """The final page after at most 5 redirects, every hop vetted and robots-checked.

@@ -341,7 +341,21 @@ def register_url_login(value: str) -> None:
         register_login(parts.username or "", parts.password)
 
 
-class Client:
+class Connectionless:
+    """What a `with` block needs of a client whose every request has its own connection,
+    closed with its answer: nothing to open or close (the search tools' Client, web-fetch's
+    Session)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        return
+
+
+class Client(Connectionless):
     """The HTTP side of one call: default headers, its deadline, whether it follows redirects."""
 
     def __init__(
@@ -356,14 +370,6 @@ class Client:
         self.headers = dict(headers)
         self.opener = opener
         self.follow_redirects = follow_redirects
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        return  # every request has its own connection, closed with its answer
 
     def build_request(
         self,
