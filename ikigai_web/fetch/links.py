@@ -29,7 +29,7 @@ _LINK = re.compile(
     r"(!?)\[((?:[^\[\]\\]|\\.)*)\]\(<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(\s+\"[^\"]*\")?\)"
 )
 _AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]*:[^<>\s]*)>")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_FENCES = ("```", "~~~")
 _CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
 # HTML a markdown document carries as it is (a README's <a>, <img>): a tag, and in it an
 # event handler or an attribute whose value is a target.
@@ -46,8 +46,13 @@ _CANDIDATES = re.compile(r"\s*(\S+)\s+\d+(?:\.\d+)?[wx]\s*(?:,|$)")
 
 def scheme(url: str) -> str:
     """The scheme as a browser reads it, lower-case; "" for a relative URL."""
-    name, colon, _ = _IGNORED.sub("", url).partition(":")
-    return name.lower() if colon and name.isascii() and name.isalnum() else ""
+    # What goes is never a colon: the part before the first one is cleaned alone, not the
+    # whole target (a data: URL can be megabytes long).
+    name, colon, _ = url.partition(":")
+    if not colon:
+        return ""
+    name = name if name.isascii() and name.isalnum() else _IGNORED.sub("", name)
+    return name.lower() if name.isascii() and name.isalnum() else ""
 
 
 def is_script(url: str) -> bool:
@@ -135,7 +140,9 @@ def clean_markdown(markdown: str, base: str = "") -> str:
         return markdown
     if _HTML_TAG.search(markdown):
         markdown = outside_code(
-            markdown, lambda text: _HTML_TAG.sub(lambda tag: _safe_tag(tag.group(0), base), text)
+            markdown,
+            lambda text: _HTML_TAG.sub(lambda tag: _safe_tag(tag.group(0), base), text),
+            needs="<",
         )
     return _AUTOLINK.sub(autolink, _LINK.sub(link, markdown))
 
@@ -159,19 +166,23 @@ def fenced_lines(markdown: str) -> Iterator[tuple[str, bool]]:
     """Each line of the markdown, and whether it is code: a fence or a line between two."""
     fenced = False
     for line in markdown.split("\n"):
-        fence = _FENCE.match(line) is not None
+        fence = line.lstrip().startswith(_FENCES)  # lstrip and the pattern's \s: one set
         fenced = fenced != fence
         yield line, fenced or fence
 
 
-def outside_code(markdown: str, change: Callable[[str], str]) -> str:
-    """The markdown with `change` made to its text, not to code blocks and code spans."""
+def outside_code(markdown: str, change: Callable[[str], str], needs: str = "") -> str:
+    """The markdown with `change` made to its text, not to code blocks and code spans.
+    `needs`: text that `change` leaves as it is unless it holds this, left unvisited."""
     return "\n".join(
-        line if code else _outside_spans(line, change) for line, code in fenced_lines(markdown)
+        line if code or needs not in line else _outside_spans(line, change)
+        for line, code in fenced_lines(markdown)
     )
 
 
 def _outside_spans(line: str, change: Callable[[str], str]) -> str:
+    if "`" not in line:  # no code span
+        return change(line)
     parts, start = [], 0
     for span in _CODE_SPAN.finditer(line):
         parts += [change(line[start : span.start()]), span.group()]
