@@ -110,9 +110,13 @@ class Sheet:
         self.rules += 1
 
     def matching(self, element: HtmlElement) -> list[_Rule]:
-        classes = set(element.get("class", "").split())
-        keys = ["*", str(element.tag), f"#{element.get('id')}", *(f".{c}" for c in classes)]
-        found = [rule for key in keys for rule in self.by_key.get(key, ())]
+        by_key, value, id_ = self.by_key, element.get("class"), element.get("id")
+        classes = set(value.split()) if value else set()
+        found = [*by_key.get("*", ()), *by_key.get(str(element.tag), ())]
+        if id_ is not None:
+            found += by_key.get(f"#{id_}", ())
+        for name in classes:
+            found += by_key.get(f".{name}", ())
         if not found:
             return found
         return sorted(
@@ -157,13 +161,15 @@ def remove_unseen(tree: HtmlElement, sheet: Sheet) -> list[Unseen]:
 def _unseen_in(body: HtmlElement, sheet: Sheet, controlled: set[str]) -> Iterator[HtmlElement]:
     """The outermost unseen elements of the body, in document order. Not one that holds a
     panel a control names (a closed accordion's wrapper): what is in it is looked at."""
-    stack = [child for child in reversed(body) if isinstance(child.tag, str)]
+    from lxml import etree
+
+    stack = list(body.iterchildren(etree.Element, reversed=True))
     while stack:
         element = stack.pop()
         if _unseen(element, sheet, controlled) and not _holds_panel(element, controlled):
             yield element
         else:
-            stack.extend(child for child in reversed(element) if isinstance(child.tag, str))
+            stack += element.iterchildren(etree.Element, reversed=True)
 
 
 def _holds_panel(element: HtmlElement, controlled: set[str]) -> bool:
@@ -175,9 +181,10 @@ def _holds_panel(element: HtmlElement, controlled: set[str]) -> bool:
 def _unseen(element: HtmlElement, sheet: Sheet, controlled: set[str]) -> bool:
     if element.get(MARK) is not None:  # the browser saw it, and knew better (browser.py)
         return True
-    if element.get("hidden", "").lower() == "until-found":
+    attribute = element.get("hidden")
+    if attribute is not None and attribute.lower() == "until-found":
         return False
-    hidden = element.get("hidden") is not None or _styled_unseen(element, sheet)
+    hidden = attribute is not None or _styled_unseen(element, sheet)
     return hidden and not _panel(element, controlled)  # the costlier test last
 
 
@@ -208,7 +215,8 @@ def _after_control(element: HtmlElement | None) -> bool:
 
 def _styled_unseen(element: HtmlElement, sheet: Sheet) -> bool:
     """Whether the element's styles hide it, and no rule that may apply shows it again."""
-    inline = declarations(element.get("style", ""))
+    style = element.get("style")
+    inline = declarations(style) if style else {}
     # A custom element is hidden by the page's style sheet until its script defines it.
     custom = "-" in str(element.tag)
     rules = sheet.matching(element) if sheet.rules and not custom else []
