@@ -24,9 +24,12 @@ _ATTRIBUTES = ("href", "src")
 _ABSOLUTE = ("http://", "https://")
 # A markdown link or image: [text](target) or ![alt](target), a target without spaces and
 # with at most one level of balanced parentheses (`javascript:alert(1)`, which a page's text
-# can carry), optionally in angle brackets, and an optional "title".
+# can carry), optionally in angle brackets, and an optional "title". Alternatives that start
+# with a literal let the engine skip to a "!" or "[" (`(!?)\[` was tried at every character);
+# its runs are possessive, as what they could give back is never what follows them.
 _LINK = re.compile(
-    r"(!?)\[((?:[^\[\]\\]|\\.)*)\]\(<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(\s+\"[^\"]*\")?\)"
+    r"(?:!\[|\[)((?:[^\[\]\\]++|\\.)*+)\]\(<?((?:[^()\s<>]++|\([^()\s<>]*+\))*+)>?"
+    r"(\s+\"[^\"]*\")?\)"
 )
 _AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]*:[^<>\s]*)>")
 _FENCES = ("```", "~~~")
@@ -126,7 +129,8 @@ def clean_markdown(markdown: str, base: str = "") -> str:
     `base`, become absolute (links written in a page's text or data are often relative)."""
 
     def link(match: re.Match[str]) -> str:
-        bang, text, target, title = match.groups()
+        text, target, title = match.groups()
+        bang = "!" if match.group().startswith("!") else ""
         if is_script(target):
             return text
         cleaned = without_userinfo(_absolute(base, target) if target else target)
