@@ -80,6 +80,7 @@ def clean_tree(tree: HtmlElement, url: str) -> None:
     else `url`), script targets removed (the element and its text stay), user-info stripped,
     a list of an image's sizes in `src` cut to its first."""
     base = _base(tree, url)
+    resolved: dict[str, str] = {}  # a page repeats its targets (menus, icons, footers)
     for element in tree.xpath("//*[@href or @src]"):
         for name in _ATTRIBUTES:
             value = element.get(name)
@@ -90,13 +91,18 @@ def clean_tree(tree: HtmlElement, url: str) -> None:
                 continue
             if name == "src" and (candidates := _CANDIDATES.match(value)):
                 value = candidates.group(1)  # the first: the image itself, in one size
-            value = _absolute(base, value)
-            try:
-                element.set(name, without_userinfo(value) if "@" in value else value)
-            except ValueError:
-                # lxml refuses values that are not XML-compatible (control characters the
-                # page's bytes or the URL resolution let through): such a target is useless.
-                del element.attrib[name]
+            if (absolute := resolved.get(value)) is None:
+                absolute = resolved[value] = _absolute(base, value)
+            _set_target(element, name, absolute)
+
+
+def _set_target(element: HtmlElement, name: str, value: str) -> None:
+    try:
+        element.set(name, without_userinfo(value) if "@" in value else value)
+    except ValueError:
+        # lxml refuses values that are not XML-compatible (control characters the page's
+        # bytes or the URL resolution let through): such a target is useless.
+        del element.attrib[name]
 
 
 def _base(tree: HtmlElement, url: str) -> str:
