@@ -143,12 +143,25 @@ _POST_CLASS = re.compile(
 )
 # Phrases counted in one pass over the lower-cased text (a case-blind pattern is several
 # times slower), each group a feature: buying, calls to action, the vocabulary of threads.
+# Each alternative starts with a letter as written: a position whose character starts none
+# is passed over at once (the pattern, which opens with \b, cannot be searched for by them).
+_PHRASE_GROUPS = {
+    "buys": ("add to (?:cart|bag|basket|trolley)", "buy (?:now|it now)"),
+    "ctas": (
+        "get started", "sign up", "book a (?:demo|call|consultation)", "request a (?:demo|quote)",
+        "get a quote", "contact us", "free trial", "try (?:it )?(?:for )?free", "schedule a",
+        "learn more", "talk to (?:sales|us)", "call (?:us|now)", "pricing",
+    ),
+    "thread_words": (
+        "reply", "replies", "posted by", "joined", "views", "upvote", "quote", "report post",
+        "members?",
+    ),
+}  # fmt: skip
+_PHRASE_STARTS = "".join(sorted({alt[0] for alts in _PHRASE_GROUPS.values() for alt in alts}))
 _PHRASES = re.compile(
-    r"\b(?:(?P<buys>add to (?:cart|bag|basket|trolley)|buy (?:now|it now))"
-    r"|(?P<ctas>get started|sign up|book a (?:demo|call|consultation)|request a (?:demo|quote)|"
-    r"get a quote|contact us|free trial|try (?:it )?(?:for )?free|schedule a|learn more|"
-    r"talk to (?:sales|us)|call (?:us|now)|pricing)"
-    r"|(?P<thread_words>reply|replies|posted by|joined|views|upvote|quote|report post|members?))\b"
+    rf"(?=[{_PHRASE_STARTS}])\b(?:"
+    + "|".join(f"(?P<{name}>{'|'.join(alts)})" for name, alts in _PHRASE_GROUPS.items())
+    + r")\b"
 )
 _POST_CHARS = 80
 _SIDE_LINKS = "count(//nav//a | //aside//a)"
