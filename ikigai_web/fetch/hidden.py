@@ -185,13 +185,12 @@ def _unseen_in(body: HtmlElement, sheet: Sheet, controlled: set[str]) -> Iterato
     panel a control names (a closed accordion's wrapper): what is in it is looked at."""
     from lxml import etree
 
-    stack = list(body.iterchildren(etree.Element, reversed=True))
-    while stack:
-        element = stack.pop()
+    walker = etree.iterwalk(body, events=("start",), tag=etree.Element)
+    next(walker)  # the body itself
+    for _, element in walker:
         if _unseen(element, sheet, controlled) and not _holds_panel(element, controlled):
             yield element
-        else:
-            stack += element.iterchildren(etree.Element, reversed=True)
+            walker.skip_subtree()
 
 
 def _holds_panel(element: HtmlElement, controlled: set[str]) -> bool:
