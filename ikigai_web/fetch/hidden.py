@@ -38,8 +38,10 @@ _STYLE_END = re.compile(r"</style\s*>", re.IGNORECASE)
 _COMMENT = re.compile(r"/\*.*?(?:\*/|$)", re.DOTALL)
 _BRACE = re.compile(r"[{};]")
 _BRACES = re.compile(r"[{}]")
-_NAME = r"(?:[-\w]|\\.)+"
-_COMPOUND = re.compile(rf"(\*|[a-zA-Z][\w-]*)?((?:[.#]{_NAME})*)")
+# Possessive: what a run could give back is never what may follow it (a "." or "#", the end),
+# so a selector that is no compound fails at once.
+_NAME = r"(?:[-\w]++|\\.)++"
+_COMPOUND = re.compile(rf"(\*|[a-zA-Z][\w-]*+)?+((?:[.#]{_NAME})*+)")
 _PART = re.compile(rf"([.#])({_NAME})")
 _LAST = re.compile(r"[\s>+~]+")
 _IGNORED_SUFFIX = re.compile(r"\[[^\]]*\]|::?[-\w]+(?:\([^)]*\))?")
@@ -86,19 +88,31 @@ class _Rule:
     classes: frozenset[str] = frozenset()
     id: str | None = None
 
-    def matches(self, element: HtmlElement, classes: set[str]) -> bool:
-        tag_ok = self.tag is None or self.tag == element.tag
-        id_ok = self.id is None or self.id == element.get("id")
+    def matches(self, tag: str, id_: str | None, classes: set[str]) -> bool:
+        tag_ok = self.tag is None or self.tag == tag
+        id_ok = self.id is None or self.id == id_
         return tag_ok and id_ok and self.classes <= classes
+
+
+# What decides which rules match an element: its tag, id and class attribute.
+_Key = tuple[str, str | None, str | None]
 
 
 @dataclass
 class Sheet:
     """The rules of a page's style sheets that may hide an element, indexed as a browser does:
-    by id, class and tag, so an element is checked only against rules that name it."""
+    by id, class and tag, so an element is checked only against rules that name it. What
+    matches an element, and what its styles do, is kept by the element's tag and attributes:
+    a page repeats a few of them over thousands of elements (all rules are added first)."""
 
     by_key: dict[str, list[_Rule]] = field(default_factory=dict)
     rules: int = 0
+    _matched: dict[_Key, list[_Rule]] = field(default_factory=dict, repr=False)
+    # By the same and the style attribute: None when it shows, else the inherited
+    # properties that hide it (which a descendant may set back).
+    verdicts: dict[tuple[_Key, str | None], frozenset[str] | None] = field(
+        default_factory=dict, repr=False
+    )
 
     def add(self, selector: str, declarations: Declarations, *, certain: bool) -> None:
         rule = _rule(selector, declarations, self.rules, certain=certain)
@@ -110,14 +124,26 @@ class Sheet:
         self.rules += 1
 
     def matching(self, element: HtmlElement) -> list[_Rule]:
-        classes = set(element.get("class", "").split())
-        keys = ["*", str(element.tag), f"#{element.get('id')}", *(f".{c}" for c in classes)]
-        found = [rule for key in keys for rule in self.by_key.get(key, ())]
-        if not found:
-            return found
-        return sorted(
-            (rule for rule in found if rule.matches(element, classes)), key=lambda r: r.order
-        )
+        """The rules that may apply to the element, in the order they were written."""
+        key = _key(element)
+        found = self._matched.get(key)
+        if found is None:
+            found = self._matched[key] = self._matching(*key)
+        return found
+
+    def _matching(self, tag: str, id_: str | None, value: str | None) -> list[_Rule]:
+        # Rules kept by "*" or by a tag name nothing else: they apply to every element of it.
+        found = [*self.by_key.get("*", ()), *self.by_key.get(tag, ())]
+        classes = set(value.split()) if value else set()
+        named = [*self.by_key.get(f"#{id_}", ())] if id_ is not None else []
+        for name in classes:
+            named += self.by_key.get(f".{name}", ())
+        found += (rule for rule in named if rule.matches(tag, id_, classes))
+        return sorted(found, key=lambda rule: rule.order) if found else found
+
+
+def _key(element: HtmlElement) -> _Key:
+    return str(element.tag), element.get("id"), element.get("class")
 
 
 @dataclass(frozen=True)
@@ -157,13 +183,14 @@ def remove_unseen(tree: HtmlElement, sheet: Sheet) -> list[Unseen]:
 def _unseen_in(body: HtmlElement, sheet: Sheet, controlled: set[str]) -> Iterator[HtmlElement]:
     """The outermost unseen elements of the body, in document order. Not one that holds a
     panel a control names (a closed accordion's wrapper): what is in it is looked at."""
-    stack = [child for child in reversed(body) if isinstance(child.tag, str)]
-    while stack:
-        element = stack.pop()
+    from lxml import etree
+
+    walker = etree.iterwalk(body, events=("start",), tag=etree.Element)
+    next(walker)  # the body itself
+    for _, element in walker:
         if _unseen(element, sheet, controlled) and not _holds_panel(element, controlled):
             yield element
-        else:
-            stack.extend(child for child in reversed(element) if isinstance(child.tag, str))
+            walker.skip_subtree()
 
 
 def _holds_panel(element: HtmlElement, controlled: set[str]) -> bool:
@@ -175,9 +202,10 @@ def _holds_panel(element: HtmlElement, controlled: set[str]) -> bool:
 def _unseen(element: HtmlElement, sheet: Sheet, controlled: set[str]) -> bool:
     if element.get(MARK) is not None:  # the browser saw it, and knew better (browser.py)
         return True
-    if element.get("hidden", "").lower() == "until-found":
+    attribute = element.get("hidden")
+    if attribute is not None and attribute.lower() == "until-found":
         return False
-    hidden = element.get("hidden") is not None or _styled_unseen(element, sheet)
+    hidden = attribute is not None or _styled_unseen(element, sheet)
     return hidden and not _panel(element, controlled)  # the costlier test last
 
 
@@ -208,12 +236,24 @@ def _after_control(element: HtmlElement | None) -> bool:
 
 def _styled_unseen(element: HtmlElement, sheet: Sheet) -> bool:
     """Whether the element's styles hide it, and no rule that may apply shows it again."""
-    inline = declarations(element.get("style", ""))
+    key = (_key(element), element.get("style"))
+    if key not in sheet.verdicts:
+        sheet.verdicts[key] = _styles_hide(element, sheet, key[1])
+    inherited = sheet.verdicts[key]
+    return inherited is not None and not (
+        inherited and _reset_below(element, sheet, set(inherited))
+    )
+
+
+def _styles_hide(element: HtmlElement, sheet: Sheet, style: str | None) -> frozenset[str] | None:
+    """None if the element's styles show it; else the properties that hide it that a
+    descendant may set back (see _reset_below)."""
+    inline = declarations(style) if style else {}
     # A custom element is hidden by the page's style sheet until its script defines it.
     custom = "-" in str(element.tag)
     rules = sheet.matching(element) if sheet.rules and not custom else []
     if not inline and not rules:
-        return False
+        return None
     merged: Declarations = {}
     for rule in rules:
         if rule.certain:
@@ -225,12 +265,11 @@ def _styled_unseen(element: HtmlElement, sheet: Sheet) -> bool:
     # alt text does: on the dev pages most such text was content. The element's own style
     # hides.
     if why is None or (len(why) == 1 and why <= _OWN_STYLE and not why <= inline.keys()):
-        return False
+        return None
     # Specificity and !important could put any rule last: each must leave it hidden.
     if any(hiding(merged | rule.declarations) is None for rule in rules):
-        return False
-    inherited = why & set(_INHERITED)
-    return not (inherited and _reset_below(element, sheet, inherited))
+        return None
+    return frozenset(why & set(_INHERITED))
 
 
 def _reset_below(element: HtmlElement, sheet: Sheet, properties: set[str]) -> bool:

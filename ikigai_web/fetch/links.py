@@ -24,12 +24,15 @@ _ATTRIBUTES = ("href", "src")
 _ABSOLUTE = ("http://", "https://")
 # A markdown link or image: [text](target) or ![alt](target), a target without spaces and
 # with at most one level of balanced parentheses (`javascript:alert(1)`, which a page's text
-# can carry), optionally in angle brackets, and an optional "title".
+# can carry), optionally in angle brackets, and an optional "title". Alternatives that start
+# with a literal let the engine skip to a "!" or "[" (`(!?)\[` was tried at every character);
+# its runs are possessive, as what they could give back is never what follows them.
 _LINK = re.compile(
-    r"(!?)\[((?:[^\[\]\\]|\\.)*)\]\(<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(\s+\"[^\"]*\")?\)"
+    r"(?:!\[|\[)((?:[^\[\]\\]++|\\.)*+)\]\(<?((?:[^()\s<>]++|\([^()\s<>]*+\))*+)>?"
+    r"(\s+\"[^\"]*\")?\)"
 )
 _AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]*:[^<>\s]*)>")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_FENCES = ("```", "~~~")
 _CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
 # HTML a markdown document carries as it is (a README's <a>, <img>): a tag, and in it an
 # event handler or an attribute whose value is a target.
@@ -46,8 +49,13 @@ _CANDIDATES = re.compile(r"\s*(\S+)\s+\d+(?:\.\d+)?[wx]\s*(?:,|$)")
 
 def scheme(url: str) -> str:
     """The scheme as a browser reads it, lower-case; "" for a relative URL."""
-    name, colon, _ = _IGNORED.sub("", url).partition(":")
-    return name.lower() if colon and name.isascii() and name.isalnum() else ""
+    # What goes is never a colon: the part before the first one is cleaned alone, not the
+    # whole target (a data: URL can be megabytes long).
+    name, colon, _ = url.partition(":")
+    if not colon:
+        return ""
+    name = name if name.isascii() and name.isalnum() else _IGNORED.sub("", name)
+    return name.lower() if name.isascii() and name.isalnum() else ""
 
 
 def is_script(url: str) -> bool:
@@ -72,6 +80,7 @@ def clean_tree(tree: HtmlElement, url: str) -> None:
     else `url`), script targets removed (the element and its text stay), user-info stripped,
     a list of an image's sizes in `src` cut to its first."""
     base = _base(tree, url)
+    resolved: dict[str, str] = {}  # a page repeats its targets (menus, icons, footers)
     for element in tree.xpath("//*[@href or @src]"):
         for name in _ATTRIBUTES:
             value = element.get(name)
@@ -82,13 +91,18 @@ def clean_tree(tree: HtmlElement, url: str) -> None:
                 continue
             if name == "src" and (candidates := _CANDIDATES.match(value)):
                 value = candidates.group(1)  # the first: the image itself, in one size
-            value = _absolute(base, value)
-            try:
-                element.set(name, without_userinfo(value) if "@" in value else value)
-            except ValueError:
-                # lxml refuses values that are not XML-compatible (control characters the
-                # page's bytes or the URL resolution let through): such a target is useless.
-                del element.attrib[name]
+            if (absolute := resolved.get(value)) is None:
+                absolute = resolved[value] = _absolute(base, value)
+            _set_target(element, name, absolute)
+
+
+def _set_target(element: HtmlElement, name: str, value: str) -> None:
+    try:
+        element.set(name, without_userinfo(value) if "@" in value else value)
+    except ValueError:
+        # lxml refuses values that are not XML-compatible (control characters the page's
+        # bytes or the URL resolution let through): such a target is useless.
+        del element.attrib[name]
 
 
 def _base(tree: HtmlElement, url: str) -> str:
@@ -121,7 +135,8 @@ def clean_markdown(markdown: str, base: str = "") -> str:
     `base`, become absolute (links written in a page's text or data are often relative)."""
 
     def link(match: re.Match[str]) -> str:
-        bang, text, target, title = match.groups()
+        text, target, title = match.groups()
+        bang = "!" if match.group().startswith("!") else ""
         if is_script(target):
             return text
         cleaned = without_userinfo(_absolute(base, target) if target else target)
@@ -135,7 +150,9 @@ def clean_markdown(markdown: str, base: str = "") -> str:
         return markdown
     if _HTML_TAG.search(markdown):
         markdown = outside_code(
-            markdown, lambda text: _HTML_TAG.sub(lambda tag: _safe_tag(tag.group(0), base), text)
+            markdown,
+            lambda text: _HTML_TAG.sub(lambda tag: _safe_tag(tag.group(0), base), text),
+            needs="<",
         )
     return _AUTOLINK.sub(autolink, _LINK.sub(link, markdown))
 
@@ -159,19 +176,23 @@ def fenced_lines(markdown: str) -> Iterator[tuple[str, bool]]:
     """Each line of the markdown, and whether it is code: a fence or a line between two."""
     fenced = False
     for line in markdown.split("\n"):
-        fence = _FENCE.match(line) is not None
+        fence = line.lstrip().startswith(_FENCES)  # lstrip and the pattern's \s: one set
         fenced = fenced != fence
         yield line, fenced or fence
 
 
-def outside_code(markdown: str, change: Callable[[str], str]) -> str:
-    """The markdown with `change` made to its text, not to code blocks and code spans."""
+def outside_code(markdown: str, change: Callable[[str], str], needs: str = "") -> str:
+    """The markdown with `change` made to its text, not to code blocks and code spans.
+    `needs`: text that `change` leaves as it is unless it holds this, left unvisited."""
     return "\n".join(
-        line if code else _outside_spans(line, change) for line, code in fenced_lines(markdown)
+        line if code or needs not in line else _outside_spans(line, change)
+        for line, code in fenced_lines(markdown)
     )
 
 
 def _outside_spans(line: str, change: Callable[[str], str]) -> str:
+    if "`" not in line:  # no code span
+        return change(line)
     parts, start = [], 0
     for span in _CODE_SPAN.finditer(line):
         parts += [change(line[start : span.start()]), span.group()]

@@ -90,7 +90,7 @@ def _underscores(markdown: str) -> str:
     """Each underscore escaped where markdown could read it as emphasis, and only there."""
     if "_" not in markdown:
         return markdown
-    return outside_code(markdown, lambda text: _UNDERSCORE.sub(_underscore_run, text))
+    return outside_code(markdown, lambda text: _UNDERSCORE.sub(_underscore_run, text), "_")
 
 
 def _underscore_run(match: re.Match[str]) -> str:
@@ -113,7 +113,7 @@ def _no_html(markdown: str) -> str:
     such text, the other converter and a page's data do not."""
     if _TAG_START.search(markdown) is None:
         return markdown
-    return outside_code(markdown, lambda text: _TAG_START.sub(r"\\<", text))
+    return outside_code(markdown, lambda text: _TAG_START.sub(r"\\<", text), "<")
 
 
 def _tables(markdown: str) -> str:

@@ -136,18 +136,32 @@ _PATHS = (
 )
 
 _PRICE = re.compile(r"(?:[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP)\b)")
+_CURRENCIES = ("$", "€", "£", "¥", "₹", "EUR", "USD", "GBP")  # one is in every _PRICE
 _POST_NAMES = "|".join(sorted(POST_WORDS))  # no word is the start of another: order is free
 _POST_CLASS = re.compile(
     rf"(?:^|[\s_-])(?:{_POST_NAMES})(?:s|body|content|text)?(?:$|[\s_-])", re.IGNORECASE
 )
 # Phrases counted in one pass over the lower-cased text (a case-blind pattern is several
 # times slower), each group a feature: buying, calls to action, the vocabulary of threads.
+# Each alternative starts with a letter as written: a position whose character starts none
+# is passed over at once (the pattern, which opens with \b, cannot be searched for by them).
+_PHRASE_GROUPS = {
+    "buys": ("add to (?:cart|bag|basket|trolley)", "buy (?:now|it now)"),
+    "ctas": (
+        "get started", "sign up", "book a (?:demo|call|consultation)", "request a (?:demo|quote)",
+        "get a quote", "contact us", "free trial", "try (?:it )?(?:for )?free", "schedule a",
+        "learn more", "talk to (?:sales|us)", "call (?:us|now)", "pricing",
+    ),
+    "thread_words": (
+        "reply", "replies", "posted by", "joined", "views", "upvote", "quote", "report post",
+        "members?",
+    ),
+}  # fmt: skip
+_PHRASE_STARTS = "".join(sorted({alt[0] for alts in _PHRASE_GROUPS.values() for alt in alts}))
 _PHRASES = re.compile(
-    r"\b(?:(?P<buys>add to (?:cart|bag|basket|trolley)|buy (?:now|it now))"
-    r"|(?P<ctas>get started|sign up|book a (?:demo|call|consultation)|request a (?:demo|quote)|"
-    r"get a quote|contact us|free trial|try (?:it )?(?:for )?free|schedule a|learn more|"
-    r"talk to (?:sales|us)|call (?:us|now)|pricing)"
-    r"|(?P<thread_words>reply|replies|posted by|joined|views|upvote|quote|report post|members?))\b"
+    rf"(?=[{_PHRASE_STARTS}])\b(?:"
+    + "|".join(f"(?P<{name}>{'|'.join(alts)})" for name, alts in _PHRASE_GROUPS.items())
+    + r")\b"
 )
 _POST_CHARS = 80
 _SIDE_LINKS = "count(//nav//a | //aside//a)"
@@ -338,20 +352,29 @@ def _shape(tree: HtmlElement, body: HtmlElement | None, text: str) -> dict[str, 
     phrases = Counter(match.lastgroup for match in _PHRASES.finditer(text.lower()))
     return {
         "text": math.log1p(total) / _TEXT_SCALE,
-        "link_share": link_share(body),
+        "link_share": link_share(body, total),
         "prose": prose / len(text) if text else 0.0,
         "items": _items(tree, total),
         "cards": math.log1p(float(tree.xpath(_CARD_TITLES))),
-        "prices": math.log1p(len(_PRICE.findall(text))),
+        "prices": math.log1p(_prices(text)),
         **{name: math.log1p(phrases[name]) for name in ("buys", "ctas", "thread_words")},
     }
 
 
-def link_share(body: HtmlElement | None) -> float:
-    """The share of the body's text that is link text (white space collapsed)."""
-    if body is None or not (total := _chars(body)):
+def link_share(body: HtmlElement | None, total: int | None = None) -> float:
+    """The share of the body's text that is link text (white space collapsed); `total`: the
+    body's, when known."""
+    if body is None or not (total := _chars(body) if total is None else total):
         return 0.0
     return sum(_chars(link) for link in body.iter("a")) / total
+
+
+def _prices(text: str) -> int:
+    # Most pages name no currency at all: the pattern, which cannot start from a literal,
+    # is then not run over every character.
+    if not any(mark in text for mark in _CURRENCIES):
+        return 0
+    return len(_PRICE.findall(text))
 
 
 def _chars(element: HtmlElement) -> int:
@@ -383,7 +406,8 @@ def _items(tree: HtmlElement, total: int) -> float:
 
 
 def _item_chars(members: list[HtmlElement]) -> int:
-    linked = sum(member.tag == "a" or member.find(".//a") is not None for member in members)
+    # iter("a") starts with the member itself: a link, or one that holds a link.
+    linked = sum(next(member.iter("a"), None) is not None for member in members)
     if linked < _LINKED_ITEMS * len(members):
         return 0
     sizes = [_chars(member) for member in members]
