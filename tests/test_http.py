@@ -225,6 +225,15 @@ def test_an_international_host_is_sent_in_its_ascii_form():
     assert wire._ascii("a.test") == "a.test"
 
 
+def test_an_international_host_is_encoded_as_web_fetch_encodes_it():
+    from ikigai_web.net import urls, wire
+
+    # IDNA 2008 keeps the sharp s (IDNA 2003 made it "ss"): one encoder for every tool.
+    assert wire._ascii("stra\u00dfe.de") == urls.idn("Stra\u00dfe.de") == "xn--strae-oqa.de"
+    with pytest.raises(ValueError, match="Invalid IDNA hostname"):
+        wire._ascii("ab\u200b.com")
+
+
 def _loopback(seconds: float = 25) -> tuple[http.Client, http.Deadline]:
     deadline = http.Deadline(seconds)
     return _client(deadline, follow_redirects=True), deadline

@@ -86,12 +86,17 @@ def encode_host(host: str) -> str:
         return host[1:-1]
     if host.isascii():
         return quote(host.lower(), _HOST)
-    import idna  # IDNA 2008, as browsers and the HTTP libraries encode names; only for an IDN
+    return idn(host)
+
+
+def idn(name: str) -> str:
+    """An internationalised host name in its xn-- form: IDNA 2008, as browsers encode it."""
+    import idna  # only for a name that is not ASCII
 
     try:
-        return str(idna.encode(host.lower()).decode("ascii"))
+        return str(idna.encode(name.lower()).decode("ascii"))
     except idna.IDNAError:
-        raise ValueError(f"Invalid IDNA hostname: {host!r}") from None
+        raise ValueError(f"Invalid IDNA hostname: {name!r}") from None
 
 
 def _port(port: str, scheme: str) -> int | None:

@@ -217,11 +217,13 @@ def _refused(via: proxy.Proxy, why: str) -> Unreachable:
 
 
 def _ascii(host: str) -> str:
-    """The host as DNS and the Host header spell it: an IDN in its xn-- form."""
-    try:
-        return host.encode("ascii").decode()
-    except UnicodeError:
-        return host.encode("idna").decode("ascii")
+    """The host as DNS and the Host header spell it: an IDN in its xn-- form, encoded as
+    web-fetch's URLs are (ikigai_web.net.urls.idn)."""
+    if host.isascii():
+        return host
+    from ikigai_web.net.urls import idn  # only for an IDN: ipaddress is not needed otherwise
+
+    return idn(host)
 
 
 def dial(
