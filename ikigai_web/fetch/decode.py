@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.text import codec, header_charset, python_codec
@@ -234,8 +233,7 @@ def decoded(
     return Decoded(kind, document=Document(markdown=clean_markdown(to_text(body, header), url)))
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """How far a file is read: from which page, and by when."""
 
     deadline: Deadline | None = None

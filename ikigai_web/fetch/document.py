@@ -28,14 +28,18 @@ class Document:
     warnings: list[dict[str, str]] = field(default_factory=list)
 
 
-@dataclass
 class Decoded:
     """A body as decoded: the media type it is read as, and the Document its reader made or,
     for HTML, the page's text, which the extractor takes (`take_html`)."""
 
-    kind: str
-    document: Document | None = None
-    html: str | None = None
+    __slots__ = ("document", "html", "kind")
+
+    def __init__(
+        self, kind: str, document: Document | None = None, html: str | None = None
+    ) -> None:
+        self.kind = kind
+        self.document = document
+        self.html = html
 
     def take_html(self) -> str:
         """The page's text, which this object then lets go: no name holds a large page's

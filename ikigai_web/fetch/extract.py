@@ -14,9 +14,8 @@ import contextlib
 import re
 from collections import Counter
 from copy import deepcopy
-from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.fetch.document import Decoded, Document
@@ -272,8 +271,7 @@ def html_to_markdown(
     )
 
 
-@dataclass(frozen=True)
-class Bounded:
+class Bounded(NamedTuple):
     """The part of a page that is converted, and the note to end its markdown with if cut."""
 
     html: str
@@ -294,7 +292,7 @@ def bound(html: str) -> Bounded:
         return Bounded(html)
     from ikigai_web.fetch.hidden import style_text
 
-    return replace(_lean(html), styles=style_text(html))
+    return _lean(html)._replace(styles=style_text(html))
 
 
 def _lean(html: str) -> Bounded:
@@ -428,8 +426,7 @@ def _size(chars: int) -> str:
     return f"{chars / 1e6:.1f} million characters" if chars >= 10**5 else f"{chars:,} characters"
 
 
-@dataclass(frozen=True)
-class _Parsed:
+class _Parsed(NamedTuple):
     tree: HtmlElement
     signals: Signals
     warnings: tuple[dict[str, str], ...]

@@ -13,8 +13,7 @@ and a post count beside it); the date leaves with its label ("Posted", "(edited)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
@@ -91,8 +90,7 @@ _TEXT_PROPS = ("text", "articlebody", "reviewbody")
 _DATE_PROPS = ("datepublished", "datecreated")
 
 
-@dataclass(frozen=True)
-class Post:
+class Post(NamedTuple):
     author: str
     date: str
     body: str  # markdown

@@ -8,8 +8,7 @@ embed an IPv4 address (mapped, compatible, 6to4, NAT64, Teredo).
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 
@@ -102,13 +101,12 @@ def blocked_reason(ip: IPAddress) -> str | None:
     return next((why for hit, why in checks if hit), None)
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(NamedTuple):
     """Which private destinations the settings let through."""
 
     allow_private: bool = False
     hosts: frozenset[str] = frozenset()
-    networks: tuple[Network, ...] = field(default_factory=tuple)
+    networks: tuple[Network, ...] = ()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Policy:

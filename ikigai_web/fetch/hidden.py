@@ -16,8 +16,7 @@ A rendered page is marked by the browser's own idea of what is visible (browser.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -79,8 +78,7 @@ _MOST = 0.15
 Declarations = dict[str, str]
 
 
-@dataclass(frozen=True)
-class _Rule:
+class _Rule(NamedTuple):
     declarations: Declarations
     order: int
     certain: bool  # a simple selector in a context that always applies
@@ -98,21 +96,21 @@ class _Rule:
 _Key = tuple[str, str | None, str | None]
 
 
-@dataclass
 class Sheet:
     """The rules of a page's style sheets that may hide an element, indexed as a browser does:
     by id, class and tag, so an element is checked only against rules that name it. What
     matches an element, and what its styles do, is kept by the element's tag and attributes:
     a page repeats a few of them over thousands of elements (all rules are added first)."""
 
-    by_key: dict[str, list[_Rule]] = field(default_factory=dict)
-    rules: int = 0
-    _matched: dict[_Key, list[_Rule]] = field(default_factory=dict, repr=False)
-    # By the same and the style attribute: None when it shows, else the inherited
-    # properties that hide it (which a descendant may set back).
-    verdicts: dict[tuple[_Key, str | None], frozenset[str] | None] = field(
-        default_factory=dict, repr=False
-    )
+    __slots__ = ("_matched", "by_key", "rules", "verdicts")
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list[_Rule]] = {}
+        self.rules = 0
+        self._matched: dict[_Key, list[_Rule]] = {}
+        # By the same and the style attribute: None when it shows, else the inherited
+        # properties that hide it (which a descendant may set back).
+        self.verdicts: dict[tuple[_Key, str | None], frozenset[str] | None] = {}
 
     def add(self, selector: str, declarations: Declarations, *, certain: bool) -> None:
         rule = _rule(selector, declarations, self.rules, certain=certain)
@@ -146,8 +144,7 @@ def _key(element: HtmlElement) -> _Key:
     return str(element.tag), element.get("id"), element.get("class")
 
 
-@dataclass(frozen=True)
-class Unseen:
+class Unseen(NamedTuple):
     """Text taken out, and the visible words around it: whether it would have reached the
     content is told by whether those words are in the content (see `reached`)."""
 

@@ -1,15 +1,58 @@
 """web-fetch's pipeline without the network: a body already fetched, through the stages that
 read it, in order. tools/web_fetch.py's `fetch_page` runs the whole pipeline: fetch
 (session.py), decode, extract, tidy, then render (render.py) for a page that needs JavaScript.
+`prepare` imports the stages that read a page while the fetch waits on the network.
 """
 
 from __future__ import annotations
 
+import threading
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ikigai_web.fetch.decode import Reading
     from ikigai_web.fetch.document import Document
+
+# What reading any HTML page imports, stages first: most of a fetch's start-up, over 100 ms
+# (trafilatura alone), which `prepare` spends while the network is slower than that.
+# Type-specific modules (a forum's, a product's, html-to-markdown's) are left to the page that
+# needs them: importing them would delay every other page.
+READERS = (
+    "ikigai_web.fetch.decode",
+    "ikigai_web.fetch.extract",
+    "ikigai_web.fetch.tidy",
+    "ikigai_web.fetch.render",
+    "ikigai_web.fetch.hidden",
+    "ikigai_web.fetch.links",
+    "ikigai_web.fetch.signals",
+    "ikigai_web.fetch.pagetype",
+    "ikigai_web.fetch.pagetype_model",
+    "ikigai_web.fetch.walls",
+    "ikigai_web.fetch.policies",
+    "ikigai_web.fetch.reading",
+    "ikigai_web.fetch.markdown",
+    "lxml.html",
+    "trafilatura",
+    "trafilatura.json_metadata",
+)
+
+
+def prepare() -> threading.Thread:
+    """Import READERS on a thread of their own, which the interpreter does while the caller
+    waits on the network; whatever the thread has not done yet (or failed to do), the stage
+    that needs it imports as it would have anyway."""
+    thread = threading.Thread(target=_import_readers, name="web-fetch-readers", daemon=True)
+    thread.start()
+    return thread
+
+
+def _import_readers() -> None:
+    for name in READERS:
+        try:
+            import_module(name)
+        except Exception:  # noqa: BLE001 - the stage imports it again and reports the fault
+            return
 
 
 def to_document(

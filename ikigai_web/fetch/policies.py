@@ -8,11 +8,10 @@ type is a new row and a new behaviour a new column.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(NamedTuple):
     """How a page type is extracted. The defaults keep the main region whole, from its title
     on, pruned of boilerplate and menus of links (see typed.py)."""
 

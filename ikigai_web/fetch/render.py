@@ -9,8 +9,8 @@ browser shows is then extracted in turn, and `chosen` says which of the two is t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_web.common.errors import invalid
 
@@ -32,8 +32,7 @@ UNSETTLED = (
 )
 
 
-@dataclass(frozen=True)
-class Shown:
+class Shown(NamedTuple):
     """What the browser showed: its DOM, to extract, and whether the page had settled; or no
     DOM, and the page as sent stands (with `warning`, when there is something to say)."""
 

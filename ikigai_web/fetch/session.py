@@ -9,8 +9,7 @@ It speaks through the one HTTP layer every tool uses (ikigai_web.net): the conne
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ikigai_web.common.errors import ErrorCode, ToolError
@@ -56,8 +55,7 @@ _CHALLENGE = (
 Sent = tuple[str, bytes | None]
 
 
-@dataclass(frozen=True)
-class Answered:
+class Answered(NamedTuple):
     """What a rendered page's request got: status, headers and the whole (decoded) body."""
 
     url: str
@@ -66,8 +64,7 @@ class Answered:
     body: bytes
 
 
-@dataclass(frozen=True)
-class Fetched:
+class Fetched(NamedTuple):
     url: str
     content_type: str | None
     body: bytearray  # mutable so the reader can free it once decoded (10 MiB matters)

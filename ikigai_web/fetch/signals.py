@@ -4,8 +4,7 @@ and the data a JavaScript app embeds for its first render. Read before scripts a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -22,8 +21,7 @@ _APP_DATA = (
 )
 
 
-@dataclass(frozen=True)
-class Signals:
+class Signals(NamedTuple):
     types: frozenset[str]  # schema.org types, lower-case, from JSON-LD and microdata
     og_type: str  # lower-case, "" when absent; "article" when only article:* properties say so
     objects: tuple[dict[str, Any], ...]  # every JSON-LD object, nested ones included

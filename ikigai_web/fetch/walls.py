@@ -12,8 +12,7 @@ languages.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
 
@@ -86,8 +85,7 @@ def _whole(*patterns: str) -> re.Pattern[str]:
     return _lazy(r"^\W*(?:" + "|".join(patterns) + r")\W*$", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):
     """How one kind of wall names itself: in its title or heading (a whole segment), in its
     text (strong: only such pages say it; weak: others may too), and in its markup."""
 
@@ -602,8 +600,7 @@ _SCRIPT = _lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
 
 
-@dataclass(frozen=True)
-class Clues:
+class Clues(NamedTuple):
     """What the detector reads of a page, taken before extraction prunes the tree."""
 
     title: str = ""
@@ -618,8 +615,7 @@ class Clues:
     declared_words: int = 0  # the article's length by its JSON-LD (wordCount, articleBody)
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     wall: str
     javascript: bool = False  # a check the page's scripts do: a browser may pass it
 

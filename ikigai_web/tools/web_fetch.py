@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 from ikigai_web.common import params as p
@@ -133,8 +133,7 @@ class Params:
     pages: tuple[int, int | None] | None = None  # first and last (None: to the end)
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(NamedTuple):
     """A fetched and converted document: what the cache stores and paging reads."""
 
     url: str
@@ -197,15 +196,18 @@ def fetch_page(params: Params, settings: Settings) -> Page:
     extract, tidy; and, for an HTML page that needs JavaScript, render, what the browser
     shows then extracted and tidied in turn. The only function that touches the network."""
     from ikigai_web.common.redact import printable_url
-    from ikigai_web.fetch import decode, extract, render, tidy
+    from ikigai_web.fetch.pipeline import prepare
     from ikigai_web.fetch.session import Session
     from ikigai_web.net.http import Deadline
 
+    prepare()
     mode = render_mode(params, settings)
     deadline = Deadline(settings.timeout)
     how = {"full_page": params.full_page, "include_links": params.include_links}
     with Session(settings, deadline) as session:
         fetched = session.fetch(params.url)
+        from ikigai_web.fetch import decode, extract, render, tidy  # prepared meanwhile
+
         # What the answer, the cache and the extractor's links see: no user-info, no secrets.
         url = printable_url(fetched.url)
         # The page's own text, for the browser, when an app shell could be this large.
