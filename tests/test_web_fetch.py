@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -556,6 +557,45 @@ def test_schema_is_fast_and_imports_nothing_heavy():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+_AFTER_PREPARE = """
+import gzip, sys
+from pathlib import Path
+from ikigai_web.fetch.pipeline import prepare, to_document
+prepare().join()
+ready = set(sys.modules)
+body = bytearray(gzip.decompress(Path(sys.argv[1]).read_bytes()))
+document, _ = to_document(body, "text/html", "https://e.com/a", full_page=False,
+                          include_links=True)
+assert document.page_type == "article", document.page_type
+print(sorted(n for n in set(sys.modules) - ready if n.startswith(("ikigai_web", "trafilatura"))))
+"""
+
+
+def test_prepare_imports_what_reading_an_article_needs():
+    """What the fetch's wait is spent on: after it, reading an HTML article imports nothing
+    of ours or trafilatura's (add a module the readers came to need to pipeline.READERS)."""
+    page = Path(__file__).parent.parent / "bench" / "fetch_startup_page.html.gz"
+    out = subprocess.run(
+        [sys.executable, "-c", _AFTER_PREPARE, str(page)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_prepare_leaves_a_failing_import_to_the_stage(monkeypatch):
+    """An import that fails on the thread ends it quietly: the stage that needs the module
+    imports it again and reports the fault there."""
+    from ikigai_web.fetch import pipeline
+
+    monkeypatch.setattr(pipeline, "READERS", ("ikigai_web.fetch.no_such_stage", "colorsys"))
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    pipeline.prepare().join()
+    assert "colorsys" not in sys.modules
 
 
 def test_blocked_over_the_protocol(run_tool):
