@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from ikigai_web.common.text import lazy
+
 _secrets: set[str] = set()
 # A query string can carry a key (Google sends it as `key=`); keep only the path.
-_QUERY = re.compile(r"(https?://[^\s?#'\"]*)\?[^\s#'\"]*", re.IGNORECASE)
+_QUERY = lazy(r"(https?://[^\s?#'\"]*)\?[^\s#'\"]*", re.IGNORECASE)
 _SHORTEST_SECRET = 4  # shorter values would blank out ordinary words
 
 
@@ -63,7 +65,7 @@ _USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", re.IGNORECASE)
 # Parameter names that carry a credential, compared in lower case after percent-decoding:
 # a whole name or its last part (`key`, `api_key`, `X-Amz-Signature`'s `sig...`), or a word
 # that marks a secret anywhere in the name (`access_token`, `client_secret`, `PHPSESSID`).
-_SECRET_PARAM = re.compile(
+_SECRET_PARAM = lazy(
     r"(^|[-_.])(key|sig|auth|pass|pwd|jwt|hmac|otp)$"
     r"|token|secret|passw|passphrase|signature|credential|api[-_.]?key|access[-_.]?key"
     r"|private[-_.]?key|sess(ion)?[-_.]?id|authori[sz]ation"

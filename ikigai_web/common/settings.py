@@ -8,13 +8,13 @@ without the prefix, in lower case (`IKIGAI_WEB_TIMEOUT` -> `timeout = 25`).
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from ikigai_web.common import __version__
 from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.text import lazy
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -33,7 +33,7 @@ MAX_TTL = 366 * 24 * 3600  # a year
 MAX_CACHE_MB = 1 << 20  # a terabyte
 MAX_FETCH_BYTES = 1 << 30  # a gigabyte: the body is held in memory
 RENDER_MODES = ("auto", "always", "never")
-_RATE = re.compile(r"^(off|\d{1,6}(\.\d{1,3})?(/s|/min)?)$")
+_RATE = lazy(r"^(off|\d{1,6}(\.\d{1,3})?(/s|/min)?)$")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 

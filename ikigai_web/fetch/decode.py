@@ -9,7 +9,7 @@ from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.common.text import codec, header_charset, python_codec
+from ikigai_web.common.text import codec, header_charset, lazy, python_codec
 from ikigai_web.fetch.document import Decoded, Document
 from ikigai_web.fetch.tidy import valid_text as valid_text  # noqa: PLC0414 - read here too
 
@@ -36,7 +36,7 @@ _BOMS = (
 )
 _META = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-z0-9_.:-]+)""", re.IGNORECASE)
 _XML_DECL = re.compile(rb"""^<\?xml[^>]+encoding\s*=\s*["']([a-z0-9_.:-]+)""", re.IGNORECASE)
-_HTML_START = re.compile(
+_HTML_START = lazy(
     rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)[\s>]", re.IGNORECASE | re.DOTALL
 )
 _PREVIEW = 4096

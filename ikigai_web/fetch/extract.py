@@ -18,6 +18,7 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.text import lazy
 from ikigai_web.fetch.document import Decoded, Document
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ _NEVER = "//script | //style | //template | //svg | //iframe | //object | //embe
 _SOURCES = frozenset({"source", "track"})  # what a <video> or <audio> plays
 # What a reader of the whole page never sees.
 _HIDDEN = '//*[@hidden] | //*[contains(translate(@style, " ", ""), "display:none")]'
-_LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
+_LANGUAGE = lazy(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
 _FENCE = re.compile(r"^(`{3,})\n(.*?)\n\1$", re.MULTILINE | re.DOTALL)
 _ONE_LINE_CODE = re.compile(r"^`([^`\n]+)`$\n?", re.MULTILINE)
 _WORD = re.compile(r"\w+")
@@ -50,7 +51,7 @@ _MAX_CONTROL = 0.05
 # reads, where a control character is one byte: three times faster than a regex on the text.
 _FORM_FEED = bytes.maketrans(b"\x0c", b" ")
 _CONTROL_BYTES = bytes(range(0x01, 0x09)) + b"\x0b" + bytes(range(0x0E, 0x20))
-_CONTROL_REF = re.compile(
+_CONTROL_REF = lazy(
     rb"&#(?:0*(?:[1-8]|1[124-9]|2\d|3[01])(?!\d)|[xX]0*(?:[1-8bcefBCEF]|1[\da-fA-F])(?![\da-fA-F]));?"
 )
 _NONCHARACTERS = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")  # U+FFFE, U+FFFF
@@ -130,7 +131,7 @@ _DATA = re.compile(r"data:[^,\"'\s]{0,100}?;base64,[A-Za-z0-9+/=]+")
 # What a page declares about itself (JSON-LD: its type, a product's price, a date) and the
 # data an app renders from are read from scripts (signals.py): `_strip` sets such scripts
 # aside, up to _KEPT_DECLARED characters in all, so a large page is read as a small one is.
-_DECLARED = re.compile(
+_DECLARED = lazy(
     r"""[^>]{0,500}?\b(?:type\s*=\s*["']?application/(?:ld\+)?json"""
     r"""|id\s*=\s*["']?__N(?:EXT|UXT)_DATA__)""",
     re.IGNORECASE,

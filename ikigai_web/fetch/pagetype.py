@@ -28,6 +28,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
+from ikigai_web.common.text import lazy
 from ikigai_web.fetch.forum import NOT_POSTS, POST_WORDS
 from ikigai_web.fetch.region import hidden
 from ikigai_web.fetch.signals import of_type, text_of, walk
@@ -135,10 +136,10 @@ _PATHS = (
     ),
 )
 
-_PRICE = re.compile(r"(?:[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP)\b)")
+_PRICE = lazy(r"(?:[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP)\b)")
 _CURRENCIES = ("$", "€", "£", "¥", "₹", "EUR", "USD", "GBP")  # one is in every _PRICE
 _POST_NAMES = "|".join(sorted(POST_WORDS))  # no word is the start of another: order is free
-_POST_CLASS = re.compile(
+_POST_CLASS = lazy(
     rf"(?:^|[\s_-])(?:{_POST_NAMES})(?:s|body|content|text)?(?:$|[\s_-])", re.IGNORECASE
 )
 # Phrases counted in one pass over the lower-cased text (a case-blind pattern is several

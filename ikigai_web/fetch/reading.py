@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ikigai_web.common.text import lazy
+
 if TYPE_CHECKING:
     from lxml.etree import _ElementUnicodeResult
     from lxml.html import HtmlElement
@@ -24,13 +26,13 @@ READING_TIME = (
     rf"|(?:estimated\s+)?read(?:ing)?\s+time\s*:?\s*{_MINUTES}"
 )
 _FOUND = re.compile(READING_TIME, re.IGNORECASE)
-_WHOLE = re.compile(rf"[\s(\[]*(?:{READING_TIME})[\s)\].]*", re.IGNORECASE)
+_WHOLE = lazy(rf"[\s(\[]*(?:{READING_TIME})[\s)\].]*", re.IGNORECASE)
 # What joins the parts of a byline: a middle dot, a bullet, a bar, an em or en dash, a comma, a
 # hyphen or a slash between spaces, or the space before a part in parentheses.
 _JOINS = "[|\u00b7\u2022\u2219\u22c5\u2014\u2013]|(?<=\\S),|\\s[-/]|\\s(?=\\()"
-_SEPARATOR = re.compile(rf"(\s*(?:{_JOINS})\s*)")
-_ENDING = re.compile(rf"\s*(?:{_JOINS})\s*$")
-_OPENING = re.compile(rf"^\s*(?:{_JOINS}|,)\s*")
+_SEPARATOR = lazy(rf"(\s*(?:{_JOINS})\s*)")
+_ENDING = lazy(rf"\s*(?:{_JOINS})\s*$")
+_OPENING = lazy(rf"^\s*(?:{_JOINS}|,)\s*")
 # The body's text: a reading time can only be in one that holds "read" and "min", in any case
 # (tested in Python: an XPath test per text node costs twice the whole list).
 _TEXTS = "//body//text()"

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ikigai_web.common.text import lazy
+
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
@@ -235,7 +237,7 @@ def _link_words(element: HtmlElement) -> tuple[int, int, int] | None:
 
 
 # Headings that open a section which is never the page's own content, on any type.
-_ASIDE_HEADING = re.compile(
+_ASIDE_HEADING = lazy(
     r"\b(?:reviews?|ratings?|testimonials?|related|similar|recommended|recommendations"
     r"|you (?:may|might) (?:also )?like|also (?:bought|viewed|liked?|purchased|read)"
     r"|frequently bought|customers who|people who|best ?sellers?|trending|featured products"

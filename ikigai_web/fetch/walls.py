@@ -12,9 +12,10 @@ languages.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
+from ikigai_web.common.text import lazy
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -46,43 +47,25 @@ _STRONG = 2  # ...at least one signal of this weight among them
 _MARKUP = 1 << 22  # characters of a short page's source searched for a challenge's markup
 
 
-class _Lazy:
-    """A pattern compiled when it is first used. Most pages are long and only ever need the
-    paywall prompts; compiling every phrase list at import cost each call about 25 ms."""
-
-    __slots__ = ("_compiled", "_source")
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self._source = (source, flags)
-        self._compiled: re.Pattern[str] | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._compiled is None:
-            self._compiled = re.compile(*self._source)
-        return getattr(self._compiled, name)
-
-
-def _lazy(source: str, flags: int = 0) -> re.Pattern[str]:
-    return cast("re.Pattern[str]", _Lazy(source, flags))
-
-
-_CJK = _lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_SEGMENTS = _lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7]\s*")
+# Every phrase list is compiled when first used: most pages are long and only ever need the
+# paywall prompts, and compiling every list at import cost each call about 25 ms.
+_CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7]\s*")
 
 
 def _any(*patterns: str) -> re.Pattern[str]:
     """Any of the patterns, in text already lower-case (three times faster than IGNORECASE)."""
-    return _lazy("|".join(f"(?:{p})" for p in patterns))
+    return lazy("|".join(f"(?:{p})" for p in patterns))
 
 
 def _any_case(*patterns: str) -> re.Pattern[str]:
     """Any of the patterns, in markup, whatever its case."""
-    return _lazy("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+    return lazy("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
 def _whole(*patterns: str) -> re.Pattern[str]:
     """Matches a title segment or heading that is nothing but one of the patterns."""
-    return _lazy(r"^\W*(?:" + "|".join(patterns) + r")\W*$", re.IGNORECASE)
+    return lazy(r"^\W*(?:" + "|".join(patterns) + r")\W*$", re.IGNORECASE)
 
 
 class Kind(NamedTuple):
@@ -592,11 +575,11 @@ _SCRIPTED_CHECK = _any(
     r"お待ちください",
     r"请稍候",
 )
-_CAPTCHA_BOX = _lazy(
+_CAPTCHA_BOX = lazy(
     r"g-recaptcha|h-captcha|px-captcha|captcha-delivery|name=[\"']?captcha", re.IGNORECASE
 )
 _MOUNT = ".//*[@id] | .//img | .//video | .//audio | .//canvas"
-_SCRIPT = _lazy(r"<script\b", re.IGNORECASE)
+_SCRIPT = lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
 
 

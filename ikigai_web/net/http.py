@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.redact import excerpt, redact, register_secret
-from ikigai_web.common.text import decode, header_charset, seconds
+from ikigai_web.common.text import decode, header_charset, lazy, seconds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -192,7 +192,7 @@ def _ipv6(netloc: str, host: str) -> bool:
 
 # Spaces, controls and lone surrogates go into no request; a host name is letters (any
 # script: an IDN), digits, dots, hyphens and underscores.
-_UNSENDABLE = re.compile("[\\s\x00-\x20\x7f\ud800-\udfff]")
+_UNSENDABLE = lazy("[\\s\x00-\x20\x7f\ud800-\udfff]")
 _HOST = re.compile(r"^(?:[^\W]|[-.])+$")
 
 

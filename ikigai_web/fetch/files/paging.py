@@ -10,14 +10,15 @@ from __future__ import annotations
 import re
 
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
+from ikigai_web.common.text import lazy
 
 PAGE_NAMES = {
     "application/pdf": "Page",
     "application/vnd.openxmlformats-officedocument.presentationml.presentation": "Slide",
 }
 MOST = 10**6
-_RANGE = re.compile(r"^(\d{1,7})(?:\s*[-\u2013]\s*(\d{1,7})?)?$")
-_MARKER = re.compile(r"^\[(?:Page|Slide) (\d+) of (\d+)\]$", re.MULTILINE)
+_RANGE = lazy(r"^(\d{1,7})(?:\s*[-\u2013]\s*(\d{1,7})?)?$")
+_MARKER = lazy(r"^\[(?:Page|Slide) (\d+) of (\d+)\]$", re.MULTILINE)
 ALLOWED = 'a page number or a range such as "3" or "2-5" (or "4-" for 4 to the end), from 1'
 
 
