@@ -65,17 +65,19 @@ def test_main_answers_schema_and_runs_calls(monkeypatch, capsys):
 
 
 _FROZEN_AT_EXIT = """
-import atexit, gc, sys
+import atexit, gc, sys, warnings
 from ikigai_web.common import protocol
 atexit.register(lambda: print("frozen" if gc.get_freeze_count() else "searched"))
+atexit.register(lambda: warnings.warn("a thread's late words", stacklevel=1))
 schema = {"name": "demo", "parameters": {"type": "object", "properties": {}}}
 protocol.main(schema, lambda call, settings: {"ok": True})
 """
 
 
-def test_a_call_leaves_its_objects_frozen_for_the_teardown():
-    """The interpreter's exit does not search the call's objects for cycles: the host waits
-    for the exit, and a web fetch's teardown took a third as long as its own work."""
+def test_after_the_answer_objects_are_frozen_and_warnings_unsaid():
+    """The interpreter's exit does not search the call's objects for cycles (the host waits
+    for the exit, and a web fetch's teardown took a third as long as its own work), and what
+    a library warns then reaches no one, as during the call."""
     import subprocess
     import sys
 
@@ -83,6 +85,7 @@ def test_a_call_leaves_its_objects_frozen_for_the_teardown():
         [sys.executable, "-c", _FROZEN_AT_EXIT], input=b"{}", capture_output=True, check=True
     )
     assert run.stdout.splitlines() == [b'{"ok":true}', b"frozen"]
+    assert run.stderr == b""
 
 
 def test_schema_path_imports_only_sys():

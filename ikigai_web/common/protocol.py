@@ -31,13 +31,20 @@ def main(schema: Mapping[str, Any], execute: Execute, markdown: Markdown | None 
     from ikigai_web.common.runner import main as call
 
     code = call(Runnable(schema, execute, markdown))
-    # The answer is out. The interpreter's teardown collects garbage through every object
-    # the call imported or made, as long as a third of a web fetch's own work; frozen, they
-    # are freed without being searched for cycles (the process's memory goes back whole).
-    import gc
-
-    gc.freeze()
+    _after_the_answer()
     sys.exit(code)
+
+
+def _after_the_answer() -> None:
+    """The answer is out. A library a thread still imports (web-fetch's readers, when the
+    call failed before it needed them) warns to no one, as during the call. The teardown
+    collects garbage through every object the call imported or made, as long as a third of
+    a web fetch's own work: frozen, they are freed without being searched for cycles."""
+    import gc
+    import warnings
+
+    warnings.simplefilter("ignore")
+    gc.freeze()
 
 
 def schema_json(schema: Mapping[str, Any]) -> str:
