@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
@@ -122,8 +122,7 @@ OUTPUT_SCHEMA = output_schema(
 )
 
 
-@dataclass(frozen=True)
-class Params:
+class Params(NamedTuple):
     url: str
     offset: int = 1
     limit: int | None = None
