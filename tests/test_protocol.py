@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import io
 import json
 from pathlib import Path
@@ -49,6 +48,7 @@ def test_schema_json_rejects_non_json_values():
 
 
 def test_main_answers_schema_and_runs_calls(monkeypatch, capsys):
+    monkeypatch.setattr(protocol, "ENDS_PROCESS", False)  # this process goes on
     monkeypatch.setattr("sys.argv", ["demo-tool", "--schema"])
     with pytest.raises(SystemExit) as info:
         protocol.main(SCHEMA, echo)
@@ -60,32 +60,69 @@ def test_main_answers_schema_and_runs_calls(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'{"query": "q"}')))
     with pytest.raises(SystemExit) as info:
         protocol.main(SCHEMA, echo)
-    gc.unfreeze()  # what the call left for the teardown (see the next test): this process goes on
     assert info.value.code == 0
 
 
-_FROZEN_AT_EXIT = """
-import atexit, gc, sys, warnings
+_ENDED = """
+import atexit, warnings
 from ikigai_web.common import protocol
-atexit.register(lambda: print("frozen" if gc.get_freeze_count() else "searched"))
+
+class Torn:
+    def __del__(self):
+        print("torn down")
+
+kept = Torn()
+atexit.register(lambda: print("atexit ran"))
 atexit.register(lambda: warnings.warn("a thread's late words", stacklevel=1))
 schema = {"name": "demo", "parameters": {"type": "object", "properties": {}}}
 protocol.main(schema, lambda call, settings: {"ok": True})
 """
 
 
-def test_after_the_answer_objects_are_frozen_and_warnings_unsaid():
-    """The interpreter's exit does not search the call's objects for cycles (the host waits
-    for the exit, and a web fetch's teardown took a third as long as its own work), and what
-    a library warns then reaches no one, as during the call."""
+@pytest.mark.parametrize(
+    ("stdin", "code", "stdout"),
+    [(b"{}", 0, [b'{"ok":true}', b"atexit ran"]), (b"nope", 1, [b"atexit ran"])],
+)
+def test_a_call_ends_its_process_but_for_the_teardown(stdin, code, stdout):
+    """The exit status is the call's; the atexit functions run; what a library warns after
+    the answer reaches no one; the objects left are not torn down one by one (the host
+    waits for the exit, and a web fetch's teardown took a third as long as its own work)."""
     import subprocess
     import sys
 
     run = subprocess.run(
-        [sys.executable, "-c", _FROZEN_AT_EXIT], input=b"{}", capture_output=True, check=True
+        [sys.executable, "-c", _ENDED], input=stdin, capture_output=True, check=False
     )
-    assert run.stdout.splitlines() == [b'{"ok":true}', b"frozen"]
-    assert run.stderr == b""
+    assert run.returncode == code
+    assert run.stdout.splitlines() == stdout
+    assert run.stderr.count(b"\n") == code  # the runner's one line for unusable input
+
+
+def test_finish_takes_the_interpreters_exit_steps(monkeypatch):
+    """Threads joined, then the atexit functions, then the flushes: 120 when one fails."""
+    import atexit
+    import threading
+
+    from ikigai_web.common import ending
+
+    steps: list[str] = []
+    monkeypatch.setattr(threading, "_shutdown", lambda: steps.append("threads"))
+    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: steps.append("atexit"))
+    assert ending.finish(3) == 3
+    monkeypatch.setattr("sys.stdout", _Unflushable())
+    assert ending.finish(0) == 120
+    assert steps == ["threads", "atexit", "threads", "atexit"]
+    exits: list[int] = []
+    monkeypatch.setattr("os._exit", exits.append)
+    ending.leave(7)
+    assert exits == [120]  # stdout still cannot be flushed
+
+
+class _Unflushable:
+    closed = False
+
+    def flush(self) -> None:
+        raise OSError
 
 
 def test_schema_path_imports_only_sys():

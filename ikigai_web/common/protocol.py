@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from ikigai_web.common.runner import Execute, Markdown
 
 
+# Whether a call ends its process (common/ending.py) once its answer is out. A process that
+# runs calls as functions and ends its own way sets it False (the MCP server's warm worker).
+ENDS_PROCESS = True
+
+
 def main(schema: Mapping[str, Any], execute: Execute, markdown: Markdown | None = None) -> NoReturn:
     """Entry point of every tool: run the protocol on this process's argv and streams.
 
@@ -31,20 +36,15 @@ def main(schema: Mapping[str, Any], execute: Execute, markdown: Markdown | None 
     from ikigai_web.common.runner import main as call
 
     code = call(Runnable(schema, execute, markdown))
-    _after_the_answer()
-    sys.exit(code)
-
-
-def _after_the_answer() -> None:
-    """The answer is out. A library a thread still imports (web-fetch's readers, when the
-    call failed before it needed them) warns to no one, as during the call. The teardown
-    collects garbage through every object the call imported or made, as long as a third of
-    a web fetch's own work: frozen, they are freed without being searched for cycles."""
-    import gc
     import warnings
 
+    # The answer is out: what a thread still running warns reaches no one, as during the call.
     warnings.simplefilter("ignore")
-    gc.freeze()
+    if ENDS_PROCESS:
+        from ikigai_web.common.ending import leave
+
+        leave(code)
+    sys.exit(code)
 
 
 def schema_json(schema: Mapping[str, Any]) -> str:

@@ -50,6 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ikigai_web.common import protocol
+from ikigai_web.common.ending import finish
 from ikigai_web.host.process import die_with_parent
 
 if TYPE_CHECKING:
@@ -435,6 +437,7 @@ def become(birth: Birth) -> int:  # pragma: no cover - a child
     _close(fds[:3])
     birth.channel.close()
     sys.argv = [asked["argv0"]]
+    protocol.ENDS_PROCESS = False  # the child tells the server how the call went, then ends
     code = finish(run_entry(asked["entry"]))
     _tell(birth.learn, lessons(before))
     _close((0, 1, 2))  # the server reads the end of the output now, not after the exit
@@ -505,24 +508,6 @@ def run_entry(entry: str) -> int:  # pragma: no cover - a child
     except BaseException:  # noqa: BLE001 - a fresh interpreter prints it and exits 1
         traceback.print_exc()
         return 1
-
-
-def finish(code: int) -> int:  # pragma: no cover - a child
-    """What a fresh interpreter does at its exit: wait for its other threads, run the atexit
-    functions, flush stdout and stderr (120 when that fails)."""
-    shutdown: Callable[[], None] | None = getattr(sys.modules["threading"], "_shutdown", None)
-    if shutdown is not None:
-        shutdown()
-    import atexit
-
-    atexit._run_exitfuncs()  # noqa: SLF001 - the interpreter's own exit step
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None and not stream.closed:
-                stream.flush()
-        except (OSError, ValueError):
-            code = 120
-    return code
 
 
 def _tell(told: int, taught: bytes) -> None:  # pragma: no cover - a child
