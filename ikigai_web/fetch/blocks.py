@@ -248,6 +248,11 @@ class _Signatures:
         parent = element.getparent()
         if parent is None:
             return 0, 0
+        counts = self.children(parent)
+        return counts[_signature(element)] - 1, sum(counts.values()) - 1
+
+    def children(self, parent: HtmlElement) -> dict[tuple[str, str], int]:
+        """How many of the element children of `parent` have each tag and class."""
         counts = self._counts.get(parent)
         if counts is None:
             counts = {}
@@ -256,7 +261,7 @@ class _Signatures:
                     key = _signature(child)
                     counts[key] = counts.get(key, 0) + 1
             self._counts[parent] = counts
-        return counts[_signature(element)] - 1, sum(counts.values()) - 1
+        return counts
 
 
 def _signature(element: HtmlElement) -> tuple[str, str]:
@@ -285,7 +290,7 @@ class _Page:
             place[0],
             place[1],
             after,
-            *_tag(unit, above),
+            *_tag(unit, text, above),
             own.words / self.total,
             *self._boxes(unit, above),
             *self._alike(unit, above),
@@ -354,7 +359,7 @@ class _Spans:
         """Per unit, its section's statistics and then its group's (each span measured once)."""
         measured: dict[tuple[int, int, int, str], list[float]] = {}
         found = []
-        for span in (*_sections(self.found), *_groups(region, self.found)):
+        for span in (*_sections(self.found), *_groups(region, self.found, self.page.signatures)):
             if span not in measured:
                 measured[span] = self._row(*span)
             found.append(measured[span])
@@ -415,12 +420,14 @@ def _sections(found: list[HtmlElement]) -> list[tuple[int, int, int, str]]:
     return spans
 
 
-def _groups(region: HtmlElement, found: list[HtmlElement]) -> list[tuple[int, int, int, str]]:
+def _groups(
+    region: HtmlElement, found: list[HtmlElement], signatures: _Signatures
+) -> list[tuple[int, int, int, str]]:
     """Per unit, its innermost group (start, end, 0, ""); (-1, ...) outside any."""
     index = {unit: at for at, unit in enumerate(found)}
     spans: list[tuple[int, int, int, str]] = [(-1, -1, 0, "")] * len(found)
     for element in region.iter():
-        if not _is_group(element):
+        if len(element) < _GROUP or not _is_group(signatures.children(element)):
             continue
         inside = [index[e] for e in element.iter() if e in index]
         if len(inside) < _GROUP:
@@ -432,12 +439,10 @@ def _groups(region: HtmlElement, found: list[HtmlElement]) -> list[tuple[int, in
     return spans
 
 
-def _is_group(element: HtmlElement) -> bool:
-    children = [child for child in element if isinstance(child.tag, str)]
-    if len(children) < _GROUP:
-        return False
-    most = Counter(map(_signature, children)).most_common(1)[0][1]
-    return most >= _GROUP and most >= _GROUP_ALIKE * len(children)
+def _is_group(children: dict[tuple[str, str], int]) -> bool:
+    """Whether children of these tags and classes are a run of like siblings."""
+    most = max(children.values(), default=0)
+    return most >= _GROUP and most >= _GROUP_ALIKE * sum(children.values())
 
 
 def _title_words(region: HtmlElement) -> frozenset[str]:
@@ -459,16 +464,16 @@ def _text(unit: HtmlElement, text: str, own: _Stats) -> list[float]:
     return [
         math.log1p(own.words),
         _share(own.linked, own.words),
-        math.log1p(len(unit.xpath(".//a")) + (unit.tag == "a")),
+        math.log1p(sum(1 for _ in unit.iter("a"))),
         float(stripped.endswith(_SENTENCE_END)),
-        sum(c.isdigit() for c in stripped) / chars,
+        sum(map(str.isdigit, stripped)) / chars,
         float(_PRICE.search(stripped) is not None),
     ]
 
 
-def _tag(unit: HtmlElement, above: list[HtmlElement]) -> list[float]:
+def _tag(unit: HtmlElement, text: str, above: list[HtmlElement]) -> list[float]:
     tags = {str(e.tag) for e in above}
-    words = _WORD.findall(unit.text_content())
+    words = _WORD.findall(text)
     capital = sum(w[0].isupper() for w in words) / max(len(words), 1)
     length = sum(map(len, words)) / max(len(words), 1) / 10
     return [
