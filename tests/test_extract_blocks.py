@@ -7,6 +7,8 @@ Every page here is small and hand-written: it has the shape of its kind, not any
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import lxml.html
 
@@ -135,3 +137,91 @@ def test_a_page_read_by_region_goes_through_the_stage():
                         '{"@type": "Product", "name": "Steel kettle"}</script>')  # fmt: skip
     document = html_to_markdown(html, "https://shop.example/kettle")
     assert DESCRIPTION in document.markdown
+
+
+ALSO_LIKED = (
+    "<html><body><main><h1>Steel kettle</h1><p>" + DESCRIPTION + "</p>"
+    "<h2>You may also like</h2><ul class='grid'>" + RELATED + "</ul></main></body></html>"
+)
+
+
+def named_rows(html: str, page_type: str = "product") -> list[dict[str, float]]:
+    region = region_of(html)
+    rows = blocks.features(region, blocks.units(region), page_type)
+    return [dict(zip(blocks.FEATURES, row, strict=True)) for row in rows]
+
+
+def test_a_unit_is_described_by_its_section_and_its_group_of_like_siblings():
+    title, prose, heading, *cards = named_rows(ALSO_LIKED)
+    assert title["section_rank"] == 1.0  # the title's section holds the whole page
+    assert title["section_has_title"] == title["section_has_main"] == 1.0
+    assert heading["section_rank"] == 2.0  # "You may also like" and what follows it
+    assert [heading["section_start"], heading["section_end"]] == [2 / 9, 1.0]
+    assert heading["section_title_like"] == 0.0  # no word of it is the title's
+    assert heading["section_has_main"] == 0.0
+    last = cards[-1]
+    assert last["section_start"] == heading["section_start"]
+    assert last["group_units"] == math.log1p(6)  # the six cards, one run of like siblings
+    assert last["group_prices"] == 1.0
+    assert last["group_link_share"] == 0.6
+    assert [last["group_start"], last["group_end"]] == [3 / 9, 1.0]
+    assert prose["group_units"] == -1.0  # in no group
+
+
+def test_units_before_any_heading_are_in_no_section():
+    rows = named_rows("<html><body><main><p>Lead words here.</p><h2>Part</h2><p>Body.</p></main>")
+    assert rows[0]["section_rank"] == -1.0
+    assert rows[2]["section_rank"] == 2.0
+
+
+def test_a_specifications_value_is_never_dropped():
+    """However sure the trees are, a table's or a term list's cells stay: a value ("1.7
+    litres") is a short line like the labels around it."""
+    tree = ((0,), (-1.0,), (-50.0, -50.0))  # every unit scores -50
+    html = PAGE.replace(
+        "<div><div>Capacity</div><div>1.7 litres</div></div>",
+        "<table><tr><th>Capacity</th><td>1.7 litres</td></tr></table>"
+        "<dl><dt>Weight</dt><dd>1.1 kg</dd></dl>",
+    )
+    region = region_of(html)
+    blocks.keep(region, "product", blocks.Model(0.0, (tree,), {"product": 0.5}))
+    assert text_of(blocks.units(region)) == ["Capacity", "1.7 litres", "Weight", "1.1 kg"]
+
+
+def test_the_stage_is_deterministic():
+    model = blocks._model()
+    first, second = region_of(ALSO_LIKED), region_of(ALSO_LIKED)
+    assert named_rows(ALSO_LIKED, "listing") == named_rows(ALSO_LIKED, "listing")
+    shipped = blocks.Model(model.base, model.trees, {"listing": 0.5}, model.vocabulary)
+    blocks.keep(first, "listing", shipped)
+    blocks.keep(second, "listing", shipped)
+    assert lxml.html.tostring(first) == lxml.html.tostring(second)
+
+
+def run_python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_the_schema_imports_nothing_of_the_stage():
+    code = (
+        "import sys, json, ikigai_web.tools.web_fetch as m; json.dumps(m.SCHEMA); "
+        "print('ikigai_web.fetch.blocks' in sys.modules)"
+    )
+    assert run_python(code) == "False"
+
+
+def test_the_model_loads_only_when_a_page_is_read_by_region():
+    article = "<html><body><article><h1>News</h1><p>" + DESCRIPTION * 4 + "</p></article></body>"
+    code = (
+        "import sys; from ikigai_web.fetch.extract import html_to_markdown\n"
+        "def loaded():\n"
+        "    blocks = sys.modules.get('ikigai_web.fetch.blocks')\n"
+        "    return blocks is not None and blocks._model.cache_info().currsize == 1\n"
+        "print(loaded())\n"
+        f"html_to_markdown({article!r}, 'https://news.example/a')\n"
+        "print(loaded())\n"
+        f"html_to_markdown({ALSO_LIKED!r}, 'https://shop.example/kettle')\n"
+        "print(loaded())\n"
+    )
+    assert run_python(code).split() == ["False", "False", "True"]

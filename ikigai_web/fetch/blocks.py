@@ -6,9 +6,12 @@ as plain lists, related items, other products' prices, repeated calls to action)
 block (`units`: an element with text and no block inside it) is described by FEATURES
 (`features`): its text, link and markup statistics, its place in the region, the statistics
 of the boxes around it, how many of its siblings look like it, the words of its class and id
-names and the page type (the signals the rules use), and by the words of its text and of its
+names, the page type (the signals the rules use), the statistics of the two larger spans it
+falls in, its section (from a heading to the next of its rank or higher) and its group (a run
+of like siblings: a card grid, a list of links), and by the words of its text and of its
 section's heading that the fit chose (`bags`); shallow gradient-boosted trees weigh them, and
-a block whose probability of being content falls below its type's threshold goes. The trees
+a block whose probability of being content falls below its type's threshold goes, unless it
+is a cell of a table or a term list (`droppable`). The trees
 and thresholds are data (blocks_model.json), fitted by `make fit-blocks` (bench/fit_blocks.py)
 on one declared half of the labelled dev pages; a type without a threshold there keeps the
 rules alone, as measurement found them better for it.
@@ -57,6 +60,19 @@ _TYPES = ("collection", "documentation", "forum", "listing", "product", "service
 _MODEL = "blocks_model.json"  # written by bench/fit_blocks.py
 _LOOK_UP = 2  # boxes above a unit whose class names count as its own
 _CONTEXT = 4  # boxes above a unit whose like siblings count
+# A run of like siblings (a card grid, a list of links): at least this many element children
+# of one box, most of them alike (tag and class), holding at least this many units.
+_GROUP = 3
+_GROUP_ALIKE = 0.6
+# What is measured of the two spans a unit falls in, its section (from a heading to the next
+# of its rank or higher) and its group (a run of like siblings): a whole "Related products"
+# or "You may also like" is one section or group, while its blocks each look like content.
+_SPANS = (
+    "share", "link_share", "units", "words_per_unit", "prices", "sentence_end", "cells",
+    "items", "paragraphs", "repeats", "title_like", "alike", "has_main", "has_title", "start",
+    "end", "rank",
+)  # fmt: skip
+_NO_SPAN = (-1.0,) * len(_SPANS)
 
 
 class Model(NamedTuple):
@@ -86,6 +102,7 @@ FEATURES = (
     "parent_link_share", "parent_words", "parent_units", "box_link_share", "box_share",
     "alike", "alike_share", "box_alike", "repeats",
     "from_main", *(f"class_{name}" for name in _NAMED), *(f"type_{name}" for name in _TYPES),
+    *(f"section_{name}" for name in _SPANS), *(f"group_{name}" for name in _SPANS),
 )  # fmt: skip
 _REPEATS = FEATURES.index("repeats")
 _FROM_MAIN = FEATURES.index("from_main")
@@ -93,7 +110,8 @@ _FROM_MAIN = FEATURES.index("from_main")
 
 def keep(region: HtmlElement, page_type: str, model: Model | None = None) -> None:
     """Drop the units of the region that the model (the shipped one unless given) finds
-    unlikely to be content; a type the model has no threshold for keeps every unit."""
+    unlikely to be content; a type the model has no threshold for keeps every unit, and a
+    specification's cells (table cells, terms and their descriptions) always stay."""
     model = model or _model()
     threshold = model.thresholds.get(page_type)
     if threshold is None:
@@ -101,8 +119,19 @@ def keep(region: HtmlElement, page_type: str, model: Model | None = None) -> Non
     found = units(region)
     rows = features(region, found, page_type)
     for unit, row, bag in zip(found, rows, bags(found), strict=True):
-        if chance(row + [float(word in bag) for word in model.vocabulary], model) < threshold:
+        if droppable(unit) and chance(extended(row, bag, model.vocabulary), model) < threshold:
             unit.drop_tree()
+
+
+def droppable(unit: HtmlElement) -> bool:
+    """Whether the stage may drop the unit: a cell of a table or a term list is a row of a
+    specification or a comparison, which a reader keeps with its row."""
+    return unit.tag not in _CELLS and unit.tag not in _TERMS
+
+
+def extended(row: list[float], bag: frozenset[str], vocabulary: tuple[str, ...]) -> list[float]:
+    """The unit's row with the vocabulary's words after FEATURES (see `Model`)."""
+    return row + [float(word in bag) for word in vocabulary]
 
 
 @cache
@@ -168,13 +197,14 @@ def features(region: HtmlElement, found: list[HtmlElement], page_type: str) -> l
     seen = Counter(texts)
     main = max(range(len(found)), key=lambda at: stats[found[at]].words, default=0)
     kind = [float(page_type == name) for name in _TYPES]
+    spans = _Spans(found, stats, texts, page, main).rows(region)
     rows, before = [], 0
     for index, unit in enumerate(found):
         own = stats[unit]
         row = page.row(unit, own, (index / len(found), before / total, index))
         row[_REPEATS] = math.log(seen[texts[index]])
         row[_FROM_MAIN] = (index - main) / len(found)
-        rows.append(row + kind)
+        rows.append(row + kind + spans[index])
         before += own.words
     return rows
 
@@ -218,6 +248,11 @@ class _Signatures:
         parent = element.getparent()
         if parent is None:
             return 0, 0
+        counts = self.children(parent)
+        return counts[_signature(element)] - 1, sum(counts.values()) - 1
+
+    def children(self, parent: HtmlElement) -> dict[tuple[str, str], int]:
+        """How many of the element children of `parent` have each tag and class."""
         counts = self._counts.get(parent)
         if counts is None:
             counts = {}
@@ -226,7 +261,7 @@ class _Signatures:
                     key = _signature(child)
                     counts[key] = counts.get(key, 0) + 1
             self._counts[parent] = counts
-        return counts[_signature(element)] - 1, sum(counts.values()) - 1
+        return counts
 
 
 def _signature(element: HtmlElement) -> tuple[str, str]:
@@ -255,7 +290,7 @@ class _Page:
             place[0],
             place[1],
             after,
-            *_tag(unit, above),
+            *_tag(unit, text, above),
             own.words / self.total,
             *self._boxes(unit, above),
             *self._alike(unit, above),
@@ -295,22 +330,150 @@ class _Page:
 _BOX_UNITS = 3
 
 
+class _Spans:
+    """The statistics of each unit's innermost section and group (see _SPANS)."""
+
+    def __init__(
+        self,
+        found: list[HtmlElement],
+        stats: dict[HtmlElement, _Stats],
+        texts: list[str],
+        page: _Page,
+        main: int,
+    ) -> None:
+        self.found, self.page, self.main = found, page, main
+        self.words = [stats[unit].words for unit in found]
+        self.linked = [stats[unit].linked for unit in found]
+        raw = [unit.text_content().strip() for unit in found]
+        self.prices = [_PRICE.search(text) is not None for text in raw]
+        self.ends = [text.endswith(_SENTENCE_END) for text in raw]
+        seen = Counter(texts)
+        self.repeated = [seen[text] > 1 for text in texts]
+        self.alike = [math.log1p(page.signatures.alike(unit)[0]) for unit in found]
+        self.cells = [unit.tag in _CELLS or unit.tag in _TERMS for unit in found]
+        self.items = [unit.tag == "li" for unit in found]
+        self.paragraphs = [unit.tag == "p" for unit in found]
+        self.title = _title_words(page.region)
+
+    def rows(self, region: HtmlElement) -> list[list[float]]:
+        """Per unit, its section's statistics and then its group's (each span measured once)."""
+        measured: dict[tuple[int, int, int, str], list[float]] = {}
+        found = []
+        for span in (*_sections(self.found), *_groups(region, self.found, self.page.signatures)):
+            if span not in measured:
+                measured[span] = self._row(*span)
+            found.append(measured[span])
+        half = len(self.found)
+        return [a + b for a, b in zip(found[:half], found[half:], strict=True)]
+
+    def _row(self, start: int, end: int, rank: int, heading: str) -> list[float]:
+        if start < 0:
+            return list(_NO_SPAN)
+        inside = range(start, end)
+        words = max(sum(self.words[at] for at in inside), 1)
+        count, title = end - start, self.page.title
+
+        def share(test: list[bool]) -> float:
+            return sum(self.words[at] for at in inside if test[at]) / words
+
+        return [
+            words / self.page.total,
+            sum(self.linked[at] for at in inside) / words,
+            math.log1p(count),
+            words / count,
+            sum(self.prices[at] for at in inside) / count,
+            share(self.ends),
+            share(self.cells),
+            share(self.items),
+            share(self.paragraphs),
+            share(self.repeated),
+            _likeness(heading, self.title),
+            sum(self.alike[at] for at in inside) / count,
+            float(start <= self.main < end),
+            float(title is not None and start <= title < end),
+            start / len(self.found),
+            end / len(self.found),
+            float(rank),
+        ]
+
+
+def _sections(found: list[HtmlElement]) -> list[tuple[int, int, int, str]]:
+    """Per unit, its innermost section (start, end, rank, heading); (-1, ...) outside any."""
+    spans: list[tuple[int, int, int, str]] = []
+    open_: list[tuple[int, int]] = []  # (heading's index, rank), innermost last
+    ends: dict[int, int] = {}
+    inner: list[int] = []
+    for index, unit in enumerate(found):
+        if unit.tag in _HEADINGS:
+            rank = int(str(unit.tag)[1])
+            while open_ and open_[-1][1] >= rank:
+                ends[open_.pop()[0]] = index
+            open_.append((index, rank))
+        inner.append(open_[-1][0] if open_ else -1)
+    for start, _ in open_:
+        ends[start] = len(found)
+    for at in inner:
+        if at < 0:
+            spans.append((-1, -1, 0, ""))
+        else:
+            spans.append((at, ends[at], int(str(found[at].tag)[1]), found[at].text_content()))
+    return spans
+
+
+def _groups(
+    region: HtmlElement, found: list[HtmlElement], signatures: _Signatures
+) -> list[tuple[int, int, int, str]]:
+    """Per unit, its innermost group (start, end, 0, ""); (-1, ...) outside any."""
+    index = {unit: at for at, unit in enumerate(found)}
+    spans: list[tuple[int, int, int, str]] = [(-1, -1, 0, "")] * len(found)
+    for element in region.iter():
+        if len(element) < _GROUP or not _is_group(signatures.children(element)):
+            continue
+        inside = [index[e] for e in element.iter() if e in index]
+        if len(inside) < _GROUP:
+            continue
+        start, end = min(inside), max(inside) + 1
+        for at in inside:
+            if spans[at][0] < 0 or spans[at][1] - spans[at][0] > end - start:
+                spans[at] = (start, end, 0, "")
+    return spans
+
+
+def _is_group(children: dict[tuple[str, str], int]) -> bool:
+    """Whether children of these tags and classes are a run of like siblings."""
+    most = max(children.values(), default=0)
+    return most >= _GROUP and most >= _GROUP_ALIKE * sum(children.values())
+
+
+def _title_words(region: HtmlElement) -> frozenset[str]:
+    titles = region.xpath(".//h1")
+    if len(titles) != 1:
+        return frozenset()
+    return frozenset(_TEXT_WORD.findall(titles[0].text_content().lower()))
+
+
+def _likeness(heading: str, title: frozenset[str]) -> float:
+    """The share of a heading's words that are the title's; -1 with no title or heading."""
+    words = set(_TEXT_WORD.findall(heading.lower()))
+    return len(words & title) / len(words) if title and words else -1.0
+
+
 def _text(unit: HtmlElement, text: str, own: _Stats) -> list[float]:
     stripped = text.strip()
     chars = max(len(stripped), 1)
     return [
         math.log1p(own.words),
         _share(own.linked, own.words),
-        math.log1p(len(unit.xpath(".//a")) + (unit.tag == "a")),
+        math.log1p(sum(1 for _ in unit.iter("a"))),
         float(stripped.endswith(_SENTENCE_END)),
-        sum(c.isdigit() for c in stripped) / chars,
+        sum(map(str.isdigit, stripped)) / chars,
         float(_PRICE.search(stripped) is not None),
     ]
 
 
-def _tag(unit: HtmlElement, above: list[HtmlElement]) -> list[float]:
+def _tag(unit: HtmlElement, text: str, above: list[HtmlElement]) -> list[float]:
     tags = {str(e.tag) for e in above}
-    words = _WORD.findall(unit.text_content())
+    words = _WORD.findall(text)
     capital = sum(w[0].isupper() for w in words) / max(len(words), 1)
     length = sum(map(len, words)) / max(len(words), 1) / 10
     return [
