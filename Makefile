@@ -15,7 +15,7 @@ SHARED ?= ../shared
 # `make install EXTRAS=browser` adds the optional extras (comma-separated) to the install.
 EXTRAS ?=
 
-.PHONY: all launchers demo test test-install lint bench bench-extract fit-pagetype fit-blocks install install-user \
+.PHONY: all launchers demo test test-install lint bench bench-extract fit-pagetype fit-blocks oracle-type install install-user \
 	uninstall clean tools
 
 all: launchers demo
@@ -98,6 +98,11 @@ bench-extract: $(BIN)/.installed
 # its accuracy on the other half.
 fit-pagetype: $(BIN)/.installed
 	$(BIN)/python bench/fit_pagetype.py '$(SHARED)/bench/extraction'
+
+# Reads each dev page as its true type, as an article and as the types the page-type model gives
+# it, and prints what each reading scores per type on either half (bench/oracle_type.py).
+oracle-type: $(BIN)/.installed
+	$(BIN)/python bench/oracle_type.py '$(SHARED)/bench/extraction' $(if $(FOLDS),--folds '$(FOLDS)')
 
 # Refits the block model (ikigai_web/fetch/blocks_model.json) on the fitting half of wcxb-dev-full,
 # the thresholds by cross-validation inside it.
