@@ -563,7 +563,7 @@ _AFTER_PREPARE = """
 import gzip, sys
 from pathlib import Path
 from ikigai_web.fetch.pipeline import prepare, to_document
-prepare().join()
+prepare().thread.join()
 ready = set(sys.modules)
 body = bytearray(gzip.decompress(Path(sys.argv[1]).read_bytes()))
 document, _ = to_document(body, "text/html", "https://e.com/a", full_page=False,
@@ -594,8 +594,25 @@ def test_prepare_leaves_a_failing_import_to_the_stage(monkeypatch):
 
     monkeypatch.setattr(pipeline, "READERS", ("ikigai_web.fetch.no_such_stage", "colorsys"))
     monkeypatch.delitem(sys.modules, "colorsys", raising=False)
-    pipeline.prepare().join()
+    pipeline.prepare().thread.join()
     assert "colorsys" not in sys.modules
+
+
+def test_prepare_stops_when_the_readers_are_unneeded(monkeypatch):
+    """A body that is no HTML (a PDF) needs none of the readers: told so, the thread imports
+    no further module, and leaves the file's reader the processor."""
+    import threading
+
+    from ikigai_web.fetch import pipeline
+
+    monkeypatch.setattr(pipeline, "READERS", ("colorsys",))
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    unneeded = threading.Event()
+    unneeded.set()
+    pipeline._import_readers(unneeded)
+    assert "colorsys" not in sys.modules
+    pipeline._import_readers(threading.Event())
+    assert "colorsys" in sys.modules
 
 
 def test_blocked_over_the_protocol(run_tool):

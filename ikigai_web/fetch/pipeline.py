@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from ikigai_web.fetch.decode import Reading
@@ -41,17 +41,31 @@ READERS = (
 )
 
 
-def prepare() -> threading.Thread:
+class Readers(NamedTuple):
+    """The thread importing READERS, and what tells it to stop (see `prepare`)."""
+
+    thread: threading.Thread
+    unneeded: threading.Event
+
+
+def prepare() -> Readers:
     """Import READERS on a thread of their own, which the interpreter does while the caller
     waits on the network; whatever the thread has not done yet (or failed to do), the stage
-    that needs it imports as it would have anyway."""
-    thread = threading.Thread(target=_import_readers, name="web-fetch-readers", daemon=True)
+    that needs it imports as it would have anyway. Set `unneeded` when the body turns out to
+    be no HTML (a file, JSON, text): the thread stops at its next module rather than compete
+    with the file's reader."""
+    unneeded = threading.Event()
+    thread = threading.Thread(
+        target=_import_readers, args=(unneeded,), name="web-fetch-readers", daemon=True
+    )
     thread.start()
-    return thread
+    return Readers(thread, unneeded)
 
 
-def _import_readers() -> None:
+def _import_readers(unneeded: threading.Event) -> None:
     for name in READERS:
+        if unneeded.is_set():
+            return
         try:
             import_module(name)
         except Exception:  # noqa: BLE001 - the stage imports it again and reports the fault

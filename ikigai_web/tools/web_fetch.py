@@ -199,7 +199,7 @@ def fetch_page(params: Params, settings: Settings) -> Page:
     from ikigai_web.fetch.session import Session
     from ikigai_web.net.http import Deadline
 
-    prepare()
+    readers = prepare()
     mode = render_mode(params, settings)
     deadline = Deadline(settings.timeout)
     how = {"full_page": params.full_page, "include_links": params.include_links}
@@ -212,6 +212,8 @@ def fetch_page(params: Params, settings: Settings) -> Page:
         # The page's own text, for the browser, when an app shell could be this large.
         kept = mode == "always" or (mode == "auto" and len(fetched.body) <= KEEP_FOR_RENDER)
         reading = decode.Reading(deadline, first_page(params))
+        if decode.readable_type(fetched.content_type, fetched.body) not in decode.HTML_TYPES:
+            readers.unneeded.set()
         decoded = decode.decoded(fetched.body, fetched.content_type, url, reading)
         first = decoded.html if kept else None
         extracted = extract.extracted(decoded, url, **how)
