@@ -15,7 +15,7 @@ SHARED ?= ../shared
 # `make install EXTRAS=browser` adds the optional extras (comma-separated) to the install.
 EXTRAS ?=
 
-.PHONY: all launchers demo test test-install lint bench bench-extract fit-pagetype fit-blocks oracle-type install install-user \
+.PHONY: all launchers demo test test-install lint bench bench-extract fit-pagetype fit-blocks oracle-type oracle-units install install-user \
 	uninstall clean tools
 
 all: launchers demo
@@ -103,6 +103,11 @@ fit-pagetype: $(BIN)/.installed
 # it, and prints what each reading scores per type on either half (bench/oracle_type.py).
 oracle-type: $(BIN)/.installed
 	$(BIN)/python bench/oracle_type.py '$(SHARED)/bench/extraction' $(if $(FOLDS),--folds '$(FOLDS)')
+
+# What deciding perfectly per page (the best whole-page extractor), per end cut or per window of
+# blocks would give on either half of wcxb-dev-full: the ceilings of those units (bench/oracle_units.py).
+oracle-units: $(BIN)/.installed
+	$(BIN)/python bench/oracle_units.py '$(SHARED)/bench/extraction' $(if $(SAMPLE),--sample '$(SAMPLE)')
 
 # Refits the block model (ikigai_web/fetch/blocks_model.json) on the fitting half of wcxb-dev-full,
 # the thresholds by cross-validation inside it.

@@ -106,13 +106,15 @@ def pages(root: Path) -> list[Page]:
     listed, truth = load(root / SET)
     for page_id, page in listed.items():
         if fitting(page_id):
-            read = _read(page_id, html_of(page), page.url, truth[page_id]["articleBody"])
+            read = region_page(page_id, html_of(page), page.url, truth[page_id]["articleBody"])
             if read is not None:
                 found.append(read)
     return found
 
 
-def _read(page_id: str, html: str, url: str, truth: str) -> Page | None:
+def region_page(page_id: str, html: str, url: str, truth: str) -> Page | None:
+    """The page read up to its type's region, its units described and labelled; None for a
+    page web-fetch reads as an article."""
     from ikigai_web.fetch.blocks import bags, features, units
     from ikigai_web.fetch.extract import _parse, bound
     from ikigai_web.fetch.hidden import remove_unseen
