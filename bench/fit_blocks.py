@@ -96,7 +96,7 @@ class Page(NamedTuple):
     signals: Any
     rows: list[list[float]]
     bags: list[frozenset[str]]  # `blocks.bags`: the words that may be features
-    labels: list[float]  # the share of each unit's words in the ground truth (`_content`)
+    labels: list[float]  # the share of each unit's words in the ground truth (`content_share`)
     weights: list[float]
 
 
@@ -133,7 +133,7 @@ def region_page(page_id: str, html: str, url: str, truth: str) -> Page | None:
         drop_reading_times(parsed.tree)
     region = deepcopy(region_of(parsed.tree, kind))  # alone: the rest of the page is freed
     found = units(region)
-    labels = [_content(unit.text_content(), truth) for unit in found]
+    labels = [content_share(unit.text_content(), truth) for unit in found]
     sizes = [max(len(unit.text_content().split()), 1) for unit in found]
     total = sum(sizes) or 1
     rows = features(region, found, kind)
@@ -143,7 +143,7 @@ def region_page(page_id: str, html: str, url: str, truth: str) -> Page | None:
     return Page(page_id, site, kind, truth, region, signals, rows, bags(found), labels, shares)
 
 
-def _content(text: str, truth: str) -> float:
+def content_share(text: str, truth: str) -> float:
     """The share of the unit's word 4-grams in the ground truth (for a unit of under four
     words, whether all of them are, in order), lower-cased."""
     words = _tokens(text)

@@ -12,7 +12,9 @@ learned, this bounds what deciding perfectly in it would give, with the ground t
   gives the best word F1, on the pages web-fetch reads by a type's region (not an article);
 - "window": the same, then also started at the best block before that end;
 - "blocks": the region as the learned stage sees it (bench/fit_blocks.py), every unit whose
-  label (the share of it in the ground truth) is under a half dropped: the stage's ceiling.
+  label (the share of it in the ground truth) is under a half dropped: the stage's ceiling;
+- "lines": the finest unit, web-fetch's markdown without every line (between line breaks)
+  labelled so: what perfect selection from web-fetch's own output could give.
 
 Every figure is both of score.py's metrics; a page's window is chosen by the word metric
 (additive over blocks, so every cut is tried) and scored by both. "base" is web-fetch as it is.
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 SET = "wcxb-dev-full"
-WAYS = ("base", "extractor", "end", "window", "blocks")
+WAYS = ("base", "extractor", "end", "window", "blocks", "lines")
 _HALF = 0.5  # the blocks oracle drops a unit when less than this share of it is content
 _BLOCK = re.compile(r"\n\s*\n")
 
@@ -125,12 +127,25 @@ def read(item: Item, score: ModuleType) -> dict[str, Scores]:
     base = scores(score, item.truth, markdown)
     found = {"base": base, "end": base, "window": base}
     found["extractor"] = best_of([base, *(scores(score, item.truth, o) for o in others)])
-    found["blocks"] = base
+    found["blocks"] = found["lines"] = base
     if kind != "article" and markdown.strip():
         end, span = window(score, item.truth, markdown)
         found |= {"end": scores(score, item.truth, end), "window": scores(score, item.truth, span)}
         found["blocks"] = _blocks(score, item, base)
+        found["lines"] = scores(score, item.truth, _lines(score, item.truth, markdown))
     return found
+
+
+def _lines(score: ModuleType, truth: str, markdown: str) -> str:
+    """The markdown without the lines less than half of which is content, as score.py reads
+    them (a line it reads no word in stays: it counts for nothing)."""
+    from bench.fit_blocks import content_share
+
+    def kept(line: str) -> bool:
+        plain = score.strip_markdown(line)
+        return not score.tokens(plain) or content_share(plain, truth) >= _HALF
+
+    return "\n".join(line for line in markdown.split("\n") if kept(line))
 
 
 def _blocks(score: ModuleType, item: Item, base: Scores) -> Scores:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bench.extract import Page
-from bench.oracle_units import Item, best_of, main, read, scores, window
+from bench.oracle_units import Item, _lines, best_of, main, read, scores, window
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "extraction"
 ITEMS = "".join(
@@ -62,6 +62,11 @@ def test_a_page_the_truth_shares_nothing_with_keeps_one_block():
     assert end == span == FIRST
 
 
+def test_lines_keep_what_the_truth_holds_and_lines_without_words():
+    markdown = f"# {FIRST}\n\n- [{THIRD}](https://example.org/x)\n![](https://example.org/i.png)"
+    assert _lines(_score(), FIRST, markdown) == f"# {FIRST}\n\n![](https://example.org/i.png)"
+
+
 def test_best_of_takes_each_metric_from_its_own_best_output():
     shingles_win = [3.0, 1.0, 1.0, 0.2, 0.2, 0.2]
     words_win = [1.0, 3.0, 3.0, 0.9, 0.9, 0.9]
@@ -93,10 +98,11 @@ def test_a_listing_gets_every_way_and_none_is_worse_than_the_base(tmp_path):
     )
     assert found["base"] == base
     assert found["end"][:3] != base[:3]  # the closing paragraph goes
-    for way in ("extractor", "end", "window", "blocks"):
+    for way in ("extractor", "end", "window", "blocks", "lines"):
         assert found[way][5] >= base[5]
     assert found["blocks"][1] == 0  # no word outside the truth is left
     assert found["blocks"][1] < base[1]
+    assert found["lines"][1] == 0
 
 
 def test_an_article_keeps_its_base_at_the_end_and_the_window(tmp_path):
@@ -105,7 +111,7 @@ def test_an_article_keeps_its_base_at_the_end_and_the_window(tmp_path):
     )
     html = f"<html><head><title>Story</title></head><body><article><p>{prose}</p></article>"
     found = read(_item(tmp_path, html, prose, "article.1"), _score())
-    assert found["end"] == found["window"] == found["blocks"] == found["base"]
+    assert found["end"] == found["window"] == found["blocks"] == found["lines"] == found["base"]
 
 
 @pytest.mark.usefixtures("as_listing")
