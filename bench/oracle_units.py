@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 SET = "wcxb-dev-full"
 WAYS = ("base", "extractor", "end", "window", "blocks", "lines")
-_HALF = 0.5  # the blocks oracle drops a unit when less than this share of it is content
+_HALF = 0.5  # the blocks and lines oracles drop what has less than this share of content
 _BLOCK = re.compile(r"\n\s*\n")
 
 
