@@ -122,12 +122,12 @@ def _best(want: Counter[str], words: list[list[str]], steps: range) -> int:
 
 
 def read(item: Item, score: ModuleType) -> dict[str, Scores]:
-    """The page's scores in every way of WAYS (end and window only for a type's region)."""
+    """The page's scores in every way of WAYS; a page read as an article keeps its base in
+    the ways that read a type's region (end, window, blocks, lines)."""
     markdown, kind, others = outputs(html_of(item.page), item.page.url)
     base = scores(score, item.truth, markdown)
-    found = {"base": base, "end": base, "window": base}
+    found = dict.fromkeys(WAYS, base)
     found["extractor"] = best_of([base, *(scores(score, item.truth, o) for o in others)])
-    found["blocks"] = found["lines"] = base
     if kind != "article" and markdown.strip():
         end, span = window(score, item.truth, markdown)
         found |= {"end": scores(score, item.truth, end), "window": scores(score, item.truth, span)}
