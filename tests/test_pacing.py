@@ -137,6 +137,7 @@ def test_a_rejected_key_is_set_aside_and_the_other_serves(httpx_mock, monkeypatc
     assert tokens(httpx_mock).count(ONE) == 1
     assert tokens(httpx_mock).count(TWO) == 3
     entry = state.store().get("keys", f"brave:{state.key_id(ONE)}")
+    assert isinstance(entry, dict)
     assert entry["why"] == "AUTH_INVALID"
     assert 0 < entry["until"] - time.time() <= pacing.REJECTED_FOR
 

@@ -9,7 +9,8 @@ between requests. Each call is a child forked from it, which becomes the call as
 console script would run it:
 
 - a session and process group of its own, which the server kills as it kills a program's;
-- SIGKILL when this parent dies (it dies with the server, by the same signal);
+- SIGKILL when this parent dies (it dies with the server, by the same signal, set by setpriv
+  and by itself; and the server reaps what is left of them, ikigai_web/host/process.py);
 - the stdin, stdout and stderr the server passed over the socket, no other file descriptor;
 - the signal handlers a fresh interpreter has, and a cap on its memory (MEMORY_CAP);
 - the entry's function, with the exit status a fresh interpreter would give.
@@ -519,6 +520,11 @@ def _tell(told: int, taught: bytes) -> None:  # pragma: no cover - a child
 
 
 def main() -> None:  # pragma: no cover - runs as its own process
+    server = os.getppid()
+    # Dies with the server even where setpriv did not tie it (process.tie), and ends now
+    # if the server died before that: a warm parent never outlives it.
+    if die_with_parent() and os.getppid() != server:
+        sys.exit(0)
     fresh = fresh_handlers()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C is the server's to handle
     control = socket.socket(fileno=os.dup(0))
