@@ -300,6 +300,36 @@ def test_the_parent_and_its_calls_die_with_their_caller_killed_outright(tmp_path
                 os.kill(pid, signal.SIGKILL)
 
 
+def test_a_parent_that_setpriv_could_not_tie_still_dies_with_its_caller(tmp_path):
+    """Where setpriv is missing (or too old), the warm parent sets its parent-death signal
+    itself: it never lingers after the server, killed outright, nor after a server that died
+    before it could set it."""
+    pid_file = tmp_path / "pid"
+    script = (
+        "import os, sys, time\n"
+        "from ikigai_web.host import process, workers\n"
+        "process._tie = lambda: ()  # no setpriv here\n"
+        "made = workers.Warm(['warm_probe:report']); made.start(); made.ready.wait(60)\n"
+        f"open({str(pid_file)!r}, 'w').write(f'{{made.parent.pid}}\\n')\n"
+        "time.sleep(60)\n"
+    )
+    env = os.environ | {"PYTHONPATH": str(TESTS)}
+    caller = subprocess.Popen([sys.executable, "-c", script], cwd=TESTS.parent, env=env)
+    running: list[int] = []
+    try:
+        running = _pids(pid_file, wait=60)
+        assert b"setpriv" not in Path(f"/proc/{running[0]}/cmdline").read_bytes()
+        caller.kill()
+        caller.wait()
+        assert gone(running), "the warm parent outlived its caller"
+    finally:
+        caller.kill()
+        caller.wait()
+        for pid in running:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def _pids(path: Path, wait: float = 30) -> list[int]:
     end = time.monotonic() + wait
     while not (path.exists() and path.read_text().endswith("\n")):

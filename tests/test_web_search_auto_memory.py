@@ -214,8 +214,11 @@ def test_doctor_shows_what_is_remembered_and_forget_forgets_it(providers, capsys
         r"it is asked again in 60 min",
         text,
     ), text
-    assert re.search(r"Keys held \(`web-tools forget` releases them\):\n  web_search_brave  "
-                     r"key [0-9a-f]{8}… for 15 min: the provider rejected the key", text), text
+    assert re.search(
+        r"Keys held \(`web-tools forget` releases them\):\n  web_search_brave  "
+        r"key [0-9a-f]{8}… for 15 min: the provider rejected the key",
+        text,
+    ), text
     assert cli.main(["forget", "brave"]) == 0
     assert capsys.readouterr().out == "forgot 1 note and 1 hold about brave\n"
     assert cli.main(["doctor"]) in (0, 1)

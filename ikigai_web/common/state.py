@@ -446,6 +446,8 @@ def _opened_dir(path: Path | str, parent: int | None, shown: Path | None = None)
     except FileNotFoundError:
         raise
     except OSError as exc:
+        if exc.errno == errno.ENOTDIR and _is_link(path, parent):  # O_DIRECTORY's answer first
+            raise Refused(errno.ELOOP, f"{where} is a symbolic link") from None
         raise _refused(exc, where, "") from None
     try:
         info = os.fstat(fd)
@@ -456,6 +458,13 @@ def _opened_dir(path: Path | str, parent: int | None, shown: Path | None = None)
         os.close(fd)
         raise
     return fd
+
+
+def _is_link(path: Path | str, parent: int | None) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(path, dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _owned(info: os.stat_result, kind: Callable[[int], bool], where: str, what: str) -> None:

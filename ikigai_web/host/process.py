@@ -138,7 +138,7 @@ def own(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]
     return child
 
 
-def reap_adopted() -> threading.Thread:
+def reap_adopted() -> threading.Thread:  # pragma: no cover - the MCP server's own process
     """Reap, as they end, the orphans `adopt_orphans` brings to this process (what a warm
     parent killed left, a tool's setsid grandchild): nobody else waits for them, and each
     would stay a zombie as long as this process runs. A thread of its own, which sleeps in
@@ -148,7 +148,7 @@ def reap_adopted() -> threading.Thread:
     return reaper
 
 
-def _reap_forever() -> None:  # pragma: no cover - the MCP server's thread (reap_orphans is tested)
+def _reap_forever() -> None:  # pragma: no cover - as reap_adopted (reap_orphans is tested)
     pause = _REAP_PAUSE[0]
     while True:
         try:  # WNOWAIT: only wait for one to end, leaving it to be reaped below or by its owner

@@ -220,8 +220,7 @@ class Keyring:
             noted = {"why": err.code.value, "until": time.time() + REJECTED_FOR}
             self.store.put(SET_ASIDE, name, noted, REJECTED_FOR)
         elif err.code is ErrorCode.RATE_LIMIT:
-            wait = LIMITED_FOR if err.retry_after is None else err.retry_after
-            self.hold(key, wait, err.message)
+            self.hold(key, err.retry_after or LIMITED_FOR, err.message)
 
     def hold(self, key: str, seconds: float, why: str) -> None:
         """No turn of `key` before `seconds` from now (at most the provider's longest hold),
