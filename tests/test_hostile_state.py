@@ -454,3 +454,33 @@ def test_a_file_of_another_user_is_refused():
     assert stat.S_IMODE(lock.stat().st_mode) == 0o666  # left as it is: not ours to change
     assert lock.stat().st_uid == 65534
     assert any("belongs to another user" in w["message"] for w in files.warnings)
+
+
+@pytest.mark.loopback
+@pytest.mark.parametrize(
+    ("value", "expected"), [("9" * 400, 86400), ("²", None), ("86400", 86400), ("1e308", None)]
+)
+def test_a_pages_retry_after_of_any_size_is_told_a_day_at_most(fake_server, monkeypatch, value,
+                                                                expected):  # fmt: skip
+    from conftest import Reply
+
+    from ikigai_web.tools import web_fetch
+
+    url = fake_server.route("/rl", Reply(429, "", {"Retry-After": value}))
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ROBOTS", "0")
+    out = answer(web_fetch.execute, {"url": url}, web_fetch.SCHEMA)[0]
+    assert out["error_code"] == "HTTP_ERROR"
+    assert out.get("retry_after") == expected
+
+
+def test_a_budget_carries_the_hmac_python_computes(on_redis, monkeypatch):
+    import hmac
+
+    monkeypatch.setenv("IKIGAI_WEB_REDIS_SECRET", SECRET)
+    assert state.store().reserve("pace", "brave:k", 1.0, most=10).granted
+    when, _, tag = on_redis.get("ikigai-web-tools:pace:brave:k").partition(b" ")
+    key = state._derived(SECRET, b"budgets")
+    expected = hmac.new(key, b"ikigai-web-tools:pace:brave:k\0" + when, "sha1").hexdigest()
+    assert tag.decode() == expected
+    assert float(when) > time.time()

@@ -703,14 +703,20 @@ def _pause(wait: float | None, deadline: Deadline) -> bool:
     return True
 
 
-def retry_after(reply: Headed) -> int | None:
-    """Seconds from a `Retry-After` header (seconds or an HTTP date), if any, at most
-    RETRY_WINDOW (an hour: ikigai_web/search/registry.py says why): a provider, or whatever
-    stands in front of it, cannot lock a key away for longer with one header."""
-    from ikigai_web.search.registry import RETRY_WINDOW
+# The most a page's `Retry-After` is told to the model (web-fetch holds nothing by it).
+SITE_RETRY_MOST = 86_400.0
 
+
+def retry_after(reply: Headed, most: float | None = None) -> int | None:
+    """Seconds from a `Retry-After` header (seconds or an HTTP date), if any, at most `most`
+    (default RETRY_WINDOW, an hour: ikigai_web/search/registry.py says why): a provider, or
+    whatever stands in front of it, cannot lock a key away for longer with one header."""
+    if most is None:
+        from ikigai_web.search.registry import RETRY_WINDOW
+
+        most = RETRY_WINDOW
     value = reply.headers.get("retry-after", "").strip()
-    found = delay_seconds(value, RETRY_WINDOW, epoch=False)
+    found = delay_seconds(value, most, epoch=False)
     if found is not None or not value:
         return found
     import email.utils  # only an HTTP-date needs it
@@ -719,7 +725,7 @@ def retry_after(reply: Headed) -> int | None:
         when = email.utils.parsedate_to_datetime(value[:64]).timestamp()
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return _within(when - time.time(), RETRY_WINDOW)
+    return _within(when - time.time(), most)
 
 
 # A count of seconds this large is a time (Unix seconds: 2001 on), not a delay of 31 years.

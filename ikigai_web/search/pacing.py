@@ -231,6 +231,8 @@ class Keyring:
         if seconds <= 0:
             return
         self.store.reserve("pace", self.ids[key], 0.0, math.inf, seconds, 1, self._ceiling(key))
+        if seconds <= SHORT_WINDOW:
+            return  # a pace's window (Brave's second): nothing for doctor, no write per call
         from ikigai_web.common.redact import redact
 
         noted = {"until": time.time() + seconds, "why": _gist(redact(why))}
