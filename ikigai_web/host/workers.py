@@ -107,7 +107,8 @@ class Warm:
     def _serve(self) -> int | str:
         """Run one parent until it ends: its exit status, or why it could not start."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [sys.executable, "-P", "-m", "ikigai_web.host.warm", *self.entries]
+        server = ["--server", str(os.getpid())]  # it ends at once if this process is gone
+        argv = [sys.executable, "-P", "-m", "ikigai_web.host.warm", *server, *self.entries]
         try:
             command = process.tie(argv)
             with theirs:  # its stdin; stdout is nobody's, stderr the server's log
