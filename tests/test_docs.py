@@ -41,7 +41,8 @@ SETTINGS = Settings.every()
 SETTINGS_HEADER = ["variable", "meaning", "allowed", "default"]
 ENDPOINTS_HEADER = ["variable", "replaces", "default"]
 # The example web-tools.toml shows each setting's default, but for these a sample is clearer.
-SAMPLED = {"user_agent", "fetch_allow_hosts", "fetch_browser", "redis_url", "rate_limits"}
+SAMPLED = {"user_agent", "fetch_allow_hosts", "fetch_browser", "redis_url", "redis_secret",
+           "rate_limits"}  # fmt: skip
 
 
 def nested_keys() -> dict[str, str]:

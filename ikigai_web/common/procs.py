@@ -28,6 +28,20 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def zombies(pid: int) -> list[int]:
+    """The children of `pid` that have ended and wait to be reaped, from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        fields = text.rpartition(")")[2].split()
+        if len(fields) > 1 and fields[0] == "Z" and fields[1] == str(pid):
+            found.append(int(stat.parent.name))
+    return found
+
+
 def kill(pids: list[int]) -> None:
     """SIGKILL each of `pids` that still exists."""
     for pid in pids:

@@ -34,6 +34,8 @@ MAX_CACHE_MB = 1 << 20  # a terabyte
 MAX_FETCH_BYTES = 1 << 30  # a gigabyte: the body is held in memory
 RENDER_MODES = ("auto", "always", "never")
 _RATE = lazy(r"^(off|\d{1,6}(\.\d{1,3})?(/s|/min)?)$")
+_PREFIX = lazy(r"^[A-Za-z0-9._-]{1,64}$")
+MIN_SECRET = 16  # characters of IKIGAI_WEB_REDIS_SECRET: a short one could be guessed offline
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -198,6 +200,27 @@ def _redis_url(raw: object) -> str:
     return text
 
 
+def _redis_secret(raw: object) -> str:
+    text = _text(raw)
+    if text and (len(text) < MIN_SECRET or any(not " " < c <= "~" for c in text)):
+        raise ValueError(
+            f"it must be at least {MIN_SECRET} printable ASCII characters without spaces, the "
+            "same on every machine of the fleet: a long random one, such as `openssl rand "
+            "-hex 32` makes"
+        )
+    return text
+
+
+def _redis_prefix(raw: object) -> str:
+    text = _text(raw)
+    if not _PREFIX.match(text):
+        raise ValueError(
+            "it must be 1 to 64 letters, digits, dots, dashes or underscores (no colon: it "
+            "ends at the first one), such as ikigai-web-tools-staging"
+        )
+    return text
+
+
 def _rates(raw: object) -> tuple[str, ...]:
     """`provider=N`, `provider=N/s`, `provider=N/min` or `provider=off`, checked here and
     read by ikigai_web.search.pacing."""
@@ -334,6 +357,20 @@ class Settings:
         "server that holds the pacing budgets, what the fallback remembers and the cache, for "
         "every machine pointed at it; empty: local files",
         "none",
+    )
+    redis_secret = Setting(
+        _redis_secret,
+        "",
+        "the fleet's shared secret: every entry in Redis is signed with it (HMAC-SHA256) and "
+        "one without a valid signature is ignored, and key ids are keyed with it; empty: "
+        "whoever can write to that Redis is trusted",
+        "none",
+    )
+    redis_prefix = Setting(
+        _redis_prefix,
+        "ikigai-web-tools",
+        "what every name this installation gives in Redis starts with: fleets sharing one "
+        "server each use their own",
     )
     rate_limits: Setting[tuple[str, ...]] = Setting(
         _rates,

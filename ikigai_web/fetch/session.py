@@ -336,13 +336,13 @@ def _on_hop(err: ToolError, url: str, hop: int) -> ToolError:
 def http_error(url: str, opened: Opened, body: bytes) -> ToolError:
     """HTTP_ERROR with the status, the page's own short error text and what to do next."""
     from ikigai_web.fetch.decode import short_text
-    from ikigai_web.net.http import retry_after
+    from ikigai_web.net.http import SITE_RETRY_MOST, retry_after
 
     status = opened.status
     said = short_text(body, opened.headers.get("content-type"))
     message = f"{shown(url)} answered HTTP {status} {opened.reason}".rstrip()
     message += f": {said!r}. " if said else ". "
-    wait = retry_after(opened) if status in (429, 503) else None
+    wait = retry_after(opened, SITE_RETRY_MOST) if status in (429, 503) else None
     if status in CHALLENGE_STATUSES and _is_challenge(opened, body, said):
         return ToolError(
             ErrorCode.HTTP_ERROR, message + _CHALLENGE, retry_after=wait, wall="bot_check"

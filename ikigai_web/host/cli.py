@@ -74,12 +74,14 @@ def parser() -> argparse.ArgumentParser:
 def _forget_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     forget = commands.add_parser(
         "forget",
-        help="forget which search providers web_search_auto remembers could not answer",
+        help="forget which search providers could not answer, and release the keys held",
         description="web_search_auto remembers a provider that could not answer (rate "
         "limited, key rejected, blocking this address, no answer in time, nothing found "
-        "again and again) and asks it again only when that is due; `web-tools doctor` shows "
-        "what it remembers. Forget it all, or what is remembered about the providers named, "
-        "so that the next search asks them in their order again (after a new key, say).",
+        "again and again) and asks it again only when that is due; and each search tool "
+        "holds a key its provider said was used up until it is due, and sets aside a key it "
+        "rejected for a while. `web-tools doctor` shows both. Forget them all, or those of "
+        "the providers named, so that the next search asks them again at once (after a new "
+        "key or a bigger plan, say).",
     )
     forget.add_argument("providers", nargs="*", metavar="PROVIDER",
                         help="brave, web_search_brave, ... (default: every provider)")  # fmt: skip
@@ -275,18 +277,25 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 def run_forget(args: argparse.Namespace) -> int:
     from ikigai_web.common.errors import ToolError
+    from ikigai_web.search.pacing import release
     from ikigai_web.tools.fallback.recall import forget
 
     try:
-        count, warnings = forget(args.providers)
+        notes, warnings = forget(args.providers)
+        holds, more = release(args.providers)
     except ToolError as err:  # a setting the store needs is unusable
         sys.stderr.write(f"web-tools forget: {err.message}\n")
         return 1
-    for warning in warnings:
-        sys.stderr.write(f"web-tools forget: {warning['message']}\n")
+    for message in dict.fromkeys(w["message"] for w in [*warnings, *more]):
+        sys.stderr.write(f"web-tools forget: {message}\n")
     about = f" about {', '.join(args.providers)}" if args.providers else ""
-    sys.stdout.write(f"forgot {count} note{'s' if count != 1 else ''}{about}\n")
+    counted = f"{_counted(notes, 'note')} and {_counted(holds, 'hold')}"
+    sys.stdout.write(f"forgot {counted}{about}\n")
     return 0
+
+
+def _counted(count: int, thing: str) -> str:
+    return f"{count} {thing}{'s' if count != 1 else ''}"
 
 
 def run_clear_cache(_args: argparse.Namespace) -> int:

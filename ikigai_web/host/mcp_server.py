@@ -66,7 +66,8 @@ def serve(
     subprocess, where coverage does not follow.
     """
     mask_every_credential()
-    process.adopt_orphans()
+    if process.adopt_orphans():
+        process.reap_adopted()  # else each orphan it adopts stays a zombie
     guardian = process.start_guardian()
     keep = frozenset({guardian.pid})
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -1,4 +1,5 @@
-"""`python -P -m ikigai_web.host.warm ENTRY...`: the MCP server's warm parent, which runs this
+"""`python -P -m ikigai_web.host.warm [--server PID] ENTRY...`: the MCP server's warm parent
+(PID, the server's, which it ends with), which runs this
 installation's own tools without starting a new program for each call.
 
 ikigai_web/host/workers.py starts it with a socket to the server as its stdin. It imports each
@@ -9,7 +10,8 @@ between requests. Each call is a child forked from it, which becomes the call as
 console script would run it:
 
 - a session and process group of its own, which the server kills as it kills a program's;
-- SIGKILL when this parent dies (it dies with the server, by the same signal);
+- SIGKILL when this parent dies (it dies with the server, by the same signal, set by setpriv
+  and by itself; and the server reaps what is left of them, ikigai_web/host/process.py);
 - the stdin, stdout and stderr the server passed over the socket, no other file descriptor;
 - the signal handlers a fresh interpreter has, and a cap on its memory (MEMORY_CAP);
 - the entry's function, with the exit status a fresh interpreter would give.
@@ -519,6 +521,16 @@ def _tell(told: int, taught: bytes) -> None:  # pragma: no cover - a child
 
 
 def main() -> None:  # pragma: no cover - runs as its own process
+    entries = sys.argv[1:]
+    server = os.getppid()
+    if entries[:1] == ["--server"]:
+        server, entries = int(entries[1]), entries[2:]
+    # Dies with the server even where setpriv did not tie it (process.tie), and ends now if
+    # the server died before that (a parent-death signal set after the death never comes): a
+    # warm parent never outlives it, nor spends its start importing for nobody.
+    die_with_parent()
+    if os.getppid() != server:
+        sys.exit(0)
     fresh = fresh_handlers()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C is the server's to handle
     control = socket.socket(fileno=os.dup(0))
@@ -526,7 +538,7 @@ def main() -> None:  # pragma: no cover - runs as its own process
     os.dup2(null, 0)
     os.close(null)
     parent = Parent(control, fresh)
-    preload(entry.partition(":")[0] for entry in sys.argv[1:])
+    preload(entry.partition(":")[0] for entry in entries)
     if threaded():
         sys.exit(_threaded())
     control.send(READY)

@@ -9,6 +9,7 @@ The fallback tool calls providers through exactly these two, and so does the pro
 from __future__ import annotations
 
 import html
+import math
 import re
 from datetime import date
 from functools import cache, partial
@@ -294,10 +295,14 @@ def not_an_object(provider: str) -> ToolError:
 
 
 def rate_limited(key: str, said: str, why: str, wait: int | None) -> ToolError:
-    """RATE_LIMIT: what is used up, when to try again, and which tools work right now."""
+    """RATE_LIMIT: what is used up, when to try again (`wait`, never past the longest hold
+    the provider documents), and which tools work right now."""
     from ikigai_web.common.credentials import PROVIDERS, alternatives, event
+    from ikigai_web.search.registry import longest_hold
 
     provider = PROVIDERS[key]
+    if wait is not None:
+        wait = max(0, min(wait, math.ceil(longest_hold(key))))
     others = alternatives(provider.tool)
     when = f"Try again in {wait} s" if wait is not None else "Try again later"
     message = f"{said}. {why}. {when}, or use another search tool: {', '.join(others)}."

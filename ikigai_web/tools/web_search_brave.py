@@ -32,7 +32,7 @@ from ikigai_web.search.kit import (
     snippets,
 )
 from ikigai_web.search.kit import markdown as search_markdown
-from ikigai_web.search.registry import Field, Provider
+from ikigai_web.search.registry import MONTH, Field, Provider
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from ikigai_web.net.http import Reply
 
 # Brave: its Free plan and older plans allow 1 request a second (the current Search plan 50,
-# which its headers then tell pacing).
+# which its headers then tell pacing). Its quota is monthly: the window of the second limit
+# its X-RateLimit-Policy names (`2000;w=2592000`), counted as a calendar month.
 PROVIDER = Provider(
     key="brave",
     name="Brave Search",
@@ -51,6 +52,7 @@ PROVIDER = Provider(
     how="Sign up at https://brave.com/search/api/, choose a Search plan and create a key.",
     place=1,
     rate=(1, 1.0),
+    quota_window=MONTH,
 )
 DEFAULT_URL = "https://api.search.brave.com/res/v1/web/search"
 MAX_QUERY = 400
@@ -206,11 +208,13 @@ def fetch_page(link: Link, site: str | None, count: int, *, url: str, params: Pa
 
 
 def reset_seconds(reply: Reply) -> int | None:
-    """Seconds to wait: the first value of X-RateLimit-Reset, else Retry-After."""
-    from ikigai_web.net.http import retry_after
+    """Seconds to wait: the first value of X-RateLimit-Reset (seconds, or a Unix time as some
+    gateways send), at most a month, else Retry-After."""
+    from ikigai_web.net.http import delay_seconds, retry_after
 
     first = reply.headers.get("x-ratelimit-reset", "").split(",")[0].strip()
-    return int(first) if first.isdigit() else retry_after(reply)
+    found = delay_seconds(first, MONTH)
+    return found if found is not None else retry_after(reply)
 
 
 def error_for(reply: Reply) -> ToolError:

@@ -41,7 +41,7 @@ from ikigai_web.search.kit import (
     search,
     web_url,
 )
-from ikigai_web.search.registry import Field, Provider
+from ikigai_web.search.registry import DAY, Field, Provider
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -50,8 +50,9 @@ if TYPE_CHECKING:
     from ikigai_web.fetch.session import Session
     from ikigai_web.net.http import Deadline, Reply
 
-# Gemini allows 10 requests a minute on the free tier of its Flash models. It has no place in
-# the default fallback order: the fallback tool asks it only when the user names it.
+# Gemini allows 10 requests a minute on the free tier of its Flash models, and so many a day,
+# reset at midnight Pacific time (ai.google.dev/gemini-api/docs/rate-limits). It has no place
+# in the default fallback order: the fallback tool asks it only when the user names it.
 PROVIDER = Provider(
     key="gemini",
     name="Google Search grounding (Gemini)",
@@ -60,6 +61,7 @@ PROVIDER = Provider(
     signup_url="https://aistudio.google.com/apikey",
     how="Create a key at https://aistudio.google.com/apikey (free tier available).",
     rate=(10, 60.0),
+    quota_window=DAY,
 )
 DEFAULT_BASE = "https://generativelanguage.googleapis.com/v1beta"
 # Google's current GA Flash model (ai.google.dev/gemini-api/docs/models; the Gemini 3.8 Flash

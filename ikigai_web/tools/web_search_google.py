@@ -30,7 +30,7 @@ from ikigai_web.search.kit import (
     shaped,
 )
 from ikigai_web.search.kit import markdown as search_markdown
-from ikigai_web.search.registry import Field, Provider
+from ikigai_web.search.registry import DAY, Field, Provider
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from ikigai_web.common.settings import Settings
     from ikigai_web.net.http import Reply
 
-# Google Custom Search allows 100 queries a minute per user.
+# Google Custom Search allows 100 queries a minute per user, and a daily quota (100 free)
+# that resets at midnight Pacific time (developers.google.com/custom-search/v1/overview).
 PROVIDER = Provider(
     key="google",
     name="Google Custom Search",
@@ -52,6 +53,7 @@ PROVIDER = Provider(
     "engine (its ID is the `cx` value) at https://programmablesearchengine.google.com/.",
     place=2,
     rate=(100, 60.0),
+    quota_window=DAY,
 )
 DEFAULT_URL = "https://customsearch.googleapis.com/customsearch/v1"
 MAX_QUERY = 2048

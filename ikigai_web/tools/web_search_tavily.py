@@ -29,13 +29,14 @@ from ikigai_web.search.kit import (
     search,
     shaped,
 )
-from ikigai_web.search.registry import Field, Provider
+from ikigai_web.search.registry import MONTH, Field, Provider
 
 if TYPE_CHECKING:
     from ikigai_web.common.settings import Settings
     from ikigai_web.net.http import Reply
 
-# Tavily allows 100 requests a minute for development keys.
+# Tavily allows 100 requests a minute for development keys; a plan's credits are monthly
+# (docs.tavily.com, "Credits & Pricing").
 PROVIDER = Provider(
     key="tavily",
     name="Tavily",
@@ -45,6 +46,7 @@ PROVIDER = Provider(
     how="Sign up at https://app.tavily.com/ (free tier available) and copy the key.",
     place=3,
     rate=(100, 60.0),
+    quota_window=MONTH,
 )
 DEFAULT_URL = "https://api.tavily.com/search"
 MAX_QUERY = 400  # Tavily: "Query is too long. Max query length is 400 characters."
