@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 MAX_URL = 4096
 MAX_OFFSET = 10**9
 MAX_LIMIT = 10**6
+MAX_QUERY = 2000
+DEFAULT_MAX_CHARS = 4000
+MIN_CHARS, MAX_CHARS = 200, 50_000
 CACHE_NAMESPACE = "web_fetch"
 KEEP_FOR_RENDER = 1 << 20  # an app shell is small; a larger page the browser asks for again
 # Metadata is a label, not content: long values are cut so the content keeps the budget.
@@ -34,6 +37,8 @@ META_LIMITS = {
     "product": 600,
 }
 _WORST_CHAR_BYTES = 6  # a control character is escaped as \u00XX in JSON
+OUTLINE_BYTES = 4000  # of JSON, at most, for a query's outline of the page
+_KEY_BYTES = 64  # "passages", "outline", "selected_by" and their punctuation, generously
 _MIN_WRAP = 40
 _ABOUT = (("author", "Author"), ("date", "Date"), ("site_name", "Site"))
 _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
@@ -45,12 +50,26 @@ SCHEMA: dict[str, Any] = {
     "description": (
         "Fetch a web page (or plain text, markdown, JSON, PDF, Word, Excel, PowerPoint or EPUB) "
         "by http(s) URL and return its main content as markdown, with title and metadata. "
-        "Long pages come in pieces: pass next_offset from the answer as offset to read on."
+        "Long pages come in pieces: pass next_offset from the answer as offset to read on. "
+        "With query, the answer is the page's passages most relevant to it instead, best "
+        "first, each with its headings and line range (read around one with offset), and "
+        "the page's outline."
     ),
     "parameters": {
         "type": "object",
         "properties": {
             "url": {"type": "string", "description": "The http or https URL to fetch."},
+            "query": {
+                "type": "string",
+                "description": "What you want to know from the page (a question or words, in "
+                "any language): returns its most relevant passages, best first, instead of "
+                'its lines from offset. Default: "" (the lines).',
+            },
+            "max_chars": {
+                "type": "integer",
+                "description": f"With query: most characters of passages ({MIN_CHARS}-"
+                f"{MAX_CHARS:,}). Default: {DEFAULT_MAX_CHARS:,}.",
+            },
             "offset": {
                 "type": "integer",
                 "description": "First line of the markdown to return (1 or more). Default: 1.",
@@ -93,10 +112,51 @@ OUTPUT_SCHEMA = output_schema(
     {
         "url": {"type": "string", "description": "The final URL, after redirects."},
         "title": _TEXT,
-        "content": {"type": "string", "description": "Markdown: lines offset on."},
+        "content": {
+            "type": "string",
+            "description": "Markdown: lines offset on; with query, the passages, each under "
+            "a line [Lines N-M: heading > heading] (a document's: [Page P, lines N-M: ...]).",
+        },
+        "selected_by": {
+            "type": "string",
+            "enum": ["lines", "query"],
+            "description": "What content holds: lines from offset, or passages for query.",
+        },
+        "passages": {
+            "type": "array",
+            "description": "With query: where each passage of content is, in the same order.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "first_line": {"type": "integer"},
+                    "last_line": {"type": "integer"},
+                    "headings": {"type": "array", "items": {"type": "string"}},
+                    "page": {"type": "integer", "description": "A document's page or slide."},
+                },
+                "required": ["first_line", "last_line", "headings"],
+            },
+        },
+        "outline": {
+            "type": "array",
+            "description": "With query, when the passages are not the whole page: its "
+            "headings and the line each is on.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "line": {"type": "integer"},
+                    "level": {"type": "integer"},
+                    "heading": {"type": "string"},
+                },
+                "required": ["line", "level", "heading"],
+            },
+        },
         "content_type": {"type": "string", "description": "The media type read."},
         "total_lines": {"type": "integer", "description": "Lines of the whole markdown."},
-        "truncated": {"type": "boolean", "description": "Lines follow those returned."},
+        "truncated": {
+            "type": "boolean",
+            "description": "Lines follow those returned; with query, the passages are not "
+            "the whole page.",
+        },
         "next_offset": {"type": "integer", "description": "When truncated: the offset to pass."},
         "total_pages": {
             "type": "integer",
@@ -118,7 +178,7 @@ OUTPUT_SCHEMA = output_schema(
             "description": "A product page's facts from its JSON-LD: brand, codes, rating, price.",
         },
     },
-    ["url", "title", "content", "content_type", "total_lines", "truncated"],
+    ["url", "title", "content", "content_type", "total_lines", "truncated", "selected_by"],
 )
 
 
@@ -130,6 +190,8 @@ class Params(NamedTuple):
     include_links: bool = True
     render: str | None = None  # auto, always, never; None: the setting's
     pages: tuple[int, int | None] | None = None  # first and last (None: to the end)
+    query: str | None = None  # the passages that answer it, instead of lines from offset
+    max_chars: int = DEFAULT_MAX_CHARS  # of passages, with a query
 
 
 class Page(NamedTuple):
@@ -149,6 +211,8 @@ def parse_input(raw: dict[str, Any]) -> Params:
         include_links=p.boolean(raw, "include_links", default=True),
         render=_render(raw),
         pages=_pages(raw),
+        query=p.text(raw, "query", lo=1, hi=MAX_QUERY),
+        max_chars=p.integer(raw, "max_chars", DEFAULT_MAX_CHARS, MIN_CHARS, MAX_CHARS),
     )
 
 
@@ -306,16 +370,20 @@ def _stored_page(value: dict[str, Any]) -> Page:
     return Page(value["url"], value["content_type"], Document(**value["document"]))
 
 
-def shape_output(
+def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer takes it
     page: Page,
     offset: int,
     limit: int | None,
     budget: int,
     notes: dict[str, Any] | None = None,
     pages: tuple[int, int | None] | None = None,
+    *,
+    query: str | None = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
 ) -> dict[str, Any]:
     """The selected lines (of the selected pages), cut at a line boundary so the whole JSON
-    line fits `budget`.
+    line fits `budget`; with `query`, the passages of those lines that answer it instead
+    (`with_passages`).
 
     `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget.
     """
@@ -350,12 +418,70 @@ def shape_output(
     total = len(lines)
     start = offset - 1
     end = total if limit is None else min(total, start + limit)
+    if query is not None:
+        chosen = with_passages(lines, (start, end), query, max_chars, budget - frame_bytes)
+        return out | chosen | extras
     taken = _fit(lines[start:end], budget - frame_bytes)
     stop = start + len(taken)
     out |= {"content": "\n".join(taken), "total_lines": total, "truncated": stop < total}
     if stop < total:
         out["next_offset"] = stop + 1
-    return out | extras
+    return out | {"selected_by": "lines"} | extras
+
+
+def with_passages(
+    lines: list[str], window: tuple[int, int], query: str, max_chars: int, room: int
+) -> dict[str, Any]:
+    """The answer's content as the passages of lines window[0] to window[1] (0-based, end
+    excluded) that answer `query`, at most `max_chars` characters, and where each is; the
+    outline when they are not the whole page. All of it fits `room` bytes of JSON."""
+    from ikigai_web.fetch.passages import read_for, rendered
+
+    start, end = window
+    # The text fits what is left once the outline has its most; passages' places are
+    # small, and the last passages give way for them if ever they do not fit.
+    text_room = room - OUTLINE_BYTES - 2 * _KEY_BYTES
+
+    def fits(text: str) -> bool:
+        return len(text) <= max_chars and len(compact(text)) <= text_room
+
+    reading = read_for(lines[start:end], query, fits, start + 1)
+    whole = reading.whole and start == 0 and end == len(lines)
+    outline = [] if whole else _outline(reading.outline)
+    chosen = list(reading.passages)
+    while True:
+        answer: dict[str, Any] = {
+            "content": rendered(chosen),
+            "total_lines": len(lines),
+            "truncated": not whole,
+            "selected_by": "query",
+            "passages": [_place(passage) for passage in chosen],
+        }
+        answer |= {"outline": outline} if outline else {}
+        if len(compact(answer)) <= room or not chosen:
+            return answer
+        chosen.pop()  # the places of many passages under long headings crowd the room
+
+
+def _place(passage: Any) -> dict[str, Any]:
+    place = {"first_line": passage.first, "last_line": passage.last,
+             "headings": list(passage.headings)}  # fmt: skip
+    return place | ({"page": passage.page} if passage.page is not None else {})
+
+
+def _outline(headings: list[Any]) -> list[dict[str, Any]]:
+    """The page's headings, as many of the outermost levels as fit OUTLINE_BYTES."""
+    entries = [{"line": h.line, "level": h.level, "heading": h.text} for h in headings]
+    for deepest in range(6, 0, -1):
+        kept = [e for e in entries if e["level"] <= deepest]
+        if len(compact(kept)) <= OUTLINE_BYTES:
+            return kept
+    kept = []
+    for entry in entries:
+        if len(compact([*kept, entry])) > OUTLINE_BYTES:
+            break
+        kept.append(entry)
+    return kept
 
 
 def _extras(doc: Document) -> dict[str, str]:
@@ -401,7 +527,8 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
     page, notes = cached_page(params, settings)
     budget = settings.output_budget
-    return shape_output(page, params.offset, params.limit, budget, notes, params.pages)
+    how = {"query": params.query, "max_chars": params.max_chars}
+    return shape_output(page, params.offset, params.limit, budget, notes, params.pages, **how)
 
 
 def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:
@@ -415,8 +542,8 @@ def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader 
 
 def _without_title(call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
     """The content, without a leading heading that repeats the title line above it (a
-    product's markdown keeps its name's heading); a later part is left whole."""
-    if call.get("offset") not in (None, 1):
+    product's markdown keeps its name's heading); a later part, or passages, left whole."""
+    if call.get("offset") not in (None, 1) or answer.get("selected_by") == "query":
         return str(answer["content"])
     from ikigai_web.fetch.extract import drop_title
 
@@ -426,6 +553,8 @@ def _without_title(call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
 def _ending(answer: Mapping[str, Any], reader: Reader) -> str:
     """How to read on, when the page is cut; why there is nothing, when there is nothing."""
     total = answer.get("total_lines", 0)
+    if answer.get("selected_by") == "query":
+        return _passages_ending(answer, reader)
     if answer.get("truncated"):
         following = answer["next_offset"]
         how = reader.next_part("offset", following)
@@ -433,6 +562,26 @@ def _ending(answer: Mapping[str, Any], reader: Reader) -> str:
     if answer["content"]:
         return ""
     return f"[No lines from this offset: the page has {total}.]\n" if total else "[No text.]\n"
+
+
+def _passages_ending(answer: Mapping[str, Any], reader: Reader) -> str:
+    """After passages: the page's outline, and how to read around a passage."""
+    total = answer.get("total_lines", 0)
+    places = answer.get("passages", [])
+    said = "" if places else f"[No passage matches the query; the page has {total} lines.]\n"
+    outline = answer.get("outline", [])
+    top = min((entry["level"] for entry in outline), default=1)
+    if outline:
+        said += "\nOutline of the page (line: heading):\n" + "".join(
+            f"{'  ' * (entry['level'] - top)}- {entry['line']}: {entry['heading']}\n"
+            for entry in outline
+        )
+    if answer.get("truncated"):
+        line = places[0]["first_line"] if places else 1
+        how = (f"call {reader.tool} again with offset {line} and no query" if reader.tool
+               else f"run it again with --offset {line} and without --query")  # fmt: skip
+        said += f"\n[Passages of a page of {total} lines: to read on from one, {how}.]\n"
+    return said
 
 
 def _about(answer: Mapping[str, Any]) -> str:
