@@ -50,12 +50,14 @@ def load() -> dict[str, Any] | None:
     shared = Path(os.environ.get("SHARED") or ROOT.parent / "shared")
     stored = shared / "bench" / "reading" / "reading.json.gz"
     if stored.is_file():
-        return dict(json.loads(gzip.decompress(stored.read_bytes())))
+        corpus: dict[str, Any] = json.loads(gzip.decompress(stored.read_bytes()))
+        return corpus
     mirrors = Path(os.environ.get("MIRRORS", "/work/.mirror"))
     if (mirrors / XQUAD).is_dir() and (mirrors / SQUAD).is_dir():
         from reading_corpus import build
 
-        return build(str(mirrors / XQUAD), str(mirrors / SQUAD))
+        built: dict[str, Any] = build(str(mirrors / XQUAD), str(mirrors / SQUAD))
+        return built
     return None
 
 
@@ -69,7 +71,7 @@ class Tally:
         self.found: dict[str, int] = defaultdict(int)
         self.total = 0
 
-    def add(self, name: str, hit: bool) -> None:
+    def add(self, name: str, *, hit: bool) -> None:
         self.found[name] += hit
 
     def share(self, name: str) -> float:
@@ -105,11 +107,11 @@ def run(corpus: dict[str, Any], half: str) -> tuple[dict[str, Tally], list[float
             got = folded(content)
             first = baseline[item["page"], size]
             for group in groups:
-                tallies[group].add(f"query {size}", any(a in got for a in answers))
-                tallies[group].add(f"first {size}", any(a in first for a in answers))
+                tallies[group].add(f"query {size}", hit=any(a in got for a in answers))
+                tallies[group].add(f"first {size}", hit=any(a in first for a in answers))
         whole = baseline[item["page"], len(texts[item["page"]])]
         for group in groups:
-            tallies[group].add("page", any(a in whole for a in answers))
+            tallies[group].add("page", hit=any(a in whole for a in answers))
     return tallies, times, sizes
 
 
@@ -126,8 +128,10 @@ def report(half: str, tallies: dict[str, Tally], times: list[float], sizes: list
         print(f"  {group:10} {tally.total:9d} {shares}")
     median = statistics.median(times) * 1000
     p95 = statistics.quantiles(times, n=20)[-1] * 1000
-    print(f"  choosing passages: median {median:.1f} ms, 95th percentile {p95:.1f} ms of CPU a "
-          "call (the processor time the call takes, whatever else the machine runs)")
+    print(
+        f"  choosing passages: median {median:.1f} ms, 95th percentile {p95:.1f} ms of CPU a "
+        "call (the processor time the call takes, whatever else the machine runs)"
+    )
     if half == "reported":
         for size in SIZES:
             share = tallies["all"].share(f"query {size}")
@@ -138,18 +142,18 @@ def report(half: str, tallies: dict[str, Tally], times: list[float], sizes: list
         print(f"  reading: median time a call: {verdict}")
 
 
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--half", default="reported", choices=("dev", "reported"))
     half = parser.parse_args().half
     corpus = load()
     if corpus is None:
-        print("Reading for the question: skipped, no corpus (SHARED/bench/reading/"
-              "reading.json.gz, or the git mirrors in MIRRORS; bench/reading_corpus.py)")  # fmt: skip
-        return 0
+        where = "SHARED/bench/reading/reading.json.gz, or the git mirrors in MIRRORS"
+        print(f"Reading for the question: skipped, no corpus ({where}; bench/reading_corpus.py)")
+        return
     report(half, *run(corpus, half))
-    return exit_code()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
+    sys.exit(exit_code())

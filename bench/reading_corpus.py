@@ -90,7 +90,7 @@ def build(xquad_git: str, squad_git: str) -> dict[str, Any]:
     }
 
 
-def add_page(
+def add_page(  # noqa: PLR0913 - where the page goes and what it is
     pages: list[dict[str, Any]],
     questions: list[dict[str, Any]],
     page_id: str,
@@ -140,7 +140,7 @@ def page_html(title: str, lang: str, articles: list[dict[str, Any]], *, sections
         f'<div class="layout"><main><article><h1>{html.escape(title)}</h1>\n'
         f"{''.join(body)}</article></main>"
         f'<aside class="sidebar"><h3>Related</h3><ul>{related}</ul></aside></div>'
-        '<footer><p>Text is available under the Creative Commons Attribution-ShareAlike '
+        "<footer><p>Text is available under the Creative Commons Attribution-ShareAlike "
         'License.</p><ul><li><a href="/privacy">Privacy</a></li><li><a href="/about">About'
         "</a></li></ul></footer></body></html>"
     )

@@ -25,6 +25,7 @@ import re
 import unicodedata
 from collections import Counter
 from functools import cache
+from itertools import pairwise
 from operator import add
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -60,7 +61,7 @@ _UNSPACED = re.compile(
     "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff]"
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+_SENTENCE_END = re.compile("(?<=[.!?\u061f\u0964\u3002\uff01\uff1f])\\s+|(?<=[\u3002\uff01\uff1f])")
 # Snowball stemmers by script; Latin script has several, chosen by the text itself.
 _BY_SCRIPT = (
     (re.compile("[\u0400-\u04ff]"), ("russian",)),
@@ -122,7 +123,12 @@ def split_blocks(lines: Sequence[str], number: int = 1) -> tuple[list[Block], li
         if fenced:
             continue
         heading, marker = _HEADING.match(line), _MARKER.match(line.strip())
-        if heading or marker or not line.strip() or (start >= 0 and _kind(line) != _kind(lines[start])):
+        if (
+            heading
+            or marker
+            or not line.strip()
+            or (start >= 0 and _kind(line) != _kind(lines[start]))
+        ):
             close(index)
             start = -1
         if marker:
@@ -161,7 +167,9 @@ def _pieces(
     for index in range(start, end):
         size += len(lines[index]) + 1
         if size > PIECE_CHARS and index > first:
-            yield _block(lines[first:index], first + number, headings, page, header * (first > start))
+            yield _block(
+                lines[first:index], first + number, headings, page, header * (first > start)
+            )
             first, size = index, len(lines[index]) + 1
     yield _block(lines[first:end], first + number, headings, page, header * (first > start))
 
@@ -223,12 +231,10 @@ def choose_language(query_words: Sequence[str], vocabulary: set[str]) -> str | N
 
 
 def _is_latin(text: str) -> bool:
-    return all(
-        c.isascii() or "LATIN" in unicodedata.name(c, "") for c in text if not c.isdigit()
-    )
+    return all(c.isascii() or "LATIN" in unicodedata.name(c, "") for c in text if not c.isdigit())
 
 
-def terms(found: Sequence[str], language: str | None) -> list[str]:
+def terms(found: list[str], language: str | None) -> list[str]:
     """Index terms of words: stems, or character pairs for an unspaced script."""
     stem = _stemmer(language) if language else list
     if not _UNSPACED.search("".join(found)):
@@ -291,7 +297,9 @@ def _idf(
 ) -> dict[str, float]:
     count = len(body)
     having = Counter(
-        t for these, around in zip(body, context, strict=True) for t in wanted & ({*these} | {*around})
+        t
+        for these, around in zip(body, context, strict=True)
+        for t in wanted & ({*these} | {*around})
     )
     return {t: math.log(1 + (count - having[t] + 0.5) / (having[t] + 0.5)) for t in wanted}
 
@@ -315,10 +323,10 @@ def _bm25(
 
 def _phrases(these: Sequence[str], wanted: Sequence[str], idf: dict[str, float]) -> float:
     """For each pair of query words side by side in the query found side by side here."""
-    pairs = {(a, b) for a, b in zip(wanted, wanted[1:], strict=False) if a != b}
+    pairs = {(a, b) for a, b in pairwise(wanted) if a != b}
     if not pairs:
         return 0.0
-    seen = {(a, b) for a, b in zip(these, these[1:], strict=False)} & pairs
+    seen = set(pairwise(these)) & pairs
     return PHRASE_WEIGHT * sum(min(idf[a], idf[b]) for a, b in seen)
 
 
@@ -412,9 +420,9 @@ def _window(block: Block, query: str, fits: Callable[[str], bool]) -> str:
     while grown:
         grown = False
         for low_next, high_next in ((low, high + 1), (low - 1, high)):
-            if 0 <= low_next and high_next <= len(sentences):
-                if fitting(_joined(sentences, low_next, high_next)):
-                    low, high, grown = low_next, high_next, True
+            inside = low_next >= 0 and high_next <= len(sentences)
+            if inside and fitting(_joined(sentences, low_next, high_next)):
+                low, high, grown = low_next, high_next, True
     text = _joined(sentences, low, high)
     if fitting(text):
         return text

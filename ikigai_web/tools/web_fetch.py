@@ -68,7 +68,7 @@ SCHEMA: dict[str, Any] = {
             "max_chars": {
                 "type": "integer",
                 "description": f"With query: most characters of passages ({MIN_CHARS}-"
-                f"{MAX_CHARS:,}). Default: {DEFAULT_MAX_CHARS:,}.",
+                f"{MAX_CHARS}). Default: {DEFAULT_MAX_CHARS}.",
             },
             "offset": {
                 "type": "integer",
@@ -429,25 +429,41 @@ def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer t
     return out | {"selected_by": "lines"} | extras
 
 
+def page_passages(page: Page, query: str, max_chars: int, room: int) -> dict[str, Any]:
+    """A page's passages that answer `query`, as a search that reads gives them (no
+    outline), and its wall when it is a paywalled article's free part."""
+    width = max(_MIN_WRAP, room // _WORST_CHAR_BYTES)
+    lines = split_lines(page.document.markdown, width)
+    found = with_passages(lines, (0, len(lines)), query, max_chars, room, outline=False)
+    return found | ({"wall": page.document.wall} if page.document.wall else {})
+
+
 def with_passages(
-    lines: list[str], window: tuple[int, int], query: str, max_chars: int, room: int
+    lines: list[str],
+    window: tuple[int, int],
+    query: str,
+    max_chars: int,
+    room: int,
+    *,
+    outline: bool = True,
 ) -> dict[str, Any]:
     """The answer's content as the passages of lines window[0] to window[1] (0-based, end
-    excluded) that answer `query`, at most `max_chars` characters, and where each is; the
-    outline when they are not the whole page. All of it fits `room` bytes of JSON."""
+    excluded) that answer `query`, at most `max_chars` characters, and where each is; with
+    `outline`, the page's headings when they are not the whole page. All of it fits `room`
+    bytes of JSON."""
     from ikigai_web.fetch.passages import read_for, rendered
 
     start, end = window
     # The text fits what is left once the outline has its most; passages' places are
     # small, and the last passages give way for them if ever they do not fit.
-    text_room = room - OUTLINE_BYTES - 2 * _KEY_BYTES
+    text_room = room - OUTLINE_BYTES * outline - 2 * _KEY_BYTES
 
     def fits(text: str) -> bool:
         return len(text) <= max_chars and len(compact(text)) <= text_room
 
     reading = read_for(lines[start:end], query, fits, start + 1)
     whole = reading.whole and start == 0 and end == len(lines)
-    outline = [] if whole else _outline(reading.outline)
+    headings = [] if whole or not outline else _outline(reading.outline)
     chosen = list(reading.passages)
     while True:
         answer: dict[str, Any] = {
@@ -457,7 +473,7 @@ def with_passages(
             "selected_by": "query",
             "passages": [_place(passage) for passage in chosen],
         }
-        answer |= {"outline": outline} if outline else {}
+        answer |= {"outline": headings} if headings else {}
         if len(compact(answer)) <= room or not chosen:
             return answer
         chosen.pop()  # the places of many passages under long headings crowd the room
@@ -527,8 +543,10 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
     page, notes = cached_page(params, settings)
     budget = settings.output_budget
-    how = {"query": params.query, "max_chars": params.max_chars}
-    return shape_output(page, params.offset, params.limit, budget, notes, params.pages, **how)
+    return shape_output(
+        page, params.offset, params.limit, budget, notes, params.pages,
+        query=params.query, max_chars=params.max_chars,
+    )  # fmt: skip
 
 
 def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:
