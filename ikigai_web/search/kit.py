@@ -115,6 +115,10 @@ def search(
     from ikigai_web.net.http import Deadline, client
 
     started = time.monotonic()
+    if read[1]:
+        from ikigai_web.search.reading import prepare
+
+        prepare()  # while the provider answers
     key = [provider, cache_key]
     hit = cache.get("search", key, settings.cache_ttl, valid=_is_answer)
     if hit.value is not None:

@@ -71,6 +71,25 @@ def parse(raw: Mapping[str, Any]) -> int:
     return p.integer(raw, "read", 0, 0, MAX_READ)
 
 
+def prepare() -> None:
+    """Import what reading pages needs on a thread of its own, while the search waits on its
+    provider: web-fetch's readers (ikigai_web/fetch/pipeline.py), the article reader every
+    HTML page is read with, and the passages' ranking. Whatever is not done by the time a
+    page needs it is imported then, as it would have been."""
+    from importlib import import_module
+
+    from ikigai_web.fetch.pipeline import READERS
+
+    def load() -> None:
+        for name in (*READERS, "readability", "ikigai_web.fetch.passages", "Stemmer"):
+            try:
+                import_module(name)
+            except Exception:  # noqa: BLE001 - the page that needs it imports it and says why
+                return
+
+    threading.Thread(target=load, name="search-readers", daemon=True).start()
+
+
 def read_results(
     answer: dict[str, Any], query: str, count: int, settings: Settings, started: float
 ) -> dict[str, Any]:

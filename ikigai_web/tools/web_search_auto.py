@@ -174,6 +174,8 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     started = time.monotonic()
     request = parse_input(raw)
     read = reading.parse(raw)
+    if read:
+        reading.prepare()  # while the providers answer
     chosen, notes = providers(settings.search_order)
     from ikigai_web.tools.fallback.recall import Recall
 
