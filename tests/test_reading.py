@@ -319,3 +319,19 @@ def test_a_bad_read_is_invalid_input(value):
     assert "'read'" in caught.value.message
     assert "0 to 5" in caught.value.message
     assert reading.parse({}) == reading.parse({"read": 0}) == 0
+
+
+def test_paging_without_a_query_never_loads_the_ranking():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from ikigai_web.fetch.document import Document\n"
+        "from ikigai_web.tools import web_fetch\n"
+        "page = web_fetch.Page('https://e.test/', 'text/html', Document('# A\\n\\ntext'))\n"
+        "web_fetch.shape_output(page, 1, None, 60_000)\n"
+        "print(sorted(m for m in sys.modules if 'passages' in m or m == 'Stemmer'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, check=True)
+    assert done.stdout.decode().strip() == "[]"
