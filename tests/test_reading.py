@@ -335,3 +335,44 @@ def test_paging_without_a_query_never_loads_the_ranking():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, check=True)
     assert done.stdout.decode().strip() == "[]"
+
+
+def test_max_chars_without_a_query_is_ignored_and_said(site, private):
+    serve_pages(site, {"/page": page_html()})
+    out = fetch(site.url + "/page", max_chars=500)
+    assert out["selected_by"] == "lines"
+    assert [w["code"] for w in out["warnings"]] == ["IGNORED"]
+    assert "'max_chars'" in out["warnings"][0]["message"]
+    assert "warnings" not in fetch(site.url + "/page", max_chars=4000)
+
+
+def test_a_page_too_long_to_rank_is_looked_through_in_part_and_says_how_to_go_on(monkeypatch):
+    from ikigai_web.fetch.document import Document
+
+    monkeypatch.setattr(web_fetch, "MAX_SEARCHED", 2000)
+    markdown = "\n\n".join(
+        f"Paragraph {n} about {'tea' if n == 90 else 'coffee'}." for n in range(100)
+    )
+    page = web_fetch.Page("https://e.test/", "text/plain", Document(markdown))
+    out = web_fetch.shape_output(page, 1, None, 60_000, query="tea")
+    (note,) = out["warnings"]
+    assert note["code"] == "TRUNCATED"
+    assert out["passages"] == []
+    go_on = int(note["message"].split("offset ")[1].split()[0])
+    again = web_fetch.shape_output(page, go_on, None, 60_000, query="tea")
+    assert again["passages"][0]["first_line"] == 181
+    assert "warnings" not in again
+
+
+def test_a_search_s_passages_are_numbered_as_web_fetch_numbers_the_page(site, private, monkeypatch):
+    profile = PROFILES["web-search-brave-tool"]
+    for name, value in (profile.env(site.url) | profile.keys).items():
+        monkeypatch.setenv(name, value)
+    long_line = "<p>" + "a long line of words " * 800 + "</p>"
+    html = page_html().replace(b"<h2>Today</h2>", long_line.encode() * 3 + b"<h2>Today</h2>")
+    body, _ = profile.answer("Observatory", "An observatory.", site.url + "/page")
+    serve_pages(site, {"/page": html}, body)
+    out = search("web-search-brave-tool", {"query": "time ball drops", "read": 1})
+    line = out["results"][0]["read"]["passages"][0]["first_line"]
+    around = fetch(site.url + "/page", offset=line, limit=1)
+    assert "time ball still drops" in around["content"]

@@ -103,8 +103,11 @@ def read_results(
     from ikigai_web.common.text import compact
 
     left = settings.output_budget - len(compact(answer)) - 200
+    # Each page's share, and no more than the runner lets one string of the answer be.
     share = max(0, int(left * SHARE) // len(results) - _PLACE_BYTES)
-    read = [_passages(page, query, share) for page in pages]
+    share = min(share, settings.output_budget // 4 - _PLACE_BYTES)
+    budget = settings.output_budget
+    read = [_passages(page, query, share, budget) for page in pages]
     shown = [r | {"read": got} for r, got in zip(results, read, strict=True)]
     return answer | {"results": shown + answer["results"][len(shown) :]}
 
@@ -142,7 +145,7 @@ def _fetch(url: str, settings: Settings, slot: _Fetched) -> None:
         slot.done.set()
 
 
-def _passages(slot: _Fetched, query: str, room: int) -> dict[str, Any]:
+def _passages(slot: _Fetched, query: str, room: int, budget: int) -> dict[str, Any]:
     from ikigai_web.common.errors import ErrorCode, ToolError
 
     if not slot.done.is_set():
@@ -156,5 +159,5 @@ def _passages(slot: _Fetched, query: str, room: int) -> dict[str, Any]:
                 "error_code": ErrorCode.API_ERROR.value}  # fmt: skip
     from ikigai_web.tools.web_fetch import page_passages
 
-    found = page_passages(slot.page, query, min(PAGE_CHARS, room), room)
+    found = page_passages(slot.page, query, min(PAGE_CHARS, room), room, budget)
     return {k: found[k] for k in _FIELDS} | ({"wall": found["wall"]} if "wall" in found else {})

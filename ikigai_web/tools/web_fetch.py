@@ -38,6 +38,9 @@ META_LIMITS = {
 }
 _WORST_CHAR_BYTES = 6  # a control character is escaped as \u00XX in JSON
 OUTLINE_BYTES = 4000  # of JSON, at most, for a query's outline of the page
+# Characters of a page, at most, its passages are looked for in (about 0.3 s of ranking):
+# a longer one is read on with offset, as a warning says.
+MAX_SEARCHED = 1_000_000
 _KEY_BYTES = 64  # "passages", "outline", "selected_by" and their punctuation, generously
 _MIN_WRAP = 40
 _ABOUT = (("author", "Author"), ("date", "Date"), ("site_name", "Site"))
@@ -387,6 +390,30 @@ def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer t
 
     `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget.
     """
+    out, extras, markdown = _framed(page, notes, pages)
+    # + total_lines, truncated, next_offset and the newline, generously
+    frame_bytes = len(compact(out | extras)) + 96
+    lines = split_lines(markdown, line_width(budget, frame_bytes))
+    total = len(lines)
+    start = offset - 1
+    end = total if limit is None else min(total, start + limit)
+    if query is not None:
+        chosen = with_passages(lines, (start, end), query, max_chars, budget - frame_bytes)
+        noted = [*extras.get("warnings", []), *chosen.pop("warnings", [])]
+        return out | chosen | extras | ({"warnings": noted} if noted else {})
+    taken = _fit(lines[start:end], budget - frame_bytes)
+    stop = start + len(taken)
+    out |= {"content": "\n".join(taken), "total_lines": total, "truncated": stop < total}
+    if stop < total:
+        out["next_offset"] = stop + 1
+    return out | {"selected_by": "lines"} | extras
+
+
+def _framed(
+    page: Page, notes: dict[str, Any] | None, pages: tuple[int, int | None] | None
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The answer but its content, what the page says of itself, and the markdown read (of
+    the selected pages)."""
     from ikigai_web.fetch.files import paging
 
     doc = page.document
@@ -412,28 +439,20 @@ def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer t
     extras |= {k: v for k, v in (notes or {}).items() if k != "warnings"}
     if warnings:
         extras["warnings"] = warnings
-    # + total_lines, truncated, next_offset and the newline, generously
-    frame_bytes = len(compact(out | extras)) + 96
-    lines = split_lines(markdown, max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES))
-    total = len(lines)
-    start = offset - 1
-    end = total if limit is None else min(total, start + limit)
-    if query is not None:
-        chosen = with_passages(lines, (start, end), query, max_chars, budget - frame_bytes)
-        return out | chosen | extras
-    taken = _fit(lines[start:end], budget - frame_bytes)
-    stop = start + len(taken)
-    out |= {"content": "\n".join(taken), "total_lines": total, "truncated": stop < total}
-    if stop < total:
-        out["next_offset"] = stop + 1
-    return out | {"selected_by": "lines"} | extras
+    return out, extras, markdown
 
 
-def page_passages(page: Page, query: str, max_chars: int, room: int) -> dict[str, Any]:
-    """A page's passages that answer `query`, as a search that reads gives them (no
-    outline), and its wall when it is a paywalled article's free part."""
-    width = max(_MIN_WRAP, room // _WORST_CHAR_BYTES)
-    lines = split_lines(page.document.markdown, width)
+def line_width(budget: int, frame_bytes: int) -> int:
+    """The longest line an answer of `budget` bytes holds: longer ones are wrapped."""
+    return max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES)
+
+
+def page_passages(page: Page, query: str, max_chars: int, room: int, budget: int) -> dict[str, Any]:
+    """A page's passages that answer `query` within `room` bytes, as a search that reads
+    gives them (no outline), its lines numbered as web-fetch's answer of `budget` bytes
+    numbers them; and its wall when it is a paywalled article's free part."""
+    out, extras, markdown = _framed(page, None, None)
+    lines = split_lines(markdown, line_width(budget, len(compact(out | extras)) + 96))
     found = with_passages(lines, (0, len(lines)), query, max_chars, room, outline=False)
     return found | ({"wall": page.document.wall} if page.document.wall else {})
 
@@ -454,6 +473,9 @@ def with_passages(
     from ikigai_web.fetch.passages import read_for, rendered
 
     start, end = window
+    looked = _searched_end(lines, start, end)
+    note = [] if looked == end else [_not_searched(start, looked, end)]
+    room -= len(compact(note))
     # The text fits what is left once the outline has its most; passages' places are
     # small, and the last passages give way for them if ever they do not fit.
     text_room = room - OUTLINE_BYTES * outline - 2 * _KEY_BYTES
@@ -461,7 +483,7 @@ def with_passages(
     def fits(text: str) -> bool:
         return len(text) <= max_chars and len(compact(text)) <= text_room
 
-    reading = read_for(lines[start:end], query, fits, start + 1)
+    reading = read_for(lines[start:looked], query, fits, start + 1)
     whole = reading.whole and start == 0 and end == len(lines)
     headings = [] if whole or not outline else _outline(reading.outline)
     chosen = list(reading.passages)
@@ -475,8 +497,27 @@ def with_passages(
         }
         answer |= {"outline": headings} if headings else {}
         if len(compact(answer)) <= room or not chosen:
-            return answer
+            return answer | ({"warnings": note} if note else {})
         chosen.pop()  # the places of many passages under long headings crowd the room
+
+
+def _searched_end(lines: list[str], start: int, end: int) -> int:
+    """Where the passages are looked for up to: the window, or its first MAX_SEARCHED
+    characters of a page too long to rank in the call's time (whole lines)."""
+    size = 0
+    for index in range(start, end):
+        size += len(lines[index]) + 1
+        if size > MAX_SEARCHED:
+            return max(index, start + 1)
+    return end
+
+
+def _not_searched(start: int, looked: int, end: int) -> dict[str, str]:
+    return {
+        "code": "TRUNCATED",
+        "message": f"the page is long: passages were looked for in lines {start + 1}-{looked} "
+        f"of {end}; to look further, call again with offset {looked + 1} and the same query",
+    }
 
 
 def _place(passage: Any) -> dict[str, Any]:
@@ -542,6 +583,10 @@ def _fit(lines: list[str], room: int) -> list[str]:
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
     page, notes = cached_page(params, settings)
+    if params.query is None and raw.get("max_chars") not in (None, DEFAULT_MAX_CHARS):
+        ignored = {"code": "IGNORED", "message": "'max_chars' sizes the passages of a query, "
+                   "and without one was ignored; to cut the lines, use limit"}  # fmt: skip
+        notes = notes | {"warnings": [*notes.get("warnings", []), ignored]}
     budget = settings.output_budget
     return shape_output(
         page, params.offset, params.limit, budget, notes, params.pages,
