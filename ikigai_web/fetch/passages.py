@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 # A list or table longer than this is cut between lines into blocks of about this size.
 PIECE_CHARS = 1500
-MAX_OUTLINE = 80  # headings in an outline, at most
 MAX_HEADING = 200  # characters of a heading shown
 K1, B = 1.2, 0.75  # BM25's term saturation and length normalisation
 CONTEXT_WEIGHT = 0.4  # a heading's word counts this much for the blocks under it
@@ -64,10 +63,10 @@ _UNSPACED = re.compile(
 _SENTENCE_END = re.compile("(?<=[.!?\u061f\u0964\u3002\uff01\uff1f])\\s+|(?<=[\u3002\uff01\uff1f])")
 # Snowball stemmers by script; Latin script has several, chosen by the text itself.
 _BY_SCRIPT = (
-    (re.compile("[\u0400-\u04ff]"), ("russian",)),
-    (re.compile("[\u0370-\u03ff\u1f00-\u1fff]"), ("greek",)),
-    (re.compile("[\u0600-\u06ff]"), ("arabic",)),
-    (re.compile("[\u0900-\u097f]"), ("hindi",)),
+    (re.compile("[\u0400-\u04ff]"), "russian"),
+    (re.compile("[\u0370-\u03ff\u1f00-\u1fff]"), "greek"),
+    (re.compile("[\u0600-\u06ff]"), "arabic"),
+    (re.compile("[\u0900-\u097f]"), "hindi"),
 )
 _LATIN = (
     "english", "spanish", "german", "french", "portuguese", "italian", "dutch", "turkish",
@@ -211,7 +210,7 @@ def choose_language(query_words: Sequence[str], vocabulary: set[str]) -> str | N
     """The Snowball stemmer for the query's language: by script, else (Latin script) the one
     that maps the most query words onto other forms of them on the page; None for none."""
     spelled = "".join(query_words)
-    for script, (language,) in _BY_SCRIPT:
+    for script, language in _BY_SCRIPT:
         if script.search(spelled):
             return language
     if not spelled or _UNSPACED.search(spelled) or not _is_latin(spelled):
