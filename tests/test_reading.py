@@ -376,3 +376,34 @@ def test_a_search_s_passages_are_numbered_as_web_fetch_numbers_the_page(site, pr
     line = out["results"][0]["read"]["passages"][0]["first_line"]
     around = fetch(site.url + "/page", offset=line, limit=1)
     assert "time ball still drops" in around["content"]
+
+
+def test_each_way_a_page_can_fail_to_give_passages_is_said():
+    from ikigai_web.fetch.document import Document
+
+    def slot(page: Any = None, error: Exception | None = None, *, done: bool = True) -> Any:
+        made = reading._Fetched()
+        made.page, made.error = page, error
+        if done:
+            made.done.set()
+        return made
+
+    wall = ToolError(ErrorCode.HTTP_ERROR, "a bot check, not the content", wall="bot_check")
+    said = reading._passages(slot(error=wall), "q", 4000, 60_000)
+    assert said == {"error": wall.message, "error_code": "HTTP_ERROR", "wall": "bot_check"}
+    crashed = reading._passages(slot(error=ValueError("boom")), "q", 4000, 60_000)
+    assert crashed["error_code"] == "API_ERROR"
+    assert "boom" in crashed["error"]
+    late = reading._passages(slot(done=False), "q", 4000, 60_000)
+    assert late["error"].startswith("not read in time")
+    paywalled = web_fetch.Page("https://e.test/", "text/html",
+                               Document("Free part about tea.", wall="paywall"))  # fmt: skip
+    found = reading._passages(slot(paywalled), "tea", 4000, 60_000)
+    assert (found["wall"], found["content"]) == ("paywall", "[Line 1]\nFree part about tea.")
+
+
+def test_a_search_without_results_reads_nothing(monkeypatch):
+    from ikigai_web.common.settings import load
+
+    answer = {"success": True, "provider": "brave", "results": [], "count": 0}
+    assert reading.read_results(answer, "q", 3, load(), time.monotonic()) == answer
