@@ -382,20 +382,48 @@ def rendered(passages: Sequence[Passage]) -> str:
     return "\n\n".join(f"{label(p)}\n{p.text}" for p in passages)
 
 
-def chosen(ranking: Iterable[Ranked], query: str, fits: Callable[[str], bool]) -> list[Passage]:
-    """The best blocks whose rendering together `fits`, in rank order; a best block too large
-    for the whole room gives its best window of sentences instead. A block that does not fit
-    is passed over for smaller ones below it, until MAX_PASSED in a row did not fit."""
+class Room(NamedTuple):
+    """What the passages may take, their labels and the blank lines between them included:
+    `chars` characters, and `units` as `measure` counts them (additive over pieces of text,
+    as the bytes of a JSON string are)."""
+
+    chars: int
+    units: int = 1 << 62
+    measure: Callable[[str], int] = len
+
+    def cost(self, text: str) -> tuple[int, int]:
+        return len(text), self.measure(text)
+
+    def left(self, used: tuple[int, int]) -> Room:
+        return self._replace(chars=self.chars - used[0], units=self.units - used[1])
+
+    def holds(self, cost: tuple[int, int]) -> bool:
+        return cost[0] <= self.chars and cost[1] <= self.units
+
+
+def within(most_chars: int) -> Room:
+    """Room for `most_chars` characters."""
+    return Room(most_chars)
+
+
+def chosen(ranking: Iterable[Ranked], query: str, room: Room) -> list[Passage]:
+    """The best blocks whose rendering together fits `room`, in rank order; a best block too
+    large for the whole room gives its best window of sentences instead. A block that does
+    not fit is passed over for smaller ones below it, until MAX_PASSED in a row did not."""
     out: list[Passage] = []
+    used = (0, 0)
+    between = room.cost("\n\n")
     passed = 0
     for _, block in ranking:
-        if fits(rendered([*out, Passage(*block)])):
+        cost = _plus(room.cost(f"{label(block)}\n{block.text}"), between if out else (0, 0))
+        if room.left(used).holds(cost):
             out.append(Passage(*block))
-            passed = 0
+            used, passed = _plus(used, cost), 0
         elif not out:
-            window = _window(block, query, fits)
+            window = _window(block, query, room)
             if window:
                 out.append(Passage(block.first, block.last, window, block.headings, block.page))
+                used = room.cost(f"{label(block)}\n{window}")
         else:
             passed += 1
             if passed >= MAX_PASSED:
@@ -403,36 +431,41 @@ def chosen(ranking: Iterable[Ranked], query: str, fits: Callable[[str], bool]) -
     return out
 
 
-def _window(block: Block, query: str, fits: Callable[[str], bool]) -> str:
+def _plus(one: tuple[int, int], other: tuple[int, int]) -> tuple[int, int]:
+    return one[0] + other[0], one[1] + other[1]
+
+
+def _window(block: Block, query: str, room: Room) -> str:
     """The block's run of sentences, around the one with most query words, that fits (with
     an ellipsis for each cut end); a first sentence too long to fit, its start."""
-    sentences = [s for s in _SENTENCE_END.split(block.text) if s.strip()] or [block.text]
+    sentences = [s.strip() for s in _SENTENCE_END.split(block.text) if s.strip()]
+    sentences = sentences or [block.text]
     wanted = set(words(query))
     hits = [len(wanted & set(words(s))) for s in sentences]
     centre = max(range(len(sentences)), key=lambda i: (hits[i], -i))
-
-    def fitting(text: str) -> bool:
-        return fits(f"{label(block)}\n{text}")
-
-    low, high = centre, centre + 1
+    # What is left for the text: the label, its newline and both ellipses are paid first.
+    left = room.left(_plus(room.cost(f"{label(block)}\n"), room.cost("……")))
+    costs = [room.cost(f"{s} ") for s in sentences]
+    low, high, used = centre, centre + 1, costs[centre]
     grown = True
     while grown:
         grown = False
-        for low_next, high_next in ((low, high + 1), (low - 1, high)):
-            inside = low_next >= 0 and high_next <= len(sentences)
-            if inside and fitting(_joined(sentences, low_next, high_next)):
-                low, high, grown = low_next, high_next, True
+        for side in (high, low - 1):
+            if 0 <= side < len(sentences) and left.holds(_plus(used, costs[side])):
+                used = _plus(used, costs[side])
+                low, high = min(low, side), max(high, side + 1)
+                grown = True
     text = _joined(sentences, low, high)
-    if fitting(text):
+    if left.holds(used):
         return text
-    cut = len(text)
-    while cut > 0 and not fitting(text[:cut].rstrip() + "…"):
+    cut = len(text)  # one sentence longer than the room: its start
+    while cut > 0 and not left.holds(room.cost(text[:cut])):
         cut = cut * 3 // 4
     return text[:cut].rstrip() + "…" if cut > 0 else ""
 
 
 def _joined(sentences: Sequence[str], low: int, high: int) -> str:
-    text = " ".join(s.strip() for s in sentences[low:high])
+    text = " ".join(sentences[low:high])
     return ("…" if low else "") + text + ("…" if high < len(sentences) else "")
 
 
@@ -442,17 +475,10 @@ class Reading(NamedTuple):
     whole: bool  # the passages hold the whole text: nothing was left out
 
 
-def read_for(
-    lines: Sequence[str], query: str, fits: Callable[[str], bool], start: int = 1
-) -> Reading:
+def read_for(lines: Sequence[str], query: str, room: Room, start: int = 1) -> Reading:
     """The passages of `lines` (the first numbered `start`) that answer `query`, as many as
-    `fits` lets the rendered content hold, and the outline."""
+    `room` holds, and the outline."""
     blocks, headings = split_blocks(lines, start)
-    passages = chosen(ranked(blocks, query), query, fits)
+    passages = chosen(ranked(blocks, query), query, room)
     whole = sorted(passages) == sorted(Passage(*b) for b in blocks)
     return Reading(passages, [] if whole else headings, whole)
-
-
-def within(most_chars: int) -> Callable[[str], bool]:
-    """A `fits` for a size in characters."""
-    return lambda text: len(text) <= most_chars

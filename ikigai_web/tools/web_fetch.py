@@ -470,7 +470,7 @@ def with_passages(
     excluded) that answer `query`, at most `max_chars` characters, and where each is; with
     `outline`, the page's headings when they are not the whole page. All of it fits `room`
     bytes of JSON."""
-    from ikigai_web.fetch.passages import read_for, rendered
+    from ikigai_web.fetch.passages import Room, read_for, rendered
 
     start, end = window
     looked = _searched_end(lines, start, end)
@@ -480,10 +480,11 @@ def with_passages(
     # small, and the last passages give way for them if ever they do not fit.
     text_room = room - OUTLINE_BYTES * outline - 2 * _KEY_BYTES
 
-    def fits(text: str) -> bool:
-        return len(text) <= max_chars and len(compact(text)) <= text_room
+    def json_bytes(text: str) -> int:
+        return len(compact(text)) - 2  # without the quotes: a piece of the content string
 
-    reading = read_for(lines[start:looked], query, fits, start + 1)
+    room_left = Room(max_chars, text_room, json_bytes)
+    reading = read_for(lines[start:looked], query, room_left, start + 1)
     whole = reading.whole and start == 0 and end == len(lines)
     headings = [] if whole or not outline else _outline(reading.outline)
     chosen = list(reading.passages)
