@@ -407,3 +407,14 @@ def test_a_search_without_results_reads_nothing(monkeypatch):
 
     answer = {"success": True, "provider": "brave", "results": [], "count": 0}
     assert reading.read_results(answer, "q", 3, load(), time.monotonic()) == answer
+
+
+def test_a_page_with_no_room_left_in_the_budget_says_so():
+    from ikigai_web.fetch.document import Document
+
+    made = reading._Fetched()
+    made.page = web_fetch.Page("https://e.test/", "text/html", Document("Tea."))
+    made.done.set()
+    said = reading._passages(made, "tea", 100, 60_000)
+    assert said["error_code"] == "TOO_LARGE"
+    assert "output budget" in said["error"]

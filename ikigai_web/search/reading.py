@@ -27,6 +27,7 @@ PAGE_CHARS = 4000  # of passages a page, at most: the same as web-fetch's query 
 SHARE = 0.9  # of what the answer leaves of the budget, for the pages' passages
 MARGIN = 0.5  # seconds before the deadline at which pages still being read are given up
 _PLACE_BYTES = 400  # JSON of a page's `read` object beyond its content, generously
+MIN_ROOM = 300  # bytes: less than this holds no passage worth reading
 _FIELDS = ("content", "passages", "total_lines")
 
 SCHEMA_PROPERTIES: dict[str, Any] = {
@@ -157,6 +158,9 @@ def _passages(slot: _Fetched, query: str, room: int, budget: int) -> dict[str, A
     if slot.error is not None or slot.page is None:
         return {"error": f"could not be read ({slot.error!r:.200})",
                 "error_code": ErrorCode.API_ERROR.value}  # fmt: skip
+    if room < MIN_ROOM:
+        return {"error": "no room was left in the output budget for its passages; fetch it "
+                "with web_fetch and a query", "error_code": ErrorCode.TOO_LARGE.value}  # fmt: skip
     from ikigai_web.tools.web_fetch import page_passages
 
     found = page_passages(slot.page, query, min(PAGE_CHARS, room), room, budget)
