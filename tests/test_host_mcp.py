@@ -222,6 +222,80 @@ def test_a_cut_page_reads_as_a_page_and_says_how_to_read_on(tmp_path, fake_serve
     run(scenario)
 
 
+GUIDE = (
+    "<html><head><title>Kiln guide</title></head><body><main><article><h1>Kiln guide</h1>"
+    "<h2>Loading</h2><p>Stack the shelves loosely so the heat can move between the pots.</p>"
+    "<h2>Firing</h2><h3>Stoneware</h3><p>Stoneware matures at about 1,240 degrees, held for "
+    "twenty minutes before the kiln is left to cool.</p>"
+    "<h2>Cooling</h2><p>Open the lid only once the kiln has fallen below 100 degrees.</p>"
+    + "".join(f"<p>Log entry {i}: a firing of bowls and cups.</p>" for i in range(40))
+    + "</article></main></body></html>"
+)
+HTML = {"Content-Type": "text/html"}
+
+
+def test_a_query_reads_as_passages_with_their_headings_lines_and_the_outline(tmp_path, fake_server):
+    url = fake_server.route("/guide", Reply(body=GUIDE, headers=HTML))
+
+    async def scenario() -> None:
+        async with connect(tmp_path, env=LOOPBACK_PAGES) as session:
+            # The client checks structuredContent against the listed outputSchema itself.
+            call = {"url": url, "query": "stoneware firing temperature", "max_chars": 300}
+            result = await session.call_tool("web_fetch", call)
+            answer = result.structured_content
+            assert answer is not None
+            assert (answer["selected_by"], answer["truncated"]) == ("query", True)
+            first = answer["passages"][0]
+            assert first["headings"] == ["Firing", "Stoneware"]
+            text = text_of(result)
+            line = first["first_line"]
+            assert text.startswith(
+                f"# Kiln guide\n\nSource: {url}\n\n[Line {line}: Firing > Stoneware]\n"
+                "Stoneware matures at about 1,240 degrees"
+            )
+            assert "Outline of the page (line: heading):\n- " in text
+            assert f"- {line - 2}: Stoneware" in text
+            assert text.endswith(
+                f"to read on from one, call web_fetch again with offset {line} and no query.]"
+            )
+            around = await session.call_tool("web_fetch", {"url": url, "offset": line, "limit": 1})
+            assert around.structured_content is not None
+            assert around.structured_content["cached"] is True
+            assert around.structured_content["content"].startswith("Stoneware matures")
+
+    run(scenario)
+    assert [s.path for s in fake_server.seen].count("/guide") == 1
+
+
+def test_a_search_that_reads_shows_passages_under_each_result(tmp_path, fake_server):
+    page = fake_server.route("/guide", Reply(body=GUIDE, headers=HTML))
+    item = {"title": "Kiln guide", "url": page, "description": "How to fire a kiln."}
+    body = {"type": "search", "web": {"type": "search", "results": [item]}}
+    url = fake_server.route("/res/v1/web/search", Reply(body=body))
+    env = {"BRAVE_API_KEY": KEY, "BRAVE_SEARCH_API_URL": url} | LOOPBACK_PAGES
+
+    async def scenario() -> None:
+        async with connect(tmp_path, env=env) as session:
+            call = {"query": "when to open the kiln lid", "read": 1}
+            result = await session.call_tool("web_search_brave", call)
+            answer = result.structured_content
+            assert answer is not None
+            read = answer["results"][0]["read"]
+            assert read["passages"][0]["headings"] == ["Cooling"]
+            line = read["passages"][0]["first_line"]
+            assert (
+                "Source: " + page + "\n\nHow to fire a kiln.\n\nFrom the page:\n\n"
+                f"[Line {line}: Cooling]\nOpen the lid only once the kiln has fallen below"
+            ) in text_of(result)
+            # the page it read is web_fetch's to reuse
+            again = await session.call_tool("web_fetch", {"url": page, "query": "lid"})
+            assert again.structured_content is not None
+            assert again.structured_content["cached"] is True
+
+    run(scenario)
+    assert [s.path for s in fake_server.seen].count("/guide") == 1
+
+
 def test_a_page_at_the_budget_is_twice_its_bytes_on_the_wire(tmp_path, fake_server):
     # What an MCP client gets for the largest page web_fetch answers (protocol.md, section
     # 17): the text the model reads is no larger than the tool's JSON, the JSON comes beside

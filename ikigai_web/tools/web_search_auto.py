@@ -19,7 +19,7 @@ from ikigai_web.common import params as p
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.protocol import main as run_protocol
 from ikigai_web.common.text import seconds
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.kit import (
     ANSWER_EXTRAS,
     RESULT_EXTRAS,
@@ -74,6 +74,7 @@ SCHEMA: dict[str, Any] = {
                 "Default: 10.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
             "time_filter": {
                 "type": "string",
                 "enum": [*TIME_FILTERS, p.ANY],
@@ -170,12 +171,18 @@ def set_aside(note: Note, now: float) -> Failure:
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    started = time.monotonic()
     request = parse_input(raw)
+    read = reading.parse(raw)
+    if read:
+        reading.prepare()  # while the providers answer
     chosen, notes = providers(settings.search_order)
     from ikigai_web.tools.fallback.recall import Recall
 
     recall = Recall([name for name, _ in chosen])
-    return Race(request, settings, chosen, notes, recall).run()
+    answer = Race(request, settings, chosen, notes, recall).run()
+    # The results are read once a provider has answered, within what is left of the call.
+    return reading.read_results(answer, request.query, read, settings, started) if read else answer
 
 
 class Race:

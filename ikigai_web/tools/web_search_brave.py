@@ -12,7 +12,7 @@ from ikigai_web.common.answers import PERSON, Reader
 from ikigai_web.common.credentials import resolve, several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result
 from ikigai_web.search.kit import (
     Link,
@@ -86,6 +86,7 @@ SCHEMA: dict[str, Any] = {
                 "returns results 11-20. Use next_offset from a previous answer. Default: 0.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
             "freshness": {
                 "type": "string",
                 "description": "Age of results: day, week, month, year, or a date range "
@@ -279,7 +280,8 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     url = endpoint("BRAVE_SEARCH_API_URL", DEFAULT_URL)
     fetch = partial(fetch_page, url=url, params=params)
     plan = (params.count, params.allowed, params.blocked)
-    return search("brave", settings, fetch, plan, [url, params._asdict()], keys=keys)
+    read = (params.query, reading.parse(raw))
+    return search("brave", settings, fetch, plan, [url, params._asdict()], keys=keys, read=read)
 
 
 # --- for a person (--format markdown) and for the model (MCP) --------------------------------

@@ -21,7 +21,7 @@ from ikigai_web.common.credentials import resolve as credentials
 from ikigai_web.common.credentials import several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result, host_of, url_key, wanted
 from ikigai_web.search.kit import (
     MAX_SNIPPET,
@@ -36,6 +36,7 @@ from ikigai_web.search.kit import (
     plain,
     prose,
     rate_limited,
+    read_block,
     rejected,
     result,
     search,
@@ -152,6 +153,7 @@ SCHEMA: dict[str, Any] = {
                 "description": "Most sources to return (1-20). Default: 10.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
             "time_filter": {
                 "type": "string",
                 "enum": [*TIME_FILTERS, p.ANY],
@@ -591,7 +593,8 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     plan = (params.max_sources, (), params.blocked)
     options = [settings.gemini_resolve, settings.gemini_search_entry_point]
     cache_key = [url, params._asdict(), options]
-    return search("gemini", settings, fetch, plan, cache_key, keys=keys)
+    read = (params.query, reading.parse(raw))
+    return search("gemini", settings, fetch, plan, cache_key, keys=keys, read=read)
 
 
 # --- for a person (--format markdown) and for the model (MCP) --------------------------------
@@ -616,7 +619,8 @@ def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any], _reader: Reade
 def _source_line(item: Mapping[str, Any]) -> str:
     title = str(item["title"]).replace("[", "\\[").replace("]", "\\]")
     url = str(item["url"]).replace("(", "%28").replace(")", "%29")
-    return f"- [{title}]({url}) ({host_of(item['url'])})"
+    read = read_block(item).strip("\n").replace("\n", "\n  ")  # under its source, indented
+    return f"- [{title}]({url}) ({host_of(item['url'])})" + (f"\n\n  {read}\n" if read else "")
 
 
 def main() -> None:

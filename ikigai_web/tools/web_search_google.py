@@ -12,7 +12,7 @@ from ikigai_web.common.answers import PERSON, Reader
 from ikigai_web.common.credentials import resolve, several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result
 from ikigai_web.search.kit import (
     Link,
@@ -105,6 +105,7 @@ SCHEMA: dict[str, Any] = {
                 "result 100. Use next_start from a previous answer. Default: 1.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
             "safe": {
                 "type": "string",
                 "enum": ["active", "off", p.DEFAULT],
@@ -353,7 +354,8 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     plan = (params.num, params.allowed, params.blocked)
     cache_key = [url, engine_id, params._asdict()]
     keys = several(credentials["api_key"])
-    return search("google", settings, fetch, plan, cache_key, keys=keys)
+    read = (params.query, reading.parse(raw))
+    return search("google", settings, fetch, plan, cache_key, keys=keys, read=read)
 
 
 # --- for a person (--format markdown) and for the model (MCP) --------------------------------

@@ -12,7 +12,7 @@ from ikigai_web.common import params as p
 from ikigai_web.common.credentials import resolve, several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result, keep
 from ikigai_web.search.kit import (
     Link,
@@ -133,6 +133,7 @@ SCHEMA: dict[str, Any] = {
                 "year; any for no limit.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
             "include_answer": {
                 "type": "boolean",
                 "description": "Also return Tavily's short LLM-written answer as `answer`. "
@@ -323,7 +324,8 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     # Domains are native: no fan-out, so the shared search sees no allowed domains and
     # fetch_page post-filters them itself.
     plan = (params.max_results, (), params.blocked)
-    return search("tavily", settings, fetch, plan, [url, params._asdict()], keys=keys)
+    read = (params.query, reading.parse(raw))
+    return search("tavily", settings, fetch, plan, [url, params._asdict()], keys=keys, read=read)
 
 
 def main() -> None:
