@@ -10,18 +10,19 @@ import io
 import random
 import re
 import sys
+import time
 import zipfile
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Reply
+from conftest import STALL, Reply
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.runner import answer, render
 from ikigai_web.fetch import decode
-from ikigai_web.fetch.files import MAX_PAGES, archive, layout, office, paging, pdf
+from ikigai_web.fetch.files import MAX_PAGES, archive, excel, forked, layout, office, paging, pdf
 from ikigai_web.fetch.pipeline import to_document
 from ikigai_web.tools import web_fetch
 
@@ -31,6 +32,7 @@ import document_corpus as corpus
 pytestmark = pytest.mark.loopback
 
 DOCX = corpus.report_docx().kind
+READ = decode.Reading()
 EPUB = b"application/epub+zip"
 _ROW = re.compile(r"^\|.*\|$")
 
@@ -100,7 +102,7 @@ def test_a_pdf_paragraph_is_one_line_and_a_hyphen_at_a_line_end_is_gone(serve):
 def test_a_pdf_without_a_title_is_titled_by_its_first_heading():
     body = _line("Some text, the body of the page: longer than its heading.", 0, 650)
     pages = [[_line("Annual Figures", 0, 700, 20, bold=True), body]]
-    assert pdf.pdf_document(_pdf(pages), "u", None).title == "Annual Figures"
+    assert pdf.pdf_document(_pdf(pages), "u", READ).title == "Annual Figures"
 
 
 @pytest.mark.parametrize(
@@ -206,20 +208,35 @@ def test_a_long_pdf_is_read_in_windows_of_pages(serve, monkeypatch):
     assert "warnings" not in later
 
 
-def test_reading_stops_between_pages_when_the_deadline_comes_near():
+def test_a_page_the_time_runs_out_on_is_named_and_the_pages_before_it_are_read(
+    monkeypatch, tmp_path
+):
+    """Page 2 never ends: the call's time runs out on it, and what was read is the answer."""
+    monkeypatch.setattr(pdf, "_page", _hangs_from(pdf._page, 1, tmp_path))
     body = _pdf([[_line(f"Page text {n}", 0, 700)] for n in range(1, 4)])
-    document = pdf.pdf_document(body, "u", _clock(1.0))
+    document = pdf.pdf_document(body, "u", READ._replace(deadline=_ends_when(tmp_path)))
     assert document.markdown == "[Page 1 of 3]\n\nPage text 1"
-    assert "the call's time ran out" in document.warnings[0]["message"]
+    assert document.warnings == [{"code": "TOO_LARGE", "message": (
+        "This document has 3 pages and pages 1-1 were read (the call's time ran out while "
+        'reading page 2): to read on, call again with pages "2-3".'
+    )}]  # fmt: skip
     with pytest.raises(ToolError) as caught:
         paging.select(document.markdown, "application/pdf", (2, 3), "2-3")
     assert caught.value.code is ErrorCode.TOO_LARGE
 
 
-def test_a_deck_stops_between_slides_when_the_deadline_comes_near():
+def test_a_deck_stops_on_the_slide_the_time_runs_out_on(monkeypatch, tmp_path):
+    from ikigai_web.fetch.files import slides
+
+    monkeypatch.setattr(slides, "_slide_or_note", _hangs_from(slides._slide_or_note, 3, tmp_path))
     sample = samples()["review.pptx"]
-    document = office.office_document(sample.kind, sample.body, "u", _clock(1.0))
-    assert document.markdown.count("[Slide ") == 1
+    reading = READ._replace(deadline=_ends_when(tmp_path))
+    document = office.office_document(sample.kind, sample.body, "u", reading)
+    assert document.markdown.count("[Slide ") == 2
+    assert (
+        "slides 1-2 were read (the call's time ran out while reading slide 3): to read on, "
+        'call again with pages "3-3".' in document.warnings[0]["message"]
+    )
 
 
 # ---------------------------------------------------------------- bombs and broken files
@@ -278,8 +295,8 @@ def test_zip_bombs_are_refused_from_the_central_directory(serve, body, code, say
 @pytest.mark.parametrize(
     ("xml", "says"),
     [
-        (LAUGHS, "declares a DTD or entities"),
-        (EXTERNAL, "declares a DTD or entities"),
+        (LAUGHS, "declares entities or a DTD of its own"),
+        (EXTERNAL, "declares entities or a DTD of its own"),
         (DEEP, "nested too deeply"),
         (b"<w:document><unclosed>", "malformed"),
     ],
@@ -353,18 +370,18 @@ def test_a_pdf_of_thousands_of_pages_is_read_up_to_the_cap(serve):
 
 def test_a_page_with_too_many_characters_is_cut(monkeypatch):
     monkeypatch.setattr(pdf, "MAX_PAGE_CHARS", 5)
-    document = pdf.pdf_document(_pdf([[_line("abcdefghij", 0, 700)]]), "u", None)
+    document = pdf.pdf_document(_pdf([[_line("abcdefghij", 0, 700)]]), "u", READ)
     assert document.markdown == "[Page 1 of 1]\n\nabcde"
 
 
 def test_a_workbook_is_read_up_to_its_row_and_cell_caps(monkeypatch):
-    monkeypatch.setattr(office, "MAX_ROWS", 2)
+    monkeypatch.setattr(excel, "MAX_ROWS", 2)
     sample = samples()["figures.xlsx"]
-    document = office.office_document(sample.kind, sample.body, "u", None)
+    document = office.office_document(sample.kind, sample.body, "u", READ)
     assert "| North | 12.4 | 15.1 | +21.8% |" in document.markdown
     assert "South" not in document.markdown
-    monkeypatch.setattr(office, "MAX_CELLS", 4)
-    document = office.office_document(sample.kind, sample.body, "u", None)
+    monkeypatch.setattr(excel, "MAX_CELLS", 4)
+    document = office.office_document(sample.kind, sample.body, "u", READ)
     assert "Staff" not in document.markdown
 
 
@@ -435,14 +452,29 @@ def test_kind_of_and_sniffing():
 # ---------------------------------------------------------------- helpers
 
 
-def _clock(remaining: float) -> Any:
-    """A deadline that always has `remaining` seconds left: the clock under the test's hand."""
+def _ends_when(tmp_path: Path) -> Any:
+    """A deadline under the test's hand: it has time left until the reader starts the unit
+    that hangs (`_hangs_from` marks it in `tmp_path`), then none. Until then the reader's
+    parent looks at it every 50 ms."""
 
-    class Clock:
+    class Deadline:
         def remaining(self) -> float:
-            return remaining
+            return 0.0 if (tmp_path / "hung").exists() else forked.KILL_RESERVE + 0.05
 
-    return Clock()
+    return Deadline()
+
+
+def _hangs_from(function: Any, unit: int, tmp_path: Path) -> Any:
+    """`function`, whose second argument numbers a unit (a page's index, a slide's number),
+    as the reader's process runs it, but from `unit` on it marks `tmp_path` and never ends."""
+
+    def hangs(*args: Any) -> Any:
+        if args[1] >= unit:
+            (tmp_path / "hung").touch()
+            time.sleep(STALL)
+        return function(*args)
+
+    return hangs
 
 
 def _line(text: str, x: float, y: float, size: float = 10, *, bold: bool = False):
@@ -506,7 +538,7 @@ def test_a_deck_with_groups_empty_shapes_and_empty_notes():
     out = io.BytesIO()
     deck.save(out)
     kind = samples()["review.pptx"].kind
-    document = office.office_document(kind, out.getvalue(), "u", None)
+    document = office.office_document(kind, out.getvalue(), "u", READ)
     assert document.markdown == "[Slide 1 of 1]\n\nIn a group"
     assert document.title is None
 
@@ -514,14 +546,14 @@ def test_a_deck_with_groups_empty_shapes_and_empty_notes():
 def test_a_docx_without_properties_and_an_epub_whose_spine_leads_nowhere():
     original = zipfile.ZipFile(io.BytesIO(samples()["handbook.docx"].body))
     members = {n: original.read(n) for n in original.namelist() if n != "docProps/core.xml"}
-    document = office.office_document(DOCX, _package(members), "u", None)
+    document = office.office_document(DOCX, _package(members), "u", READ)
     assert document.title == "Team Handbook"  # its first heading
     assert document.author is None
     epub = zipfile.ZipFile(io.BytesIO(samples()["story.epub"].body))
     members = {n: epub.read(n) for n in epub.namelist()}
     members["OEBPS/content.opf"] = members["OEBPS/content.opf"].replace(b'idref="c', b'idref="x')
     with pytest.raises(ToolError) as caught:
-        office.office_document(EPUB.decode(), _package(members), "u", None)
+        office.office_document(EPUB.decode(), _package(members), "u", READ)
     assert "its spine lists no chapters" in caught.value.message
 
 
@@ -533,7 +565,7 @@ def test_a_compression_method_zipfile_lacks_is_a_parse_error():
             body[start + at : start + at + 2] = (97).to_bytes(2, "little")  # WavPack
             start = body.find(signature, start + 4)
     with pytest.raises(ToolError) as caught:
-        office.office_document(DOCX, bytes(body), "u", None)
+        office.office_document(DOCX, bytes(body), "u", READ)
     assert caught.value.code is ErrorCode.PARSE_ERROR
 
 
@@ -576,7 +608,7 @@ def test_a_page_that_cannot_be_loaded_is_named_and_the_rest_is_read(monkeypatch)
 
     monkeypatch.setattr(pdf, "_page_lines", fails_on_the_second)
     body = _pdf([[_line(f"Page text {n}", 0, 700)] for n in range(1, 4)])
-    document = pdf.pdf_document(body, "u", None)
+    document = pdf.pdf_document(body, "u", READ)
     assert document.markdown == (
         "[Page 1 of 3]\n\nPage text 1\n\n[Page 2 of 3]\n\n[Page 3 of 3]\n\nPage text 3"
     )
@@ -598,7 +630,7 @@ def test_running_headers_roman_page_numbers_and_dot_leaders_are_dropped_or_short
         ]
         for _ in range(4)
     ]
-    document = pdf.pdf_document(_pdf(pages), "u", None)
+    document = pdf.pdf_document(_pdf(pages), "u", READ)
     first = document.markdown.split("[Page 2 of 4]")[0]
     assert first == "[Page 1 of 4]\n\nContents … 7\n\n-- a comment, no item\n\n"
     assert "Running Title" not in document.markdown
@@ -622,7 +654,7 @@ def test_a_slide_whose_text_reads_as_a_marker_is_escaped():
     out = io.BytesIO()
     deck.save(out)
     kind = samples()["review.pptx"].kind
-    markdown = office.office_document(kind, out.getvalue(), "u", None).markdown
+    markdown = office.office_document(kind, out.getvalue(), "u", READ).markdown
     assert paging.select(markdown, kind, (2, 2), "2") == "[Slide 2 of 2]\n\nreal"
 
 

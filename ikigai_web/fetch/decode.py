@@ -27,6 +27,7 @@ OFFICE_TYPES = frozenset({
     "application/vnd.openxmlformats-officedocument.presentationml.presentation",
     "application/epub+zip",
 })  # fmt: skip
+FILE_TYPES = frozenset({PDF, *OFFICE_TYPES})
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -220,7 +221,7 @@ def decoded(
     A file (PDF, Office, EPUB) is read from `reading`'s first page, within its deadline.
     """
     kind = readable_type(header, body)
-    if kind == PDF or kind in OFFICE_TYPES:
+    if kind in FILE_TYPES:
         return Decoded(kind, document=_read_file(kind, body, url, reading or Reading()))
     if kind in HTML_TYPES:
         return Decoded(kind, html=_text_of(body, header))
@@ -234,10 +235,13 @@ def decoded(
 
 
 class Reading(NamedTuple):
-    """How far a file is read: from which page, and by when."""
+    """How a file is read: from which page, by when, in how much memory (bytes beyond what
+    the call holds as its reader starts), and whether its links are kept."""
 
     deadline: Deadline | None = None
     first_page: int = 1
+    memory: int = 1 << 30
+    include_links: bool = True
 
 
 def _read_file(kind: str, body: bytearray, url: str, reading: Reading) -> Document:
@@ -246,10 +250,10 @@ def _read_file(kind: str, body: bytearray, url: str, reading: Reading) -> Docume
     if kind == PDF:
         from ikigai_web.fetch.files.pdf import pdf_document
 
-        return pdf_document(data, url, reading.deadline, reading.first_page)
+        return pdf_document(data, url, reading)
     from ikigai_web.fetch.files.office import office_document
 
-    return office_document(kind, data, url, reading.deadline, reading.first_page)
+    return office_document(kind, data, url, reading)
 
 
 def _text_of(body: bytearray, header: str | None) -> str:
