@@ -7,6 +7,7 @@ answered with a clear error or a bounded part, never a hang or a crash.
 from __future__ import annotations
 
 import io
+import json
 import random
 import re
 import sys
@@ -28,12 +29,14 @@ from ikigai_web.tools import web_fetch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import document_corpus as corpus
+import hostile_documents as hostile
 
 pytestmark = pytest.mark.loopback
 
 DOCX = corpus.report_docx().kind
 READ = decode.Reading()
 EPUB = b"application/epub+zip"
+XLSX = corpus.book_xlsx().kind
 _ROW = re.compile(r"^\|.*\|$")
 
 
@@ -672,3 +675,361 @@ def test_nested_list_items_are_indented_by_level():
 )
 def test_a_pdf_date_is_its_day_when_it_is_a_real_one(value, day):
     assert pdf._day(value) == day
+
+
+# ---------------------------------------------------------------- XML by its content (issue 55)
+
+LAUGHS_SHEET = (
+    b'<?xml version="1.0"?><!DOCTYPE w [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>'
+    b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+    b'<row r="1"><c r="A1" t="inlineStr"><is><t>&b;</t></is></c></row></sheetData></worksheet>'
+)
+
+
+@pytest.mark.parametrize(
+    "encoding", ["utf-8", "utf-16", "utf-16-le"], ids=["utf-8", "utf-16-bom", "utf-16-le"]
+)
+def test_a_sheet_part_named_as_no_xml_is_checked_by_its_content(serve, encoding):
+    """Issue 55: an .xlsx sheet part named sheet1.dat carrying a DTD was read past the check,
+    and openpyxl's parser raised: a traceback, with no answer. In whatever encoding."""
+    sheet = LAUGHS_SHEET.replace(b'"1.0"?>', f'"1.0" encoding="{encoding}"?>'.encode(), 1)
+    data = sheet.decode().encode(encoding)
+    body = hostile.xlsx({"Sheet": data}, part_names={"Sheet": "xl/worksheets/sheet1.dat"})
+    out = fetch(serve("/s.xlsx", body, XLSX))
+    assert out["error_code"] == "PARSE_ERROR", out
+    assert "(xl/worksheets/sheet1.dat) could not be read (it declares entities" in out["error"]
+
+
+def test_an_epub_package_document_named_as_no_xml_is_checked_by_its_content(serve):
+    """Issue 55: the OPF (any name its container gives) and a chapter without the expected
+    extension declared entities unchecked."""
+    opf_head = b'<?xml version="1.0"?><!DOCTYPE package [<!ENTITY t "Injected">]>'
+    body = hostile.epub({"ch.xhtml": hostile.xhtml("<p>Text</p>")}, ["ch.xhtml"],
+                        opf_name="OEBPS/content.dat", opf_head=opf_head)  # fmt: skip
+    out = fetch(serve("/b.epub", body, EPUB.decode()))
+    assert out["error_code"] == "PARSE_ERROR", out
+    assert "(OEBPS/content.dat) could not be read (it declares entities" in out["error"]
+    chapter = hostile.xhtml("<p>&t;</p>").replace(
+        b"<!DOCTYPE html>", b'<!DOCTYPE html [<!ENTITY t "Injected">]>'
+    )
+    body = hostile.epub({"ch.dat": chapter}, ["ch.dat"])
+    out = fetch(serve("/c.epub", body, EPUB.decode()))
+    assert out["error_code"] == "PARSE_ERROR", out
+    assert "(OEBPS/ch.dat) could not be read" in out["error"]
+
+
+def test_a_word_main_part_named_as_no_xml_cannot_declare_entities(serve):
+    rels = hostile._RELS % hostile._OFFICE_DOCUMENT.replace(b"word/document.xml", b"word/x.dat")
+    document = (
+        b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY t "Injected">]><w:document xmlns:w="'
+        b'http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>'
+        b"&t;</w:t></w:r></w:p></w:body></w:document>"
+    )
+    body = hostile.docx(
+        hostile.paragraph("x"), members={"_rels/.rels": rels, "word/x.dat": document}
+    )
+    out = fetch(serve("/d.docx", body, DOCX))
+    assert out["error_code"] == "PARSE_ERROR", out
+    assert "(word/x.dat) could not be read (it declares entities" in out["error"]
+
+
+def test_a_doctype_that_only_names_a_public_dtd_is_no_dtd_of_its_own(serve):
+    """An EPUB 2 table of contents names the NCX DTD; it declares nothing, and no library here
+    loads a DTD: the book is read (it was refused before)."""
+    ncx = (
+        b'<?xml version="1.0"?><!DOCTYPE ncx PUBLIC "-//NISO//DTD ncx 2005-1//EN" '
+        b'"http://www.daisy.org/z3986/2005/ncx-2005-1.dtd"><ncx xmlns="http://www.daisy.org/'
+        b'z3986/2005/ncx/" version="2005-1"><navMap/></ncx>'
+    )
+    body = hostile.epub({"ch.xhtml": hostile.xhtml("<p>Read me</p>")}, ["ch.xhtml"],
+                        members={"OEBPS/toc.ncx": ncx})  # fmt: skip
+    out = fetch(serve("/n.epub", body, EPUB.decode()))
+    assert out["success"] is True, out
+    assert out["content"] == "Read me"
+
+
+def test_tables_nested_60_deep_are_read_and_flattened_past_a_depth(serve):
+    """Issue 55: 60 nested Word tables met Python's recursion limit (a PARSE_ERROR)."""
+    out = fetch(serve("/t.docx", hostile.docx_nested_tables(60), DOCX))
+    assert out["success"] is True, out
+    for level in range(1, 61):
+        assert f"Level {level}" in out["content"]
+    assert out["content"].endswith("After the tables")
+
+
+# ---------------------------------------------------------------- links (issue 55)
+
+PLACES = (
+    ("file", "file:///etc/passwd"),
+    ("private", "http://127.0.0.2/admin"),
+    ("local", "http://intranet.local/x"),
+    ("public", "https://example.com/page"),
+)
+
+
+@pytest.fixture
+def serve_guarded(fake_server, monkeypatch):
+    """As `serve`, but only 127.0.0.1 is let through: other private hosts stay private."""
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_HOSTS", "127.0.0.1")
+
+    def put(path: str, body: bytes, ctype: str) -> str:
+        url: str = fake_server.route(path, Reply(200, body, {"Content-Type": ctype}))
+        return url
+
+    return put
+
+
+def _epub_with_places() -> bytes:
+    anchors = "".join(f'<a href="{target}">{name} link</a> ' for name, target in PLACES)
+    images = "".join(f'<img src="{target}" alt="{name} image"/> ' for name, target in PLACES)
+    return hostile.epub({"ch.xhtml": hostile.xhtml(f"<p>{anchors}</p><p>{images}</p>")},
+                        ["ch.xhtml"])  # fmt: skip
+
+
+def _docx_with_places() -> bytes:
+    relationships = b"".join(
+        b'<Relationship Id="r%s" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        b'relationships/hyperlink" Target="%s" TargetMode="External"/>'
+        % (name.encode(), target.encode())
+        for name, target in PLACES
+    )
+    links = "".join(
+        f'<w:p><w:hyperlink r:id="r{name}"><w:r><w:t>{name} link</w:t></w:r></w:hyperlink></w:p>'
+        for name, _ in PLACES
+    )
+    return hostile.docx(links, relationships=relationships)
+
+
+@pytest.mark.parametrize("include", [True, False], ids=["links", "no-links"])
+@pytest.mark.parametrize("make", [_epub_with_places, _docx_with_places], ids=["epub", "docx"])
+def test_only_web_links_to_public_hosts_reach_a_documents_markdown(serve_guarded, make, include):
+    """Issue 55: `![pw](file:///etc/passwd)` from an EPUB even with include_links false, Word
+    links to file:///etc/passwd and http://127.0.0.2/: a client rendering the markdown may
+    follow them. A dropped link leaves its text (an image its alt text)."""
+    body = make()
+    kind = EPUB.decode() if body.startswith(b"PK") and b"mimetype" in body[:60] else DOCX
+    out = fetch(serve_guarded("/doc", body, kind), include_links=include)
+    assert out["success"] is True, out
+    content = out["content"]
+    for name, target in PLACES:
+        assert f"{name} link" in content
+        linked = f"[{name} link]({target})" in content
+        assert linked is (include and name == "public"), content
+        if kind == EPUB.decode():
+            assert f"{name} image" in content
+            assert (f"![{name} image]({target})" in content) is (name == "public"), content
+    assert "file:" not in content
+    assert "127.0.0.2" not in content
+
+
+def test_a_private_host_the_user_allows_may_be_linked(serve_guarded, monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_HOSTS", "127.0.0.1,127.0.0.2")
+    out = fetch(serve_guarded("/doc", _docx_with_places(), DOCX))
+    assert "[private link](http://127.0.0.2/admin)" in out["content"]
+    assert "[local link](" not in out["content"]
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
+    out = fetch(serve_guarded("/doc2", _docx_with_places(), DOCX))
+    assert "[local link](http://intranet.local/x)" in out["content"]
+    assert "file:" not in out["content"]
+
+
+def test_html_markdown_and_sheet_text_keep_only_web_links_to_public_hosts(serve_guarded):
+    page = (
+        "<html><head><title>Links</title></head><body><article><h1>Links</h1><p>"
+        + "Words of the article, enough of them to be read as one. " * 20
+        + "".join(f'<a href="{t}">{n} link</a> <img src="{t}" alt="{n} image"> ' for n, t in PLACES)
+        + "</p></article></body></html>"
+    )
+    text = (
+        "# Notes\n\n[file link](file:///etc/passwd) ![private image](http://127.0.0.2/i.png) "
+        "<http://127.0.0.2/> [ref link][r] [public link](https://example.com/page)\n\n"
+        "[r]: file:///etc/passwd\n"
+    )
+    cell = '<row r="1"><c r="A1" t="inlineStr"><is><t>[file link](file:///etc/passwd)</t></is></c></row>'
+    contents = [
+        fetch(serve_guarded(f"/{n}", body, kind))["content"]
+        for n, (body, kind) in enumerate(((page.encode(), "text/html"), (text.encode(),
+            "text/markdown"), (hostile.xlsx({"S": hostile.sheet(cell)}), XLSX)))
+    ]  # fmt: skip
+    for content in contents:
+        assert "file:" not in content, content
+        assert "127.0.0.2/admin" not in content, content
+        assert "file link" in content
+    assert "[public link](https://example.com/page)" in contents[0]
+    assert "`http://127.0.0.2/`" in contents[1]  # an autolink left as code, followed by none
+    assert "[public link](https://example.com/page)" in contents[1]
+
+
+def test_pdf_link_annotations_and_slides_give_no_targets(serve_guarded):
+    """Held in issue 55's round: a PDF's link annotations (and its actions) are not read, so
+    no target of them reaches the markdown, with or without include_links."""
+    body = hostile.pdf_links([target for _, target in PLACES])
+    for include in (True, False):
+        content = fetch(serve_guarded(f"/l{include}.pdf", body, "application/pdf"),
+                        include_links=include)["content"]  # fmt: skip
+        assert content.startswith("[Page 1 of 1]\n\nLink 0")
+        assert "](" not in content
+        assert "://" not in content
+
+
+# ---------------------------------------------------------------- held in issue 55's round
+
+
+def _zip64(body: bytes, member: str, size: int) -> bytes:
+    """The zip with `member`'s directory entry in zip64 form: its unpacked size 0xFFFFFFFF and
+    the real one, `size`, in a zip64 extra field."""
+    data = bytearray(body)
+    name = member.encode()
+    entry = data.index(b"PK\x01\x02")
+    while data[entry + 46 : entry + 46 + len(name)] != name:
+        entry = data.index(b"PK\x01\x02", entry + 4)
+    data[entry + 24 : entry + 28] = b"\xff\xff\xff\xff"
+    extra = int.from_bytes(data[entry + 30 : entry + 32], "little")
+    data[entry + 30 : entry + 32] = (extra + 12).to_bytes(2, "little")
+    at = entry + 46 + len(name)
+    data[at:at] = b"\x01\x00\x08\x00" + size.to_bytes(8, "little")
+    end = data.rindex(b"PK\x05\x06")
+    table = int.from_bytes(data[end + 12 : end + 16], "little") + 12
+    data[end + 12 : end + 16] = table.to_bytes(4, "little")
+    return bytes(data)
+
+
+def _overlapping(body: bytes, member: str, copies: int) -> bytes:
+    """The zip with `copies` more directory entries naming new members whose data is
+    `member`'s own (their local header is its): an overlapping zip."""
+    data = bytearray(body)
+    directory, end = data.index(b"PK\x01\x02"), data.index(b"PK\x05\x06")
+    name = member.encode()
+    entry = directory
+    while data[entry + 46 : entry + 46 + len(name)] != name:
+        entry = data.index(b"PK\x01\x02", entry + 4)
+    size = 46 + sum(
+        int.from_bytes(data[entry + at : entry + at + 2], "little") for at in (28, 30, 32)
+    )
+    one = bytes(data[entry : entry + size])
+    more = b"".join(one.replace(name, name[:-1] + b"%d" % (n % 10)) for n in range(copies))
+    table = bytes(data[directory:end]) + more
+    tail = bytearray(data[end:])
+    count = int.from_bytes(tail[10:12], "little") + copies
+    tail[8:10] = tail[10:12] = count.to_bytes(2, "little")
+    tail[12:16] = len(table).to_bytes(4, "little")
+    return bytes(data[:directory]) + table + bytes(tail)
+
+
+def test_a_zip64_directory_is_read_and_its_sizes_are_held_to_the_limit(serve):
+    sample = samples()["handbook.docx"]
+    whole = fetch(serve("/z.docx", _zip64(sample.body, "word/document.xml", 5031), DOCX))
+    assert whole["success"] is True, whole
+    lying = fetch(serve("/y.docx", _zip64(sample.body, "word/document.xml", 1 << 40), DOCX))
+    assert lying["error_code"] == "TOO_LARGE", lying
+    assert "MiB unpacked (at most 64 MiB)" in lying["error"]
+
+
+def test_overlapping_entries_count_their_size_each(serve):
+    """Two hundred directory entries on one 341 KiB member: 68 MiB unpacked, as a bomb of
+    overlapping entries is."""
+    out = fetch(serve("/o.docx", _overlapping(corpus.report_docx().body, "word/styles.xml",
+                                              200), DOCX))  # fmt: skip
+    assert out["error_code"] == "TOO_LARGE", out
+    assert "MiB unpacked (at most 64 MiB)" in out["error"]
+
+
+def test_an_entry_that_lies_about_its_member_is_a_damaged_zip(serve):
+    """Every member is read (its content says whether it is XML), so an entry whose local
+    header names another member is found, whatever it is called."""
+    out = fetch(serve("/p.docx", _overlapping(corpus.report_docx().body, "word/styles.xml", 2),
+                      DOCX))  # fmt: skip
+    assert out["error_code"] == "PARSE_ERROR", out
+    assert "a damaged zip: File name in directory 'word/styles.xm0'" in out["error"]
+
+
+def test_a_zip_bomb_inside_a_document_is_never_unpacked(serve):
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as bomb:
+        bomb.writestr("zeros", bytes(50 << 20))
+    members = {"word/embeddings/bomb.zip": inner.getvalue()}
+    out = fetch(serve("/n.docx", hostile.docx(hostile.paragraph("Outer text"), members=members),
+                      DOCX))  # fmt: skip
+    assert out["success"] is True, out
+    assert out["content"] == "Outer text"
+
+
+def _epub_with_paths(items: list[str], link: bytes = b"/etc/passwd") -> bytes:
+    """An EPUB whose spine lists these hrefs, with ok.xhtml a chapter and link.xhtml stored
+    as a symbolic link to `link`."""
+    manifest = "".join(f'<item id="i{n}" href="{h}" media-type="application/xhtml+xml"/>'
+                       for n, h in enumerate(items))  # fmt: skip
+    spine = "".join(f'<itemref idref="i{n}"/>' for n in range(len(items)))
+    symlink = zipfile.ZipInfo("OEBPS/link.xhtml")
+    symlink.external_attr = 0o120777 << 16
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as epub:
+        epub.writestr("mimetype", "application/epub+zip")
+        epub.writestr("META-INF/container.xml", hostile.CONTAINER % b"OEBPS/content.opf")
+        epub.writestr("OEBPS/content.opf", (
+            '<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata/>'
+            f"<manifest>{manifest}</manifest><spine>{spine}</spine></package>"
+        ))  # fmt: skip
+        epub.writestr("OEBPS/ok.xhtml", hostile.xhtml("<p>Kept</p>"))
+        epub.writestr(symlink, link)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("href", ["../../../../etc/passwd", "/etc/passwd", "link.xhtml"])
+def test_epub_chapter_paths_lead_nowhere_outside_the_zip(serve, href):
+    """Held in issue 55's round: `../`, absolute and symbolic-link names are looked up in the
+    zip alone, never on the disk."""
+    out = fetch(serve("/s.epub", _epub_with_paths([href, "ok.xhtml"]), EPUB.decode()))
+    assert "root:" not in json.dumps(out)
+
+
+def test_a_chapter_missing_from_the_zip_is_named_and_the_rest_read(serve):
+    items = ["../../../../etc/passwd", "/etc/passwd", "link.xhtml", "ok.xhtml"]
+    out = fetch(serve("/m.epub", _epub_with_paths(items), EPUB.decode()))
+    assert out["success"] is True, out
+    assert out["content"].split("\n\n") == ["/etc/passwd", "Kept"]  # the link's own text
+    assert [w["message"] for w in out["warnings"]] == [
+        "The book's chapter 1 (../../../etc/passwd) is missing.",
+        "The book's chapter 2 (etc/passwd) is missing.",
+    ]
+
+
+def test_external_relationships_alt_chunks_and_included_text_are_not_read(serve):
+    relationships = (
+        b'<Relationship Id="rImg" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        b'relationships/image" Target="file:///etc/passwd" TargetMode="External"/>'
+        b'<Relationship Id="rAlt" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        b'relationships/aFChunk" Target="chunk.html"/>'
+        b'<Relationship Id="rSub" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        b'relationships/subDocument" Target="file:///etc/passwd" TargetMode="External"/>'
+    )
+    body = (
+        hostile.paragraph("Before")
+        + '<w:p><w:r><w:pict><v:imagedata xmlns:v="urn:schemas-microsoft-com:vml" r:id="rImg"/>'
+        "</w:pict></w:r></w:p>"
+        + '<w:altChunk r:id="rAlt"/><w:subDoc r:id="rSub"/>'
+        + "<w:p><w:fldSimple w:instr='INCLUDETEXT \"/etc/passwd\"'><w:r><w:t>cached</w:t></w:r>"
+        "</w:fldSimple></w:p>" + hostile.paragraph("After")
+    )
+    members = {"word/chunk.html": b"<html><body><p>Alt chunk text</p></body></html>"}
+    out = fetch(serve("/e.docx", hostile.docx(body, relationships=relationships,
+                                              members=members), DOCX))  # fmt: skip
+    assert out["success"] is True, out
+    assert "root:" not in out["content"]
+    assert "Alt chunk text" not in out["content"]
+    assert out["content"].startswith("Before")
+    assert out["content"].endswith("After")
+
+
+def test_a_pdfs_actions_reach_nothing(serve, fake_server):
+    """An OpenAction, a link, a launch, a form submission and JavaScript, all to this test's
+    server: none is followed."""
+    url = serve("/a.pdf", hostile.pdf_actions(fake_server.url), "application/pdf")
+    out = fetch(url)
+    assert out["content"] == "[Page 1 of 1]\n\nA page with actions"
+    assert {seen.path for seen in fake_server.seen} <= {"/a.pdf", "/robots.txt"}
+
+
+def test_a_page_of_10k_annotations_is_read(serve):
+    out = fetch(serve("/many.pdf", hostile.pdf_annotations(10_000), "application/pdf"))
+    assert out["content"] == "[Page 1 of 1]\n\nAnnotated page"
