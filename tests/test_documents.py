@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import re
+import signal
 import sys
 import time
 import zipfile
@@ -782,8 +784,10 @@ def serve_guarded(fake_server, monkeypatch):
 def _epub_with_places() -> bytes:
     anchors = "".join(f'<a href="{target}">{name} link</a> ' for name, target in PLACES)
     images = "".join(f'<img src="{target}" alt="{name} image"/> ' for name, target in PLACES)
-    return hostile.epub({"ch.xhtml": hostile.xhtml(f"<p>{anchors}</p><p>{images}</p>")},
-                        ["ch.xhtml"])  # fmt: skip
+    body: bytes = hostile.epub(
+        {"ch.xhtml": hostile.xhtml(f"<p>{anchors}</p><p>{images}</p>")}, ["ch.xhtml"]
+    )
+    return body
 
 
 def _docx_with_places() -> bytes:
@@ -797,7 +801,8 @@ def _docx_with_places() -> bytes:
         f'<w:p><w:hyperlink r:id="r{name}"><w:r><w:t>{name} link</w:t></w:r></w:hyperlink></w:p>'
         for name, _ in PLACES
     )
-    return hostile.docx(links, relationships=relationships)
+    body: bytes = hostile.docx(links, relationships=relationships)
+    return body
 
 
 @pytest.mark.parametrize("include", [True, False], ids=["links", "no-links"])
@@ -1033,3 +1038,211 @@ def test_a_pdfs_actions_reach_nothing(serve, fake_server):
 def test_a_page_of_10k_annotations_is_read(serve):
     out = fetch(serve("/many.pdf", hostile.pdf_annotations(10_000), "application/pdf"))
     assert out["content"] == "[Page 1 of 1]\n\nAnnotated page"
+
+
+# ---------------------------------------------------------------- the reader's own process
+
+
+def _reads(*events: forked.Event, then: Any = None) -> Any:
+    """A reader that yields `events`, then does `then` (raises it, or calls it)."""
+
+    def reader() -> Any:
+        yield from events
+        if isinstance(then, BaseException):
+            raise then
+        if then is not None:
+            then()
+
+    return reader
+
+
+PART = ("part", "read")
+
+
+@pytest.mark.parametrize(
+    ("then", "stop"),
+    [
+        (None, None),
+        (MemoryError(), forked.Stop("memory", 2)),
+        (RecursionError(), forked.Stop("failed", 2, "it is nested too deeply")),
+        (ValueError("odd"), forked.Stop("failed", 2, "ValueError: odd")),
+        (os.abort, forked.Stop("memory", 2, "it is damaged")),
+        (
+            lambda: os.kill(os.getpid(), signal.SIGSEGV),
+            forked.Stop("failed", 2, "its reader stopped on it"),
+        ),
+        (lambda: os._exit(0), forked.Stop("failed", 2, "its reader stopped on it")),
+    ],
+    ids=["done", "memory", "recursion", "library", "abort", "crash", "silent"],
+)
+def test_how_a_reader_ends_is_what_its_read_says(then, stop):
+    reader = _reads(("at", 1), PART, ("meta", {"total": 2}), ("at", 2), then=then)
+    read = forked.read_apart(reader, None, 256 << 20)
+    assert read == forked.Read({"total": 2}, ["read"], [], stop)
+
+
+def test_a_tool_error_in_the_reader_is_the_calls():
+    with pytest.raises(ToolError) as caught:
+        forked.read_apart(_reads(then=ToolError(ErrorCode.TOO_LARGE, "big")), None, 1 << 30)
+    assert (caught.value.code, caught.value.message) == (ErrorCode.TOO_LARGE, "big")
+
+
+def test_a_reader_that_sends_too_much_is_stopped(monkeypatch):
+    monkeypatch.setattr(forked, "MAX_RECEIVED", 1000)
+    reader = _reads(("at", "chapter 1"), ("part", "x" * 5000), ("at", "chapter 2"))
+    read = forked.read_apart(reader, None, 1 << 30)
+    assert read.stop is not None
+    assert read.stop.why == "memory"
+
+
+def test_a_reader_is_killed_before_the_deadline(tmp_path):
+    (tmp_path / "hung").touch()  # the deadline has passed from the start
+    read = forked.read_apart(_reads(then=lambda: time.sleep(STALL)), _ends_when(tmp_path), 1 << 30)
+    assert read == forked.Read({}, [], [], forked.Stop("time"))
+
+
+def test_text_a_pdf_gives_as_lone_surrogates_is_sent_valid():
+    read = forked.read_apart(_reads(("part", ["a\ud800b", {"k\udfff": "\ud83d\ude00"}])), None,
+                             1 << 30)  # fmt: skip
+    assert read.parts == [["a\ufffdb", {"k\ufffd": "\U0001f600"}]]
+
+
+def test_a_reader_that_cannot_be_started_is_a_parse_error(monkeypatch):
+    def no_fork() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    with pytest.raises(ToolError) as caught:
+        forked.read_apart(_reads(), None, 1 << 30)
+    assert caught.value.code is ErrorCode.PARSE_ERROR
+    assert "no process could be started to read it (Resource temporarily" in caught.value.message
+
+
+def test_explained_stops():
+    memory = 1 << 30
+    assert forked.Stop("time").explained("page 2", memory) == (
+        ErrorCode.TOO_LARGE, "the call's time ran out while reading page 2"
+    )  # fmt: skip
+    assert forked.Stop("memory").explained("page 2", memory)[1] == (
+        "page 2 needs more memory than one call may take (1,024 MiB, IKIGAI_WEB_MAX_MEMORY_MB)"
+    )
+    assert forked.Stop("failed", 2, "KeyError: 'x'").explained("slide 2", memory) == (
+        ErrorCode.PARSE_ERROR, "slide 2 could not be read (KeyError: 'x')"
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- each reader's own bounds
+
+
+def _read(kind: str, body: bytes, reading: decode.Reading = READ) -> Any:
+    if kind == "application/pdf":
+        return pdf.pdf_document(body, "u", reading)
+    return office.office_document(kind, body, "u", reading)
+
+
+def test_a_pdf_stops_at_the_text_a_call_reads_and_says_where_to_read_on(monkeypatch):
+    monkeypatch.setattr(pdf, "MAX_TEXT", 5)
+    document = _read(
+        "application/pdf", _pdf([[_line(f"Page text {n}", 0, 700)] for n in (1, 2, 3)])
+    )
+    assert document.markdown == "[Page 1 of 3]\n\nPage text 1"
+    assert document.warnings[0]["message"] == (
+        "This document has 3 pages and pages 1-1 were read (5 characters is the most): to read "
+        'on, call again with pages "2-3".'
+    )
+
+
+@pytest.mark.parametrize("name", ["handbook.docx", "figures.xlsx", "review.pptx", "story.epub"])
+def test_each_format_stops_at_the_text_a_call_reads(monkeypatch, name):
+    from ikigai_web.fetch.files import word
+
+    monkeypatch.setattr(office, "MAX_TEXT", 12)
+    monkeypatch.setattr(word, "BATCH_PARAGRAPHS", 1)
+    sample = samples()[name]
+    document = _read(sample.kind, sample.body)
+    assert document.markdown
+    assert len(document.markdown.replace("[Slide 1 of 3]\n\n", "")) <= 12
+    said = " ".join(w["message"] for w in document.warnings)
+    assert "12 characters, the most one call reads" in said or "12 characters is the most" in said
+
+
+def test_a_word_document_past_its_paragraphs_says_how_much_was_read(monkeypatch):
+    from ikigai_web.fetch.files import word
+
+    monkeypatch.setattr(word, "MAX_PARAGRAPHS", 3)
+    document = _read(DOCX, samples()["handbook.docx"].body)
+    assert document.markdown.startswith("# Team Handbook\n\n# Getting started")
+    assert document.warnings == [{"code": "TOO_LARGE", "message": (
+        "This document is longer than web-fetch reads in one call (3 paragraphs, 400,000 "
+        "elements): paragraphs 1-3 were read, and the rest left out."
+    )}]  # fmt: skip
+
+
+def test_a_workbooks_bounds(monkeypatch):
+    monkeypatch.setattr(excel, "MAX_STRING_ELEMENTS", 10)
+    with pytest.raises(ToolError) as caught:
+        _read(XLSX, hostile.xlsx_shared_strings(10))
+    assert caught.value.code is ErrorCode.TOO_LARGE
+    assert "has 21 elements of shared strings, more than web-fetch reads (10)" in (
+        caught.value.message
+    )
+    monkeypatch.setattr(excel, "MAX_SCANNED", 2)
+    document = _read(XLSX, hostile.xlsx_empty_rows(5))
+    assert document.markdown == ""
+    assert "was read up to its row 2 " in document.warnings[0]["message"]
+
+
+def test_a_decks_bounds(monkeypatch):
+    from ikigai_web.fetch.files import slides
+
+    sample = samples()["review.pptx"]
+    monkeypatch.setattr(slides, "MAX_SHAPES", 1)
+    document = _read(sample.kind, sample.body)
+    assert "Slide 2 has more than 1 shapes: its first were read." in str(document.warnings)
+    monkeypatch.setattr(slides, "MAX_SLIDE_ELEMENTS", 15)
+    document = _read(sample.kind, sample.body)
+    assert document.markdown.startswith("[Slide 1 of 3]\n\n[Slide 2 of 3]\n\n[Slide 3 of 3]")
+    assert document.warnings[0]["message"].startswith("Slide 1 was left out: it holds ")
+    monkeypatch.setattr(slides, "MAX_PART_ELEMENTS", 15)
+    with pytest.raises(ToolError) as caught:
+        _read(sample.kind, sample.body)
+    assert caught.value.code is ErrorCode.TOO_LARGE
+    assert "The deck at u has a part (" in caught.value.message
+
+
+def test_a_reader_stopped_before_it_read_anything_says_where(monkeypatch, tmp_path):
+    (tmp_path / "hung").touch()  # out of time from the start
+    late = READ._replace(deadline=_ends_when(tmp_path))
+    for kind, body, said in (
+        ("application/pdf", samples()["report.pdf"].body, "The PDF at u could not be read"),
+        (DOCX, samples()["handbook.docx"].body, "The document at u could not be read"),
+        (samples()["review.pptx"].kind, samples()["review.pptx"].body, "The deck at u could not"),
+    ):
+        with pytest.raises(ToolError) as caught:
+            _read(kind, body, late)
+        assert caught.value.code is ErrorCode.TOO_LARGE
+        assert caught.value.message.startswith(said)
+        assert "the call's time ran out while reading " in caught.value.message
+
+
+def test_a_first_page_that_stops_the_reader_names_the_pages_after_it(monkeypatch):
+    def fails(_pdf: Any, index: int) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(pdf, "_page", fails)
+    body = _pdf([[_line("one", 0, 700)], [_line("two", 0, 700)]])
+    with pytest.raises(ToolError) as caught:
+        _read("application/pdf", body)
+    assert caught.value.message.endswith(
+        "page 1 needs more memory than one call may take (1,024 MiB, IKIGAI_WEB_MAX_MEMORY_MB). "
+        'The pages after it may be read: pages "2-".'
+    )
+
+
+def test_links_that_cannot_be_parsed_or_are_script_handlers_are_dropped():
+    from ikigai_web.fetch.links import web_links_only
+
+    text = '[odd](http://[::1/x) <img src="https://example.com/i.png" onerror="x()"> \ue000'
+    assert web_links_only(text, lambda _host: True) == (
+        'odd <img src="https://example.com/i.png" onerror="x()"> \ue000'
+    )

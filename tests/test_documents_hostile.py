@@ -46,7 +46,8 @@ NEVER = ("timeout", "SIG", "memory allocation", "stack overflow", "Traceback", "
 
 @cache
 def deck() -> bytes:
-    return corpus.deck_pptx().body
+    body: bytes = corpus.deck_pptx().body
+    return body
 
 
 def _capped() -> None:

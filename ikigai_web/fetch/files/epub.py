@@ -55,7 +55,7 @@ def read(package: Package, url: str, include_links: bool) -> Iterator[forked.Eve
         html = package.zip.read(path).decode("utf-8", "replace")
         yield "part", budget.take(html_markdown(html, include_links=include_links))
         if budget.spent:
-            yield TextBudget.warning(where)
+            yield budget.warning(where)
             return
 
 

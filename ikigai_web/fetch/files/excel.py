@@ -73,7 +73,7 @@ def _sheets(sheets: list[Any]) -> Iterator[forked.Event]:
         cells -= sum(map(len, rows))
         yield "part", budget.take(f"## {line(sheet.title)}\n\n{table(rows)}") if rows else ""
         if budget.spent:
-            yield TextBudget.warning(where)
+            yield budget.warning(where)
             return
         if more:
             message = (

@@ -113,12 +113,15 @@ def read_apart(
 
 def _child(reader: Callable[[], Iterator[Event]], out: int, parent: int, memory: int) -> None:
     """Read and send, then end without any of the parent's exit handlers or buffers."""
+    import faulthandler
+
     from ikigai_web.common.procs import cap_data, die_with_parent
 
     code = 0
     try:
         if not die_with_parent() or os.getppid() != parent:
             os._exit(1)  # the parent is gone already
+        faulthandler.disable()  # a crash is the parent's to tell, not a dump on stderr
         cap_data(memory)
         for event in reader():
             _send(out, event)

@@ -139,8 +139,8 @@ class TextBudget:
     """The characters one call reads of a document (MAX_TEXT): each unit's text is taken
     until they are spent, the unit that spends them cut at a line's end."""
 
-    def __init__(self, most: int = MAX_TEXT) -> None:
-        self.left = most
+    def __init__(self) -> None:
+        self.most = self.left = MAX_TEXT
 
     def take(self, text: str) -> str:
         if len(text) <= self.left:
@@ -155,10 +155,9 @@ class TextBudget:
     def spent(self) -> bool:
         return self.left <= 0
 
-    @staticmethod
-    def warning(where: str) -> forked.Event:
+    def warning(self, where: str) -> forked.Event:
         message = (
-            f"This document's text is longer than {MAX_TEXT:,} characters, the most one call "
+            f"This document's text is longer than {self.most:,} characters, the most one call "
             f"reads: it was read up to {where}, and the rest left out."
         )
         return "warning", {"code": "TOO_LARGE", "message": message}

@@ -15,7 +15,7 @@ from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.fetch.files import MAX_PAGES, MAX_TEXT, paging
+from ikigai_web.fetch.files import MAX_PAGES, paging
 from ikigai_web.fetch.files.office import ELSEWHERE, TextBudget, escaped, line, table
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def read(package: Package, body: bytes, url: str, first_page: int) -> Iterator[f
     budget = TextBudget()
     for number, slide in enumerate(slides[start - 1 : start - 1 + MAX_PAGES], start):
         if budget.spent:
-            yield "meta", {"cut": f"{MAX_TEXT:,} characters is the most"}
+            yield "meta", {"cut": f"{budget.most:,} characters is the most"}
             return
         yield "at", number
         text, warnings = _slide_or_note(slide, number, heavy)

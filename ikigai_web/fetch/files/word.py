@@ -50,7 +50,7 @@ def read(package: Package, url: str, include_links: bool) -> Iterator[forked.Eve
         yield "at", where
         yield "part", budget.take(_markdown(others, name, document, include_links))
         if budget.spent:
-            yield TextBudget.warning(where)
+            yield budget.warning(where)
             return
     if batches.cut:
         message = (
