@@ -86,6 +86,8 @@ def read_apart(
 ) -> Read:
     """Run `reader` in a forked child capped at `memory` bytes beyond what it starts with,
     until it ends or the deadline comes near. A ToolError it raises is raised here."""
+    import orjson  # noqa: F401 - loaded before the fork: the child sends with it
+
     receiving, sending = os.pipe()
     try:
         pid = os.fork()

@@ -30,14 +30,21 @@ if TYPE_CHECKING:
 _HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
 # What each format's reader imports, loaded before the fork (in the MCP server's warm worker
 # the parent learns them) rather than in each child.
-_LIBRARIES = {DOCX: ("mammoth",), XLSX: ("openpyxl",), PPTX: ("pptx",)}
+_FILES = "ikigai_web.fetch.files"
+_MARKDOWN = "ikigai_web.fetch.markdown"
+_LIBRARIES = {
+    DOCX: ("mammoth", f"{_FILES}.word", _MARKDOWN),
+    XLSX: ("openpyxl", f"{_FILES}.excel"),
+    PPTX: ("pptx", f"{_FILES}.slides"),
+}
+_EPUB_MODULES = (f"{_FILES}.epub", _MARKDOWN)
 
 
 def office_document(kind: str, body: bytes, url: str, reading: Reading) -> Document:
     """The document as markdown; its title from its properties, else its first heading."""
     from importlib import import_module
 
-    for name in ("lxml.etree", "orjson", *_LIBRARIES.get(kind, ())):
+    for name in ("lxml.etree", *_LIBRARIES.get(kind, _EPUB_MODULES)):
         import_module(name)
     reader = partial(_read, kind, body, url, reading.first_page, reading.include_links)
     read = forked.read_apart(reader, reading.deadline, reading.memory)
