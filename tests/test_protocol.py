@@ -577,6 +577,24 @@ def test_the_watchdog_answers_by_the_calls_own_deadline(tmp_path):
     }
 
 
+def test_the_calls_own_deadline_sets_its_watchdog():
+    """The watchdog is measured from the call's deadline as the call counts it (its
+    Deadline.of_call), which a busy machine may start seconds after the settings were read;
+    never past the guard's own limit. A call not guarded (a test's) has none to move."""
+    from ikigai_web.net.http import Deadline
+
+    Deadline.of_call(1.0)
+    out = runner.Output(io.BytesIO())
+    with out.guarded(100):
+        assert out.watchdog is not None
+        assert out.watchdog.interval == pytest.approx(100, abs=1)
+        Deadline.of_call(5.0)
+        assert out.watchdog.interval == pytest.approx(5 + runner.WATCHDOG_GRACE, abs=1)
+        Deadline.of_call(500.0)
+        assert out.watchdog.interval == pytest.approx(5 + runner.WATCHDOG_GRACE, abs=1)
+    assert runner._guarding is None
+
+
 GREEDY_TOOL = """
 from ikigai_web.common.protocol import main
 SCHEMA = {"name": "greedy", "description": "d", "parameters": {"type": "object",

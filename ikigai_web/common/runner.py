@@ -429,7 +429,8 @@ class Output:
         self.writing = False
         self.pending: int | None = None
         self.watchdog: threading.Timer | None = None
-        self.expires = math.inf  # when the watchdog answers (time.monotonic)
+        self.watching = threading.Lock()
+        self.latest = math.inf  # the watchdog's time (time.monotonic) at the latest
 
     def write(self, data: bytes) -> bool:
         """Write `data` unless an answer was written already; False when it could not be."""
@@ -452,13 +453,17 @@ class Output:
     @contextlib.contextmanager
     def guarded(self, limit: float | None = None) -> Iterator[None]:
         """Quiet signals and a watchdog at `limit` seconds (HARD_LIMIT), for one call; the
-        call may bring the watchdog nearer (`narrow`)."""
+        call's own deadline brings the watchdog nearer (`narrow`, `call_deadline`)."""
+        global _guarding  # noqa: PLW0603 - the one call this process runs
         limit = HARD_LIMIT if limit is None else limit
         saved = {signum: signal.signal(signum, self._stop) for signum in _SIGNALS}
-        self._watch(limit, f"within {limit:g} s, and the ikigai host stops waiting at 30 s")
+        self.latest = time.monotonic() + limit
+        self._watch(self.latest, f"within {limit:g} s, and the ikigai host stops waiting at 30 s")
+        _guarding = self
         try:
             yield
         finally:
+            _guarding = None
             if self.watchdog is not None:
                 self.watchdog.cancel()
             for signum, handler in saved.items():
@@ -466,17 +471,18 @@ class Output:
 
     def narrow(self, deadline: float) -> None:
         """The watchdog WATCHDOG_GRACE after a deadline of `deadline` seconds from now (the
-        call's IKIGAI_WEB_TIMEOUT), when that comes before the one it has."""
-        seconds = deadline + WATCHDOG_GRACE
-        if self.watchdog is not None and time.monotonic() + seconds < self.expires:
-            self.watchdog.cancel()
-            self._watch(seconds, f"by its {deadline:g} s deadline (IKIGAI_WEB_TIMEOUT)")
+        call's IKIGAI_WEB_TIMEOUT), never later than `guarded`'s limit."""
+        end = time.monotonic() + deadline + WATCHDOG_GRACE
+        if self.watchdog is not None and end < self.latest:
+            self._watch(end, f"by its {deadline:g} s deadline (IKIGAI_WEB_TIMEOUT)")
 
-    def _watch(self, seconds: float, what: str) -> None:
-        self.expires = time.monotonic() + seconds
-        self.watchdog = threading.Timer(seconds, self._expire, args=(what,))
-        self.watchdog.daemon = True
-        self.watchdog.start()
+    def _watch(self, at: float, what: str) -> None:
+        with self.watching:  # calls run providers on threads (web_search_auto)
+            if self.watchdog is not None:
+                self.watchdog.cancel()
+            self.watchdog = threading.Timer(max(at - time.monotonic(), 0), self._expire, (what,))
+            self.watchdog.daemon = True
+            self.watchdog.start()
 
     def _stop(self, signum: int, _frame: FrameType | None) -> None:
         if self.writing:
@@ -491,6 +497,18 @@ class Output:
         )
         if self.write(_dumps(failure(err))):
             os._exit(0)
+
+
+_guarding: Output | None = None
+
+
+def call_deadline(seconds: float) -> None:
+    """The call's deadline (net.http.Deadline.of_call) starts now: the watchdog answers
+    WATCHDOG_GRACE after it, measured as the call measures it (the settings were read earlier,
+    and what was imported since may have taken seconds on a busy machine). No call is guarded
+    in a test's own process: nothing to move."""
+    if _guarding is not None:
+        _guarding.narrow(seconds)
 
 
 class _Sink:

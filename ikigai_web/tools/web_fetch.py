@@ -202,7 +202,7 @@ def fetch_page(params: Params, settings: Settings) -> Page:
 
     readers = prepare()
     mode = render_mode(params, settings)
-    deadline = Deadline(settings.timeout)
+    deadline = Deadline.of_call(settings.timeout)
     how = {"full_page": params.full_page, "include_links": params.include_links}
     tidied = partial(_tidied, include_links=params.include_links, settings=settings)
     with Session(settings, deadline) as session:

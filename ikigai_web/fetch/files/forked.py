@@ -88,6 +88,7 @@ def read_apart(
     until it ends or the deadline comes near. A ToolError it raises is raised here."""
     import orjson  # noqa: F401 - loaded before the fork: the child sends with it
 
+    parent = os.getpid()
     receiving, sending = os.pipe()
     try:
         pid = os.fork()
@@ -101,7 +102,7 @@ def read_apart(
         ) from None
     if pid == 0:  # the child: never returns
         os.close(receiving)
-        _child(reader, sending, os.getppid(), memory)
+        _child(reader, sending, parent, memory)
     os.close(sending)
     try:
         events, stop = _receive(pid, receiving, deadline)
