@@ -592,7 +592,9 @@ def test_the_calls_own_deadline_sets_its_watchdog():
         assert out.watchdog.interval == pytest.approx(5 + runner.WATCHDOG_GRACE, abs=1)
         Deadline.of_call(500.0)
         assert out.watchdog.interval == pytest.approx(5 + runner.WATCHDOG_GRACE, abs=1)
-    assert runner._guarding is None
+    from ikigai_web.common import watch
+
+    assert watch._narrow is None
 
 
 GREEDY_TOOL = """

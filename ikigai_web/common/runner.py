@@ -453,17 +453,19 @@ class Output:
     @contextlib.contextmanager
     def guarded(self, limit: float | None = None) -> Iterator[None]:
         """Quiet signals and a watchdog at `limit` seconds (HARD_LIMIT), for one call; the
-        call's own deadline brings the watchdog nearer (`narrow`, `call_deadline`)."""
-        global _guarding  # noqa: PLW0603 - the one call this process runs
+        call's own deadline brings the watchdog nearer (`narrow`, from `answer` and through
+        common/watch.py)."""
+        from ikigai_web.common import watch
+
         limit = HARD_LIMIT if limit is None else limit
         saved = {signum: signal.signal(signum, self._stop) for signum in _SIGNALS}
         self.latest = time.monotonic() + limit
         self._watch(self.latest, f"within {limit:g} s, and the ikigai host stops waiting at 30 s")
-        _guarding = self
+        watch.watching(self.narrow)
         try:
             yield
         finally:
-            _guarding = None
+            watch.watching(None)
             if self.watchdog is not None:
                 self.watchdog.cancel()
             for signum, handler in saved.items():
@@ -497,18 +499,6 @@ class Output:
         )
         if self.write(_dumps(failure(err))):
             os._exit(0)
-
-
-_guarding: Output | None = None
-
-
-def call_deadline(seconds: float) -> None:
-    """The call's deadline (net.http.Deadline.of_call) starts now: the watchdog answers
-    WATCHDOG_GRACE after it, measured as the call measures it (the settings were read earlier,
-    and what was imported since may have taken seconds on a busy machine). No call is guarded
-    in a test's own process: nothing to move."""
-    if _guarding is not None:
-        _guarding.narrow(seconds)
 
 
 class _Sink:

@@ -6,15 +6,12 @@ from __future__ import annotations
 import codecs
 import re
 from functools import cache
-from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.text import codec, header_charset, lazy, python_codec
 from ikigai_web.fetch.document import Decoded, Document
+from ikigai_web.fetch.files import Reading as Reading  # noqa: PLC0414 - decoded() takes one
 from ikigai_web.fetch.tidy import valid_text as valid_text  # noqa: PLC0414 - read here too
-
-if TYPE_CHECKING:
-    from ikigai_web.net.http import Deadline
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
@@ -232,16 +229,6 @@ def decoded(
     # As they are, but for their links, made safe and absolute as a page's are: a reader may
     # show the text as markdown.
     return Decoded(kind, document=Document(markdown=clean_markdown(to_text(body, header), url)))
-
-
-class Reading(NamedTuple):
-    """How a file is read: from which page, by when, in how much memory (bytes beyond what
-    the call holds as its reader starts), and whether its links are kept."""
-
-    deadline: Deadline | None = None
-    first_page: int = 1
-    memory: int = 1 << 30
-    include_links: bool = True
 
 
 def _read_file(kind: str, body: bytearray, url: str, reading: Reading) -> Document:

@@ -67,8 +67,8 @@ class Deadline:
     @classmethod
     def of_call(cls, seconds: float) -> Deadline:
         """The whole call's deadline, starting now: its watchdog is set by it (see
-        common.runner.call_deadline)."""
-        from ikigai_web.common.runner import call_deadline
+        common/watch.py)."""
+        from ikigai_web.common.watch import call_deadline
 
         call_deadline(seconds)
         return cls(seconds)

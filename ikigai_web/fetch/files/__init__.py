@@ -7,6 +7,11 @@ and XML guards) and paging.py (page markers and reading pages N-M).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from ikigai_web.net.http import Deadline
+
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -20,3 +25,13 @@ MAX_PAGES = 300
 # Characters of markdown one call reads of a document: some 35 answers of the default output
 # budget; a document's cache entry holds them all.
 MAX_TEXT = 2_000_000
+
+
+class Reading(NamedTuple):
+    """How a file is read: from which page, by when, in how much memory (bytes beyond what
+    the call holds as its reader starts), and whether its links are kept."""
+
+    deadline: Deadline | None = None
+    first_page: int = 1
+    memory: int = 1 << 30
+    include_links: bool = True

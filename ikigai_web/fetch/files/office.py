@@ -17,13 +17,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ToolError
-from ikigai_web.fetch.files import DOCX, MAX_TEXT, PPTX, XLSX, forked
+from ikigai_web.fetch.files import DOCX, MAX_TEXT, PPTX, XLSX, Reading, forked
 from ikigai_web.fetch.files.archive import open_package
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ikigai_web.fetch.decode import Reading
     from ikigai_web.fetch.document import Document
     from ikigai_web.fetch.files.archive import Package
 

@@ -19,12 +19,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.fetch.files import MAX_PAGES, MAX_TEXT, forked, layout, paging
+from ikigai_web.fetch.files import MAX_PAGES, MAX_TEXT, Reading, forked, layout, paging
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ikigai_web.fetch.decode import Reading
     from ikigai_web.fetch.document import Document
 
 # A page of dense text holds some 5,000 characters; past this a page is a drawing of glyphs.
