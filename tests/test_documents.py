@@ -1040,6 +1040,14 @@ def test_a_page_of_10k_annotations_is_read(serve):
     assert out["content"] == "[Page 1 of 1]\n\nAnnotated page"
 
 
+def test_a_pdf_whose_cross_references_point_at_the_wrong_bytes_is_read(serve):
+    """Every entry of the table points into the header: PDFium rebuilds the table from the
+    objects themselves, and each page is read in order."""
+    body = hostile.pdf_broken_xref(["First page", "Second page"])
+    out = fetch(serve("/broken.pdf", body, "application/pdf"))
+    assert out["content"] == "[Page 1 of 2]\n\nFirst page\n\n[Page 2 of 2]\n\nSecond page"
+
+
 # ---------------------------------------------------------------- the reader's own process
 
 
