@@ -865,14 +865,38 @@ def test_html_markdown_and_sheet_text_keep_only_web_links_to_public_hosts(serve_
     assert "[public link](https://example.com/page)" in contents[1]
 
 
+def _pptx_with_places() -> bytes:
+    """A deck whose first slide has a run linked (a:hlinkClick) to each of PLACES."""
+    runs = "".join(
+        f'<a:p><a:r><a:rPr><a:hlinkClick r:id="r{name}"/></a:rPr><a:t>{name} link</a:t></a:r></a:p>'
+        for name, _ in PLACES
+    )
+    box = hostile.text_box(2, []).replace("<a:bodyPr/>", f"<a:bodyPr/>{runs}")
+    deck = zipfile.ZipFile(io.BytesIO(hostile.pptx_with(corpus.deck_pptx().body, box)))
+    members = {name: deck.read(name) for name in deck.namelist()}
+    rels = "ppt/slides/_rels/slide1.xml.rels"
+    members[rels] = members[rels].replace(b"</Relationships>", b"".join(
+        b'<Relationship Id="r%s" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        b'relationships/hyperlink" Target="%s" TargetMode="External"/>'
+        % (name.encode(), target.encode()) for name, target in PLACES
+    ) + b"</Relationships>")  # fmt: skip
+    return _package(members)
+
+
 def test_pdf_link_annotations_and_slides_give_no_targets(serve_guarded):
-    """Held in issue 55's round: a PDF's link annotations (and its actions) are not read, so
-    no target of them reaches the markdown, with or without include_links."""
-    body = hostile.pdf_links([target for _, target in PLACES])
+    """Held in issue 55's round: a PDF's link annotations (and its actions) and a slide's
+    linked runs are not read as links, so no target of them reaches the markdown, with or
+    without include_links; their text does."""
+    pdf_body, deck = hostile.pdf_links([target for _, target in PLACES]), _pptx_with_places()
     for include in (True, False):
-        content = fetch(serve_guarded(f"/l{include}.pdf", body, "application/pdf"),
+        content = fetch(serve_guarded(f"/l{include}.pdf", pdf_body, "application/pdf"),
                         include_links=include)["content"]  # fmt: skip
         assert content.startswith("[Page 1 of 1]\n\nLink 0")
+        assert "](" not in content
+        assert "://" not in content
+        content = fetch(serve_guarded(f"/l{include}.pptx", deck, corpus.deck_pptx().kind),
+                        include_links=include)["content"]  # fmt: skip
+        assert all(f"{name} link" in content for name, _ in PLACES), content
         assert "](" not in content
         assert "://" not in content
 
