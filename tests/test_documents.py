@@ -25,7 +25,17 @@ from conftest import STALL, Reply
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.runner import answer, render
 from ikigai_web.fetch import decode
-from ikigai_web.fetch.files import MAX_PAGES, archive, excel, forked, layout, office, paging, pdf
+from ikigai_web.fetch.files import (
+    MAX_PAGES,
+    archive,
+    excel,
+    forked,
+    layout,
+    office,
+    office_parts,
+    paging,
+    pdf,
+)
 from ikigai_web.fetch.pipeline import to_document
 from ikigai_web.tools import web_fetch
 
@@ -1188,7 +1198,7 @@ def test_a_pdf_stops_at_the_text_a_call_reads_and_says_where_to_read_on(monkeypa
 def test_each_format_stops_at_the_text_a_call_reads(monkeypatch, name):
     from ikigai_web.fetch.files import word
 
-    monkeypatch.setattr(office, "MAX_TEXT", 12)
+    monkeypatch.setattr(office_parts, "MAX_TEXT", 12)
     monkeypatch.setattr(word, "BATCH_PARAGRAPHS", 1)
     sample = samples()[name]
     document = _read(sample.kind, sample.body)

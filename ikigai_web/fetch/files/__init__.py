@@ -2,7 +2,8 @@
 
 Each format has its reader (pdf.py; office.py for word.py, excel.py, slides.py and epub.py),
 run in a process of its own (forked.py); what they share is here and in archive.py (the zip
-and XML guards) and paging.py (page markers and reading pages N-M).
+and XML guards), office_parts.py (properties, the text budget, markdown tables) and paging.py
+(page markers and reading pages N-M).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ikigai_web.fetch.files.archive import unreadable
-from ikigai_web.fetch.files.office import TextBudget, xml
+from ikigai_web.fetch.files.office_parts import TextBudget, xml
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

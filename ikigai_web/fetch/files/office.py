@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ikigai_web.common.errors import ToolError
-from ikigai_web.fetch.files import DOCX, MAX_TEXT, PPTX, XLSX, Reading, forked
+from ikigai_web.fetch.files import DOCX, PPTX, XLSX, Reading, forked
 from ikigai_web.fetch.files.archive import open_package
+from ikigai_web.fetch.files.office_parts import ELSEWHERE
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ikigai_web.fetch.document import Document
-    from ikigai_web.fetch.files.archive import Package
 
 _HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
 # What each format's reader imports, loaded before the fork (in the MCP server's warm worker
@@ -106,9 +106,6 @@ def _document(read: forked.Read, url: str, memory: int) -> Document:
     )
 
 
-ELSEWHERE = "Look for a PDF or HTML version, or a smaller file."
-
-
 def _titled(document: Document) -> Document:
     from dataclasses import replace
 
@@ -116,75 +113,3 @@ def _titled(document: Document) -> Document:
         return document
     found = _HEADING.search(document.markdown)
     return replace(document, title=found.group(1).strip() if found else None)
-
-
-def core(package: Package) -> dict[str, str]:
-    """Title, author and subject from docProps/core.xml (checked by the archive's guard)."""
-    import lxml.etree
-
-    if "docProps/core.xml" not in package.zip.namelist():
-        return {}
-    root = xml(package, "docProps/core.xml")
-    found = {lxml.etree.QName(e).localname: " ".join((e.text or "").split()) for e in root}
-    return {
-        "title": found.get("title", ""),
-        "author": found.get("creator", ""),
-        "description": found.get("subject") or found.get("description", ""),
-    }
-
-
-def xml(package: Package, name: str) -> Any:
-    """A member the archive's guard passed, parsed as it parsed it (no entities, no network)."""
-    import lxml.etree
-
-    parser = lxml.etree.XMLParser(resolve_entities=False, no_network=True)
-    return lxml.etree.fromstring(package.zip.read(name), parser)
-
-
-class TextBudget:
-    """The characters one call reads of a document (MAX_TEXT): each unit's text is taken
-    until they are spent, the unit that spends them cut at a line's end."""
-
-    def __init__(self) -> None:
-        self.most = self.left = MAX_TEXT
-
-    def take(self, text: str) -> str:
-        if len(text) <= self.left:
-            self.left -= len(text)
-            return text
-        cut = text.rfind("\n", 0, self.left)
-        kept = text[: cut if cut > 0 else self.left]
-        self.left = 0
-        return kept
-
-    @property
-    def spent(self) -> bool:
-        return self.left <= 0
-
-    def warning(self, where: str) -> forked.Event:
-        message = (
-            f"This document's text is longer than {self.most:,} characters, the most one call "
-            f"reads: it was read up to {where}, and the rest left out."
-        )
-        return "warning", {"code": "TOO_LARGE", "message": message}
-
-
-def line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def table(rows: list[list[str]]) -> str:
-    """A markdown table, the first row its header, every row as wide as the widest."""
-    width = max(map(len, rows))
-    lines = [
-        "| " + " | ".join(c.replace("|", "\\|") for c in [*row, *[""] * (width - len(row))]) + " |"
-        for row in rows
-    ]
-    lines.insert(1, "|" + "---|" * width)
-    return "\n".join(lines)
-
-
-def escaped(text: str) -> str:
-    """Text that markdown, or `pages`, would read as something else (`# x`, `[Slide 2 of 3]`)
-    with that first mark escaped."""
-    return "\\" + text if text[:1] in "#>[|" else text

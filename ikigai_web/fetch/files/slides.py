@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.fetch.files import MAX_PAGES, paging
-from ikigai_web.fetch.files.office import ELSEWHERE, TextBudget, escaped, line, table
+from ikigai_web.fetch.files.office_parts import ELSEWHERE, TextBudget, escaped, line, table
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

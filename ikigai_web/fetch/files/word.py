@@ -15,7 +15,7 @@ from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.fetch.files.archive import Part, unreadable
-from ikigai_web.fetch.files.office import TextBudget, core, xml
+from ikigai_web.fetch.files.office_parts import TextBudget, core, xml
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
