@@ -32,6 +32,10 @@ MAX_BUDGET = 65_000
 MAX_TTL = 366 * 24 * 3600  # a year
 MAX_CACHE_MB = 1 << 20  # a terabyte
 MAX_FETCH_BYTES = 1 << 30  # a gigabyte: the body is held in memory
+# A call's memory beyond what its process holds at the start (RLIMIT_DATA, as the MCP server's
+# warm workers are capped): a web-fetch of a large page or document takes a few hundred MiB.
+MIN_MEMORY_MB = 64
+MAX_MEMORY_MB = 1 << 20  # a terabyte: in effect no cap
 RENDER_MODES = ("auto", "always", "never")
 _RATE = lazy(r"^(off|\d{1,6}(\.\d{1,3})?(/s|/min)?)$")
 _PREFIX = lazy(r"^[A-Za-z0-9._-]{1,64}$")
@@ -383,6 +387,12 @@ class Settings:
         _budget,
         60_000,
         f"hard cap on one answer in bytes, at most {MAX_BUDGET} (ikigai hosts read 64 KiB)",
+    )
+    max_memory_mb = Setting(
+        _count(MIN_MEMORY_MB, MAX_MEMORY_MB, " of MiB"),
+        1024,
+        "the most memory one call may take beyond what the tool holds as it starts the call, "
+        f"MiB, {MIN_MEMORY_MB} to {MAX_MEMORY_MB}; a document that needs more is TOO_LARGE",
     )
 
     def __init__(

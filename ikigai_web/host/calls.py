@@ -2,7 +2,10 @@
 
 Every way a tool can fail becomes an `Answer` with text written for the model that reads
 it: the tool's own error and its `config_required` instructions, its one-line complaint
-about the input (exit 1), or what went wrong with the program itself.
+about the input (exit 1), or what went wrong with the program itself, in words: of what it
+wrote on stderr, only its last line (the error a traceback ends with, never the traceback),
+and for a program the system ended (out of memory, a crash) neither the signal's name nor
+what an allocator or the interpreter printed as it died.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ if TYPE_CHECKING:
 # The ikigai host gives a call 30 s and reads at most 64 KiB of its answer.
 CALL_TIMEOUT = 30.0
 ANSWER_LIMIT = 64 * 1024
-_STDERR_SHOWN = 2000
+_STDERR_SHOWN = 500  # characters of a program's last line on stderr
 
 
 @dataclass(frozen=True)
@@ -94,17 +97,24 @@ def _failed(name: str, outcome: process.Outcome) -> str:
     stderr = outcome.stderr.decode(errors="replace").strip()
     if outcome.status == 1 and stderr and "\n" not in stderr:
         return stderr  # the protocol's unusable-input exit: one line saying what is wrong
+    if outcome.status is not None and outcome.status < 0:
+        return (
+            f"{name} stopped before it answered: it ran out of memory or crashed, and the "
+            "system ended it. Try again with a smaller request, or another tool."
+        )
     text = f"{name} failed: it {exit_text(outcome.status)}"
     return _with_stderr(text, outcome) if stderr else f"{text}, without an error message."
 
 
 def _with_stderr(text: str, outcome: process.Outcome) -> str:
-    """`text`, then the end of what the program wrote on stderr, if anything."""
-    stderr = outcome.stderr.decode(errors="replace").strip()
-    if not stderr:
+    """`text`, then the last line the program wrote on stderr, if any: the error a crash's
+    traceback ends with, without the traceback."""
+    lines = outcome.stderr.decode(errors="replace").strip().splitlines()
+    if not lines:
         return text
-    said = stderr if len(stderr) <= _STDERR_SHOWN else "…" + stderr[-_STDERR_SHOWN:]
-    return f"{text.removesuffix('.')}. Its error output:\n{said}"
+    last = lines[-1].strip()
+    said = last if len(last) <= _STDERR_SHOWN else last[: _STDERR_SHOWN - 1] + "…"
+    return f"{text.removesuffix('.')}: {said}"
 
 
 def _answer(name: str, stdout: bytes) -> Answer:

@@ -22,9 +22,10 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
-from ikigai_web.common.procs import descendants, kill, zombies
+from ikigai_web.common.procs import PRCTL, descendants, kill, zombies
+from ikigai_web.common.procs import die_with_parent as die_with_parent  # noqa: PLC0414 - warm.py
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -188,28 +189,7 @@ def stopping() -> bool:
     return _STOPPING.is_set()
 
 
-def _load_prctl() -> Any:
-    import ctypes
-    import ctypes.util
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _load_prctl()
-_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
-
-
-def die_with_parent() -> bool:  # pragma: no cover - a warm worker's child (ikigai_web/host/warm.py)
-    """Have the kernel SIGKILL this process when the thread that started it ends (Linux's
-    parent-death signal). False where it cannot."""
-    return _PRCTL is not None and _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0
 
 
 @functools.cache
@@ -236,7 +216,7 @@ def adopt_orphans() -> bool:
     """Make this process the reaper of its descendants' orphans (Linux): a program that
     escapes its process group (setsid) and outlives its parent comes back to this process,
     where `stop_all` finds it. False where the system cannot."""
-    return _PRCTL is not None and _PRCTL(_PR_SET_CHILD_SUBREAPER, 1) == 0
+    return PRCTL is not None and PRCTL(_PR_SET_CHILD_SUBREAPER, 1) == 0
 
 
 def stop_all(keep: frozenset[int] = frozenset()) -> None:

@@ -65,6 +65,15 @@ class Deadline:
     def remaining(self) -> float:
         return max(0.0, self.end - time.monotonic())
 
+    @classmethod
+    def of_call(cls, seconds: float) -> Deadline:
+        """The whole call's deadline, starting now: its watchdog is set by it (see
+        common/watch.py)."""
+        from ikigai_web.common.watch import call_deadline
+
+        call_deadline(seconds)
+        return cls(seconds)
+
     def copy(self) -> Deadline:
         """The same deadline as a separate object, whose end may be moved earlier for a while."""
         twin = Deadline(self.seconds)

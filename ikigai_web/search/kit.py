@@ -124,7 +124,7 @@ def search(
     hit = cache.get("search", key, settings.cache_ttl, valid=_is_answer)
     if hit.value is not None:
         return _read({**hit.value, "cached": True}, read, settings, started)
-    deadline = Deadline(settings.timeout)
+    deadline = Deadline.of_call(settings.timeout)
     with client(settings, deadline, wire.open_call, **client_options) as http:
         link = Link(http, deadline)
         ask = _paced(provider, keys, settings, link, fetch) if keys else partial(fetch, link)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, fields
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
@@ -268,28 +269,42 @@ def fetch_page(params: Params, settings: Settings) -> Page:
 
     readers = prepare()
     mode = render_mode(params, settings)
-    deadline = Deadline(settings.timeout)
+    deadline = Deadline.of_call(settings.timeout)
     how = {"full_page": params.full_page, "include_links": params.include_links}
+    tidied = partial(_tidied, include_links=params.include_links, settings=settings)
     with Session(settings, deadline) as session:
         fetched = session.fetch(params.url)
-        from ikigai_web.fetch import decode, extract, render, tidy  # prepared meanwhile
+        from ikigai_web.fetch import decode, extract, render  # prepared meanwhile
 
         # What the answer, the cache and the extractor's links see: no user-info, no secrets.
         url = printable_url(fetched.url)
         # The page's own text, for the browser, when an app shell could be this large.
         kept = mode == "always" or (mode == "auto" and len(fetched.body) <= KEEP_FOR_RENDER)
-        reading = decode.Reading(deadline, first_page(params))
-        if decode.readable_type(fetched.content_type, fetched.body) not in decode.HTML_TYPES:
+        memory = settings.max_memory_mb << 20
+        reading = decode.Reading(deadline, first_page(params), memory, params.include_links)
+        kind = decode.readable_type(fetched.content_type, fetched.body)
+        if kind not in decode.HTML_TYPES:
             readers.unneeded.set()
+        if kind in decode.FILE_TYPES:  # read in a forked process: no thread may be importing
+            readers.thread.join()
         decoded = decode.decoded(fetched.body, fetched.content_type, url, reading)
         first = decoded.html if kept else None
         extracted = extract.extracted(decoded, url, **how)
-        sent = tidy.tidied(extracted)
+        sent = tidied(extracted)
         html = decoded.kind in decode.HTML_TYPES
         shown = render.render(session, fetched.url, first, sent, mode) if html else render.Shown()
     dom = None if shown.html is None else extract.html_to_markdown(shown.html, url, **how)
-    document = render.chosen(url, sent, shown, None if dom is None else tidy.tidied(dom), mode)
+    document = render.chosen(url, sent, shown, None if dom is None else tidied(dom), mode)
     return Page(url, decoded.kind, document)
+
+
+def _tidied(document: Document, *, include_links: bool, settings: Settings) -> Document:
+    """The tidy stage, its links those the user's settings let a client follow."""
+    from ikigai_web.fetch import tidy
+    from ikigai_web.fetch.guard import Policy
+
+    policy = Policy.from_settings(settings)
+    return tidy.tidied(document, include_links=include_links, policy=policy)
 
 
 def first_page(params: Params) -> int:
