@@ -234,15 +234,21 @@ def test_list_shows_each_tool_its_origin_and_path(capsys, host_dirs, fake_tool, 
     assert overridden[0].endswith(f"(overridden: overridden by {system / 'web-fetch-tool'})")
 
 
-def test_list_json(capsys, fake_tool):
+def test_list_json(capsys, fake_tool, monkeypatch):
     fake_tool(Path(".ikigai/tools").resolve(), "broken-tool", schema_script="exit 3")
     code, out = main(capsys, "list", "--json")
     rows = json.loads(out)
     assert code == 0
     brave = next(r for r in rows if r["name"] == "web_search_brave")
-    assert brave["status"] == "served"
+    assert brave["status"] == "not_served"  # as `web-tools mcp` leaves it out: no key
+    assert brave["reason"] == "not set up: BRAVE_API_KEY not set (web-tools mcp --all serves it)"
     assert brave["origin"] == "installation"
     assert Path(brave["path"]).name == "web-search-brave-tool"
+    monkeypatch.setenv("BRAVE_API_KEY", KEY)
+    brave = next(
+        r for r in json.loads(main(capsys, "list", "--json")[1]) if r["name"] == brave["name"]
+    )
+    assert brave["status"] == "served"
     assert "reason" not in brave
     broken = next(r for r in rows if r["name"] == "broken")
     assert broken == {
@@ -341,6 +347,11 @@ def test_doctor_on_a_keyless_machine_is_green_and_says_what_is_optional(capsys, 
     assert "Problems:" not in out
     assert out.count("\n  - web_search_") == NEEDING  # one line each says how to set it up
     assert out.endswith(f"All good ({NEEDING} optional tools not set up).\n")
+    # As the docs say: no new Google key can be had, so doctor does not send one to make it.
+    google = next(line for line in out.splitlines() if line.startswith("  - web_search_google"))
+    assert "closed the Custom Search JSON API to new customers" in google
+    assert "Create a key" not in google
+    assert "web_search_duckduckgo needs no key" in google
 
 
 def test_doctor_calls_a_half_set_up_provider_a_problem(capsys, monkeypatch):
@@ -410,9 +421,16 @@ def test_doctor_settings_in_effect(capsys, isolated_env, monkeypatch):
     )
     assert "IKIGAI_WEB_FETCH_ROBOTS               off  (IKIGAI_WEB_FETCH_ROBOTS)" in settings
     assert (
-        "IKIGAI_WEB_SEARCH_ORDER               brave,google,tavily,searxng,duckduckgo  (default)"
-        in settings
+        "IKIGAI_WEB_SEARCH_ORDER               unset (default: brave,google,tavily,searxng,"
+        "duckduckgo)" in settings
     )
+    # An unset setting is said to be, with its default, never shown blank.
+    assert "\n  IKIGAI_WEB_FETCH_BROWSER              unset (default: found)\n" in settings
+    assert "\n  IKIGAI_WEB_REDIS_URL                  unset (default: none)\n" in settings
+    assert all(line.split()[1:] for line in settings.splitlines()[1:])
+    report = json.loads(main(capsys, "doctor", "--json")[1])
+    browser = next(r for r in report["settings"] if r["variable"] == "IKIGAI_WEB_FETCH_BROWSER")
+    assert (browser["value"], browser["source"]) == ("found", "unset")
     assert "sets 'timout', which is no setting: it has no effect. Did you mean 'timeout'?" in out
     assert "Cache: " + str(Path(isolated_env).parent / "cache" / "ikigai-web-tools") in out
 
@@ -644,3 +662,23 @@ def test_doctor_says_whether_web_fetch_can_render(capsys, monkeypatch, tmp_path)
     monkeypatch.setenv("IKIGAI_WEB_FETCH_BROWSER", str(fake))
     _, out = main(capsys, "doctor")
     assert f"Rendering pages that need JavaScript (web-fetch): available, with {fake}" in out
+
+
+def test_forget_refuses_a_name_that_is_no_provider_and_says_which_it_may_mean(capsys):
+    from ikigai_web.common.errors import ErrorCode
+    from ikigai_web.tools.fallback.recall import Recall, remembered
+
+    noted = Recall(["brave"])
+    noted.failed("brave", (ErrorCode.RATE_LIMIT, "Brave answered 429", 600))
+    noted.save()
+    for names in (["bravve"], ["brave", "web_search_bravve"], ["nothing-like-it"]):
+        assert cli.main(["forget", *names]) == 1
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err.startswith(f"web-tools forget: no search provider is named {names[-1]!r}")
+        meant = "; did you mean 'brave'? " if "brav" in names[-1] else ". "
+        assert f"{meant}Nothing was forgotten (providers: brave, " in err
+        assert [row["tool"] for row in remembered()[0]] == ["web_search_brave"]  # kept
+    assert cli.main(["forget", "Web_Search_Brave"]) == 0
+    assert capsys.readouterr().out == "forgot 1 note about brave\n"
+    assert remembered()[0] == []

@@ -155,6 +155,12 @@ def test_by_default_only_what_can_work_is_served(tmp_path, fake_tool):
     run(scenario)
     keyless = {"web_fetch", "web_search_auto", "web_search_duckduckgo", "third_party"}
     assert listed == [keyless, keyless | {"web_search_tavily"}]
+    for env, served in zip(({}, {"TAVILY_API_KEY": KEY}), listed, strict=True):
+        rows = json.loads(subprocess.run(
+            [BIN / "web-tools", "list", "--json"], capture_output=True, check=True,
+            env=os.environ | server_env(tmp_path, env), cwd=tmp_path,
+        ).stdout)  # fmt: skip
+        assert {row["name"] for row in rows if row["status"] == "served"} == served
     log = (tmp_path / "server.log").read_text()
     assert "not serving web_search_brave, not set up: BRAVE_API_KEY not set" in log
 
@@ -172,12 +178,6 @@ def test_failures_and_bad_input_are_error_results(tmp_path, isolated_env):
             assert "\n\n⚠ Configuration Required\n\n" in text
             assert str(isolated_env / "credentials.json") in text
             assert 'export BRAVE_API_KEY="' in text
-            no_query = await session.call_tool("web_search_brave", {})
-            assert no_query.is_error
-            assert text_of(no_query) == "web_search_brave: missing required field 'query'"
-            assert no_query.structured_content is None  # the tool gave no JSON
-            wrong = await session.call_tool("web_fetch", {"url": 5})
-            assert text_of(wrong) == "web_fetch: field 'url' must be a string, got integer"
             out_of_range = await session.call_tool("web_search_brave", {"query": "x", "count": 99})
             assert out_of_range.is_error
             assert text_of(out_of_range).startswith("INVALID_INPUT: ")
@@ -185,6 +185,47 @@ def test_failures_and_bad_input_are_error_results(tmp_path, isolated_env):
             assert out_of_range.structured_content["error"] in text_of(out_of_range)
             with pytest.raises(MCPError, match="No tool 'nope'; tools: web_fetch, "):
                 await session.call_tool("nope", {})
+
+    run(scenario)
+
+
+# Input the tool refuses as unusable (exit 1 for a host) has the shape of any other bad value.
+UNUSABLE: list[tuple[str, dict[str, Any], str]] = [
+    ("web_search_brave", {}, "missing required field 'query'"),
+    ("web_fetch", {"url": 5}, "field 'url' must be a string, got integer"),
+    ("web_fetch", {"url": None}, "field 'url' must be a string, got null"),
+    ("web_search_auto", {"query": ["x"]}, "field 'query' must be a string, got array"),
+    ("web_fetch", {"url": "https://example.com/", "pad": "x" * 2_000_000},
+     "input is larger than 1048576 bytes"),
+]  # fmt: skip
+
+
+def test_every_bad_input_is_invalid_input_with_its_structure(tmp_path):
+    results: list[types.CallToolResult] = []
+
+    async def scenario() -> None:
+        async with connect(tmp_path, "--all") as session:
+            # The SDK's client checks structuredContent against the listed outputSchema.
+            for name, arguments, _ in UNUSABLE:
+                results.append(await session.call_tool(name, arguments))
+
+    run(scenario)
+    for result, (_, _, said) in zip(results, UNUSABLE, strict=True):
+        assert result.is_error
+        assert text_of(result) == f"INVALID_INPUT: {said}"
+        failure = {"success": False, "error": said, "error_code": "INVALID_INPUT"}
+        assert result.structured_content == failure
+
+
+def test_a_third_party_tools_refusal_stays_its_text(tmp_path, fake_tool):
+    fake_tool(tmp_path / "system", "third-party-tool", call="echo 'bad input' >&2; exit 1")
+
+    async def scenario() -> None:
+        async with connect(tmp_path) as session:
+            result = await session.call_tool("third_party", {"query": "x"})
+            assert result.is_error
+            assert text_of(result) == "bad input"
+            assert result.structured_content is None  # its own words: no code is known
 
     run(scenario)
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from mcp import types
 
 from ikigai_web.common.answers import Reader
+from ikigai_web.common.errors import ErrorCode
 from ikigai_web.common.redact import mask
 
 if TYPE_CHECKING:
@@ -70,7 +71,11 @@ def result(
     tool: Tool, its: Own | None, arguments: Mapping[str, Any], answer: Answer
 ) -> types.CallToolResult:
     """The MCP result of one call: the answer's text (an own tool's success rendered for
-    the model), and the tool's JSON object, when it gave one, as structuredContent."""
+    the model), and the tool's JSON object, when it gave one, as structuredContent. Input an
+    own tool refused as unusable (a wrong type, a missing field, too large) is INVALID_INPUT
+    like any other bad value: one shape for every bad input."""
+    if its is not None and answer.refused:
+        answer = refused_input(tool, answer)
     structured = masked(answer.result) if answer.result is not None else None
     text = answer.text
     if its is not None and answer.ok and structured is not None:
@@ -80,6 +85,17 @@ def result(
         structured_content=structured,
         is_error=not answer.ok,
     )
+
+
+def refused_input(tool: Tool, answer: Answer) -> Answer:
+    """The program's one line on unusable input (protocol.md, section 5) as the failure an
+    `INVALID_INPUT` value gets: `CODE: message`, and the failure's JSON."""
+    from ikigai_web.host.calls import Answer
+
+    code = ErrorCode.INVALID_INPUT.value
+    message = answer.text.removeprefix(f"{tool.name}: ")
+    failure = {"success": False, "error": message, "error_code": code}
+    return Answer(ok=False, text=f"{code}: {message}", result=failure)
 
 
 def rendered(

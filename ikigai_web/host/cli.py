@@ -213,10 +213,17 @@ def _change_trust(args: argparse.Namespace, command: str, done: str) -> int:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
+    from ikigai_web.host.listing import serving
+
     found = discovery.discover()
     tools, unknown = discovery.choose(found, args.only, args.exclude)
-    if not (args.all or args.only):  # tools named with --only are served as asked
-        tools = _set_up(tools)
+    # Tools named with --only are served as asked; `web-tools list` reports the same rule.
+    chosen = serving(tools, everything=args.all or bool(args.only))
+    for name, why in chosen.not_set_up.items():
+        sys.stderr.write(f"web-tools mcp: not serving {name}, not set up: {why} "
+                         "(web-tools doctor says how; --all serves it anyway)\n")  # fmt: skip
+    # A name MCP refuses is the server's to leave out, and to say so (mcp_server.servable).
+    tools = {name: tool for name, tool in tools.items() if name not in chosen.not_set_up}
     for tool in found.skipped:
         sys.stderr.write(f"web-tools mcp: not serving {tool.path}: {tool.reason}\n")
     for name in unknown:
@@ -230,21 +237,6 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     serve(tools, args.timeout, warm=args.warm)
     return 0
-
-
-def _set_up(tools: dict[str, discovery.Tool]) -> dict[str, discovery.Tool]:
-    """The tools whose set-up is complete; each left out is named on stderr, with why."""
-    from ikigai_web.host.doctor import servable
-
-    kept = {}
-    for name, tool in tools.items():
-        ok, why = servable(tool)
-        if ok:
-            kept[name] = tool
-        else:
-            sys.stderr.write(f"web-tools mcp: not serving {name}, not set up: {why} "
-                             "(web-tools doctor says how; --all serves it anyway)\n")  # fmt: skip
-    return kept
 
 
 def _not_found(name: str, found: discovery.Found) -> str:
@@ -275,18 +267,36 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 def run_forget(args: argparse.Namespace) -> int:
     from ikigai_web.common.errors import ToolError
+    from ikigai_web.search.registry import PREFIX, every
     from ikigai_web.tools.fallback.recall import forget
 
+    known = list(every())
+    keys = [name.strip().lower().removeprefix(PREFIX) for name in args.providers]
+    named = zip(args.providers, keys, strict=True)
+    unknown = [_no_provider(name, key, known) for name, key in named if key not in known]
+    if unknown:  # a typo would forget nothing, and say so as if nothing had been noted
+        sys.stderr.write("".join(f"web-tools forget: {line}\n" for line in unknown))
+        return 1
     try:
-        count, warnings = forget(args.providers)
+        count, warnings = forget(keys)
     except ToolError as err:  # a setting the store needs is unusable
         sys.stderr.write(f"web-tools forget: {err.message}\n")
         return 1
     for warning in warnings:
         sys.stderr.write(f"web-tools forget: {warning['message']}\n")
-    about = f" about {', '.join(args.providers)}" if args.providers else ""
+    about = f" about {', '.join(keys)}" if keys else ""
     sys.stdout.write(f"forgot {count} note{'s' if count != 1 else ''}{about}\n")
     return 0
+
+
+def _no_provider(name: str, key: str, known: list[str]) -> str:
+    """That `name` (as `key`) names no search provider, and the one it may mean (difflib)."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(key, known, n=1)
+    meant = f"; did you mean '{close[0]}'?" if close else "."
+    return (f"no search provider is named {name!r}{meant} Nothing was forgotten "
+            f"(providers: {', '.join(known)}).")  # fmt: skip
 
 
 def run_clear_cache(_args: argparse.Namespace) -> int:

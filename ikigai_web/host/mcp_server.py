@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import sys
 import threading
@@ -29,6 +28,7 @@ from mcp.types import jsonrpc_message_adapter
 from ikigai_web.common import __version__
 from ikigai_web.host import answers, process
 from ikigai_web.host.calls import Answer, call, mask_every_credential
+from ikigai_web.host.listing import MCP_NAME
 from ikigai_web.host.workers import Warm
 
 if TYPE_CHECKING:
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 
     from ikigai_web.host.discovery import Tool
 
-# The tool names MCP allows (SEP-986); an ikigai file name may give others.
-MCP_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 # Tool calls run in threads of their own, at most this many at once (more wait their turn):
 # anyio's shared threads (40) also read stdin, and calls must never starve the reading of a
 # ping or a tools/list. The wire has its own few.
