@@ -23,6 +23,7 @@ MAX_URL = 4096
 MAX_OFFSET = 10**9
 MAX_LIMIT = 10**6
 CACHE_NAMESPACE = "web_fetch"
+RENDERING = ("fetch_browser", "fetch_render_settle")  # the settings only rendering reads
 KEEP_FOR_RENDER = 1 << 20  # an app shell is small; a larger page the browser asks for again
 # Metadata is a label, not content: long values are cut so the content keeps the budget.
 META_LIMITS = {
@@ -258,6 +259,8 @@ def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any
     from ikigai_web.common import cache
 
     key = cache_key(params, settings)
+    # What a fetch reads past the cache, read before it: a bad value fails every call alike.
+    settings.check("timeout", *[] if render_mode(params, settings) == "never" else RENDERING)
     ttl = settings.fetch_cache_ttl
     hit = cache.get(CACHE_NAMESPACE, key, ttl, valid=_is_stored_page)
     if hit.value is not None:
