@@ -7,6 +7,7 @@ answered with a clear error or a bounded part, never a hang or a crash.
 from __future__ import annotations
 
 import io
+import json
 import random
 import re
 import sys
@@ -180,6 +181,13 @@ def test_pages_out_of_range_or_malformed_is_invalid_input(serve, pages, says):
     out = fetch(url, pages=pages)
     assert out["error_code"] == "INVALID_INPUT", out
     assert says in out["error"]
+
+
+@pytest.mark.parametrize("pages", ["9", 9, "9-9", " 9 - ", "9-"])
+def test_pages_are_echoed_as_the_call_wrote_them(serve, pages):
+    url = serve("/r.pdf", samples()["report.pdf"].body, "application/pdf")
+    out = fetch(url, pages=pages)
+    assert out["error"].startswith(f"'pages' is {json.dumps(pages)}; this document has 2 ")
 
 
 def test_pages_of_a_document_without_pages_is_invalid_input(serve):

@@ -117,13 +117,16 @@ def test_a_bad_timeout_is_a_usage_error(capsys, value):
 def test_mcp_serves_the_chosen_tools_and_reports_the_rest(capsys, monkeypatch, fake_tool):
     fake_tool(Path(".ikigai/tools").resolve(), "broken-tool", schema_script="exit 9")
     served: dict[str, object] = {}
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: served.update(
-        tools, t=timeout, warm=warm))  # fmt: skip
+
+    def serve(tools: dict[str, object], timeout: float, warm: bool, output_schemas: bool) -> None:
+        served.update(tools, t=timeout, warm=warm, schemas=output_schemas)
+
+    monkeypatch.setattr(mcp_server, "serve", serve)
     assert cli.main(["mcp", "--only", "web_fetch,nothing", "--timeout", "2.5"]) == 0
-    assert set(served) == {"web_fetch", "t", "warm"}
-    assert (served["t"], served["warm"]) == (2.5, True)
-    assert cli.main(["mcp", "--no-warm"]) == 0
-    assert served["warm"] is False
+    assert set(served) == {"web_fetch", "t", "warm", "schemas"}
+    assert (served["t"], served["warm"], served["schemas"]) == (2.5, True, True)
+    assert cli.main(["mcp", "--no-warm", "--no-output-schemas"]) == 0
+    assert (served["warm"], served["schemas"]) == (False, False)
     err = capsys.readouterr().err
     assert "not serving" in err
     assert "broken-tool: --schema exited with status 9" in err
@@ -133,7 +136,7 @@ def test_mcp_serves_the_chosen_tools_and_reports_the_rest(capsys, monkeypatch, f
 def served_by(monkeypatch, *args: str) -> set[str]:
     """The tools `web-tools mcp ARGS` would serve."""
     served: dict[str, object] = {}
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: served.update(tools))
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, *_, **__: served.update(tools))
     assert cli.main(["mcp", *args]) == 0
     return set(served)
 
@@ -163,7 +166,7 @@ def test_mcp_serves_every_tool_with_all_or_the_ones_named_with_only(capsys, monk
 
 
 def test_mcp_says_when_nothing_is_left_to_serve(capsys, monkeypatch):
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: None)
+    monkeypatch.setattr(mcp_server, "serve", lambda *_, **__: None)
     assert cli.main(["mcp", "--exclude", ",".join(doctor.own_tools())]) == 0
     assert "no tool to serve; `web-tools doctor` says why" in capsys.readouterr().err
 
@@ -178,7 +181,7 @@ def test_mcp_does_not_start_when_only_matches_no_tool(capsys, monkeypatch):
 
 @pytest.mark.parametrize("flag", ["--only", "--exclude"])
 def test_a_misspelt_name_is_told_the_names_it_may_mean(capsys, monkeypatch, flag):
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: None)
+    monkeypatch.setattr(mcp_server, "serve", lambda *_, **__: None)
     cli.main(["mcp", flag, "web_serch_brave,web-fech-tool,nothing_like_it"])
     lines = capsys.readouterr().err.splitlines()
     assert (

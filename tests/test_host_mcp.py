@@ -112,6 +112,27 @@ def test_lists_every_tool_with_its_schema(tmp_path, fake_tool):
     assert f"not serving {tmp_path}/.ikigai/tools/broken-tool: --schema exited with status 4" in log
 
 
+def test_output_schemas_can_be_left_out_of_the_list(tmp_path, fake_server):
+    url = fake_server.route("/page", page("A page whose answer comes as JSON all the same."))
+    sizes: dict[str, int] = {}
+
+    async def scenario() -> None:
+        for args in ((), ("--no-output-schemas",)):
+            async with connect(tmp_path, *args, env=LOOPBACK_PAGES) as session:
+                listed = (await session.list_tools()).tools
+                sizes[" ".join(args)] = len(json.dumps([t.model_dump() for t in listed]))
+                assert {t.name for t in listed} >= {"web_fetch", "web_search_auto"}
+                assert all((t.output_schema is None) is bool(args) for t in listed)
+                assert all(t.title and t.annotations for t in listed)  # the rest is as ever
+                result = await session.call_tool("web_fetch", {"url": url})
+                assert not result.is_error
+                assert result.structured_content is not None  # the JSON still comes
+                assert result.structured_content["title"] == "Warm"
+
+    run(scenario)
+    assert sizes["--no-output-schemas"] < sizes[""] / 2
+
+
 def test_a_search_against_a_loopback_brave(tmp_path, fake_server):
     body = json.loads((FIXTURES / "search.json").read_text())
     url = fake_server.route("/res/v1/web/search", Reply(body=body))
@@ -444,7 +465,7 @@ def test_in_process_own_tools_are_called_in_warm_workers(tmp_path, fake_tool):
     async def scenario() -> None:
         async with Client(mcp_server.build(own, 30, workers)) as client:
             wrong = await client.call_tool("web_fetch", {"url": 5})
-            assert text_of(wrong) == "web_fetch: field 'url' must be a string, got integer"
+            assert text_of(wrong) == "INVALID_INPUT: field 'url' must be a string, got integer"
 
     try:
         assert workers.ready.wait(60)
@@ -509,8 +530,8 @@ def test_a_renderer_bug_leaves_the_json_as_the_text(tmp_path, fake_server, monke
          '{"success": true, "l": [1]}', {"success": True, "l": [1]}),
         (Answer(False, "API_ERROR: down", {"success": False, "error": "down"}),
          "API_ERROR: down", {"success": False, "error": "down"}),
-        (Answer(False, "x: missing required field 'query'"), "x: missing required field 'query'",
-         None),
+        (Answer(False, "x: missing required field 'query'", refused=True),
+         "x: missing required field 'query'", None),
     ],
     ids=["success", "its-own-failure", "no-json"],
 )  # fmt: skip

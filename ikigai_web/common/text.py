@@ -45,6 +45,22 @@ def lazy(source: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     return cast("re.Pattern[AnyStr]", _Lazy(source, flags))
 
 
+# A terminal's escape sequences (ECMA-48), removed whole before the controls that start them:
+# with only its ESC gone, "ESC[31m" leaves "[31m" in the text (and "\[31m" in markdown). A
+# control sequence (ESC [ or CSI, parameters, intermediates, a final byte); a control string
+# (OSC, DCS, SOS, PM, APC) up to its terminator, BEL or ST, within a bound (without one, only
+# its introducer goes; a string is scanned once, possessively, to the next control that could
+# start or end one, so time stays linear); any other escape, ESC and what follows it up to a
+# final byte.
+_ESCAPE_SEQUENCE = lazy(
+    "(?:\x1b\\[|\x9b)[\x30-\x3f]{0,64}[\x20-\x2f]{0,8}[\x40-\x7e]"
+    "|(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x90\x98\x9b-\x9f]{0,4096}+"
+    "(?:\x07|\x1b\\\\|\x9c)"
+    "|\x1b[\x20-\x2f]{0,8}[\x30-\x7e]"
+)
+_ESCAPE_STARTS = ("\x1b", "\x9b", "\x90", "\x98", "\x9d", "\x9e", "\x9f")
+
+
 def codec(label: str | None) -> str | None:
     """The Python codec for a charset label as a browser reads it, or None when unknown.
 
@@ -82,9 +98,16 @@ def decode(data: bytes, label: str | None = None) -> str:
 
 
 def visible(text: str) -> str:
-    """Without control, bidi, zero-width and tag characters (see _INVISIBLE): what every
-    string a tool prints is reduced to."""
-    return _INVISIBLE.sub("", text)
+    """Without terminal escape sequences (see without_escapes), control, bidi, zero-width and
+    tag characters (see _INVISIBLE): what every string a tool prints is reduced to."""
+    return _INVISIBLE.sub("", without_escapes(text))
+
+
+def without_escapes(text: str) -> str:
+    """`text` without a terminal's escape sequences, whole (see _ESCAPE_SEQUENCE)."""
+    if not any(start in text for start in _ESCAPE_STARTS):  # nearly every text: a fast no
+        return text
+    return _ESCAPE_SEQUENCE.sub("", text)
 
 
 def encodable(text: str) -> str:

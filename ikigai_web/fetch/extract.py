@@ -18,7 +18,7 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.common.text import lazy
+from ikigai_web.common.text import lazy, without_escapes
 from ikigai_web.fetch.document import Decoded, Document
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ _CONTROL_BYTES = bytes(range(0x01, 0x09)) + b"\x0b" + bytes(range(0x0E, 0x20))
 _CONTROL_REF = lazy(
     rb"&#(?:0*(?:[1-8]|1[124-9]|2\d|3[01])(?!\d)|[xX]0*(?:[1-8bcefBCEF]|1[\da-fA-F])(?![\da-fA-F]));?"
 )
+_ESCAPE_REF = lazy(r"&#(?:0*27(?!\d)|[xX]0*1[bB](?![\da-fA-F]));?")  # ESC written as a reference
 _NONCHARACTERS = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")  # U+FFFE, U+FFFF
 _SAMPLE = 65536
 # `_choose` thresholds, over word 4-gram multisets of the two outputs.
@@ -191,12 +192,12 @@ _DEEP_MARKUP = {
     "deepest tags were flattened, so their text is here but some of its structure (lists, "
     "tables, emphasis) may be lost.",
 }
-_NEEDS_JAVASCRIPT = {
-    "code": "NEEDS_JAVASCRIPT",
-    "message": "The page is filled in by JavaScript and its HTML carries next to no text, "
-    "nor data web-fetch can read: the content is not available here. Look for another source, "
-    "an API or a feed for the same content.",
-}
+NEEDS_JAVASCRIPT = (
+    "The page is filled in by JavaScript and its HTML carries next to no text, nor data "
+    "web-fetch can read: the content is not available here."
+)
+ELSEWHERE = "Look for another source, an API or a feed for the same content."
+_NEEDS_JAVASCRIPT = {"code": "NEEDS_JAVASCRIPT", "message": f"{NEEDS_JAVASCRIPT} {ELSEWHERE}"}
 
 
 def extracted(decoded: Decoded, url: str, *, full_page: bool, include_links: bool) -> Document:
@@ -520,8 +521,11 @@ def _tree(text: str, url: str) -> tuple[HtmlElement, tuple[dict[str, str], ...]]
 
 
 def _xml_bytes(text: str) -> bytes:
-    """`text` as UTF-8 without what XML forbids (see _CONTROL_BYTES)."""
-    data = text.encode("utf-8").translate(_FORM_FEED, _CONTROL_BYTES)
+    """`text` as UTF-8 without what XML forbids (see _CONTROL_BYTES), and without a
+    terminal's escape sequences, whole: once their ESC is gone, the rest would read as text."""
+    if "&#" in text and _ESCAPE_REF.search(text):
+        text = _ESCAPE_REF.sub("\x1b", text)
+    data = without_escapes(text).encode("utf-8").translate(_FORM_FEED, _CONTROL_BYTES)
     if b"&#" in data:
         data = _CONTROL_REF.sub(b"", data)
     # Looked for in the text, where a search for a character the string cannot hold (most

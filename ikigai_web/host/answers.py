@@ -48,10 +48,11 @@ def own(tool: Tool) -> Own | None:
     return Own(module.TITLE, module.OUTPUT_SCHEMA, module.markdown)
 
 
-def listing(tool: Tool, its: Own | None) -> types.Tool:
+def listing(tool: Tool, its: Own | None, *, output_schema: bool = True) -> types.Tool:
     """The tool as `tools/list` shows it: its own description and parameters, unchanged;
-    for an own tool also its title, outputSchema and annotations. Every own tool reads the
-    web and changes nothing (its cache aside): read-only, open-world."""
+    for an own tool also its title, outputSchema (unless `output_schema` is False: a client
+    that forwards it to the model pays for it in every request) and annotations. Every own
+    tool reads the web and changes nothing (its cache aside): read-only, open-world."""
     if its is None:
         return types.Tool(
             name=tool.name, description=tool.description, input_schema=tool.parameters
@@ -62,7 +63,7 @@ def listing(tool: Tool, its: Own | None) -> types.Tool:
         title=its.title,
         description=tool.description,
         input_schema=tool.parameters,
-        output_schema=its.output_schema,
+        output_schema=its.output_schema if output_schema else None,
         annotations=hints,
     )
 

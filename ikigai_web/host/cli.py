@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import json
 import math
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +24,8 @@ ikigai host does: this installation's tools, then $IKIGAI_LIBEXEC_DIR, ~/.ikigai
 ./.ikigai/tools/, a later directory overriding an earlier one. Third-party tools count too.
 A project's own tools (./.ikigai/tools/) run only once you trust the project (web-tools trust).
 """
+# What `web-tools mcp` imports of the MCP SDK, begun as it starts (see _importing).
+SDK_MODULES = ("mcp.types", "mcp.server.lowlevel", "mcp.server.stdio", "mcp.shared.exceptions")
 EXAMPLES = """\
 examples:
   web-tools mcp                                serve every tool that can work to an MCP client
@@ -127,6 +132,15 @@ def _mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "third-party tools run (slower; by default a warm worker with their code loaded "
         "forks a process for each call)",
     )
+    mcp.add_argument(
+        "--no-output-schemas",
+        dest="output_schemas",
+        action="store_false",
+        help="list this installation's tools without their output schemas (the JSON Schema of "
+        "their answers): a client that passes the tool list to its model pays for them in "
+        "every request, some 11 KB more for the three tools a machine without keys serves "
+        "(docs/mcp.md); answers still carry their JSON as structuredContent",
+    )
     mcp.set_defaults(command=run_mcp)
 
 
@@ -215,6 +229,7 @@ def _change_trust(args: argparse.Namespace, command: str, done: str) -> int:
 def run_mcp(args: argparse.Namespace) -> int:
     from ikigai_web.host.listing import serving
 
+    sdk = _importing(SDK_MODULES)
     found = discovery.discover()
     tools, unknown = discovery.choose(found, args.only, args.exclude)
     # Tools named with --only are served as asked; `web-tools list` reports the same rule.
@@ -233,10 +248,28 @@ def run_mcp(args: argparse.Namespace) -> int:
         return 2
     if not tools:
         sys.stderr.write("web-tools mcp: no tool to serve; `web-tools doctor` says why\n")
+    sdk.join()
     from ikigai_web.host.mcp_server import serve
 
-    serve(tools, args.timeout, warm=args.warm)
+    serve(tools, args.timeout, warm=args.warm, output_schemas=args.output_schemas)
     return 0
+
+
+def _importing(modules: Sequence[str]) -> threading.Thread:
+    """`modules` imported in a thread of their own, started now: the MCP SDK's import is most
+    of the server's start-up (a second of CPU), and runs while the tools are found, whose
+    probes mostly wait for their programs. Finding the tools imports none of the SDK's
+    modules, and the standard library's that both import are taken in turn (Python's import
+    locks). A failure is the main thread's to meet, when it imports them in turn."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            for module in modules:
+                importlib.import_module(module)
+
+    thread = threading.Thread(target=load, name="importing the MCP SDK", daemon=True)
+    thread.start()
+    return thread
 
 
 def _not_found(name: str, found: discovery.Found) -> str:

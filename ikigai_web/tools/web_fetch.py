@@ -131,6 +131,7 @@ class Params(NamedTuple):
     include_links: bool = True
     render: str | None = None  # auto, always, never; None: the setting's
     pages: tuple[int, int | None] | None = None  # first and last (None: to the end)
+    pages_given: str | int | None = None  # `pages` as the call wrote it, for messages
 
 
 class Page(NamedTuple):
@@ -150,6 +151,7 @@ def parse_input(raw: dict[str, Any]) -> Params:
         include_links=p.boolean(raw, "include_links", default=True),
         render=_render(raw),
         pages=_pages(raw),
+        pages_given=raw.get("pages"),
     )
 
 
@@ -316,18 +318,20 @@ def shape_output(
     budget: int,
     notes: dict[str, Any] | None = None,
     pages: tuple[int, int | None] | None = None,
+    pages_given: str | int | None = None,
 ) -> dict[str, Any]:
     """The selected lines (of the selected pages), cut at a line boundary so the whole JSON
     line fits `budget`.
 
-    `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget.
+    `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget;
+    `pages_given` is `pages` as the call wrote it, which a message about it echoes.
     """
     from ikigai_web.fetch.files import paging
 
     doc = page.document
     markdown = doc.markdown
     if pages is not None:
-        shown = f"{pages[0]}-{pages[1] or ''}"
+        shown = pages_given if pages_given is not None else f"{pages[0]}-{pages[1] or ''}"
         markdown = paging.select(markdown, page.content_type, pages, shown)
     out: dict[str, Any] = {
         "success": True,
@@ -401,10 +405,15 @@ def _fit(lines: list[str], room: int) -> list[str]:
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    from ikigai_web.fetch.render import advised
+
     params = parse_input(raw)
     page, notes = cached_page(params, settings)
+    page = page._replace(document=advised(page.document, render_mode(params, settings), settings))
     budget = settings.output_budget
-    return shape_output(page, params.offset, params.limit, budget, notes, params.pages)
+    return shape_output(
+        page, params.offset, params.limit, budget, notes, params.pages, params.pages_given
+    )
 
 
 def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader = PERSON) -> str:
