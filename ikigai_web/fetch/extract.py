@@ -615,16 +615,20 @@ def _metadata(
     articles only: it costs more than extracting a whole page, and elsewhere a date is rare."""
     from trafilatura.metadata import examine_meta
 
+    from ikigai_web.fetch.placeholders import meaningful
+
     found: Any = examine_meta(tree)
     if found.author and " " not in found.author:
         found.author = None  # a single word is a handle or a site name more often than not
     found = _from_json_ld(signals, found)
+    # What an editor or a CMS writes where nobody gave one ("Untitled Document", "admin").
+    description = meaningful(found.description) or meaningful(_ld_description(signals))
     return {
-        "title": _title(tree, found.title, found.sitename),
-        "author": found.author or None,
+        "title": meaningful(_title(tree, found.title, found.sitename)),
+        "author": meaningful(found.author, author=True),
         "date": _date(tree, url, signals) if dated else _declared_date(signals),
         "site_name": found.sitename or None,
-        "description": found.description or _ld_description(signals) or None,
+        "description": description,
     }
 
 

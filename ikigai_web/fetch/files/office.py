@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ikigai_web.fetch.files import DOCX, MAX_PAGES, PPTX, RESERVE_SECONDS, XLSX, paging
 from ikigai_web.fetch.files.archive import open_package, unreadable
+from ikigai_web.fetch.placeholders import meaningful
 
 if TYPE_CHECKING:
     import zipfile
@@ -69,8 +70,9 @@ def _titled(document: Document) -> Document:
 
     if document.title:
         return document
-    found = _HEADING.search(document.markdown)
-    return replace(document, title=found.group(1).strip() if found else None)
+    # The first heading that is no placeholder of its own (a sheet named "Sheet1").
+    headings = (meaningful(found[1]) for found in _HEADING.finditer(document.markdown))
+    return replace(document, title=next(filter(None, headings), None))
 
 
 def _core(package: zipfile.ZipFile) -> dict[str, str]:
@@ -97,9 +99,9 @@ def _docx(body: bytes, package: zipfile.ZipFile) -> Document:
     core = _core(package)
     return Document(
         markdown=html_markdown(result.value, include_links=True),
-        title=core.get("title"),
-        author=core.get("creator"),
-        description=core.get("subject") or core.get("description"),
+        title=meaningful(core.get("title")),
+        author=meaningful(core.get("creator"), author=True),
+        description=meaningful(core.get("subject")) or meaningful(core.get("description")),
     )
 
 
@@ -120,9 +122,9 @@ def _xlsx(body: bytes) -> Document:
         props = book.properties
         return Document(
             markdown="\n\n".join(p for p in parts if p),
-            title=props.title or None,
-            author=props.creator or None,
-            description=props.subject or None,
+            title=meaningful(props.title),
+            author=meaningful(props.creator, author=True),
+            description=meaningful(props.subject),
         )
     finally:
         book.close()
@@ -187,17 +189,21 @@ def _pptx(body: bytes, deadline: Deadline | None, first_page: int) -> Document:
     props = deck.core_properties
     return Document(
         markdown="\n\n".join(parts).strip(),
-        title=props.title or None,
-        author=props.author or None,
-        description=props.subject or None,
+        # The deck's first slide titles it, whichever slides are read (see _titled).
+        title=meaningful(props.title) or (meaningful(_slide_title(slides[0])) if slides else None),
+        author=meaningful(props.author, author=True),
+        description=meaningful(props.subject),
     )
+
+
+def _slide_title(slide: Any) -> str:
+    title = slide.shapes.title
+    return _line(title.text_frame.text) if title is not None and title.has_text_frame else ""
 
 
 def _slide(slide: Any) -> str:
     title = slide.shapes.title
-    blocks = (
-        [f"## {_line(title.text_frame.text)}"] if title is not None and title.has_text_frame else []
-    )
+    blocks = [f"## {_slide_title(slide)}"] if title is not None and title.has_text_frame else []
     others = [shape for shape in slide.shapes if title is None or shape.shape_id != title.shape_id]
     for shape in sorted(others, key=lambda s: (s.top or 0, s.left or 0)):
         blocks += _shape(shape)
@@ -256,9 +262,9 @@ def _epub(package: zipfile.ZipFile, url: str) -> Document:
     }
     return Document(
         markdown="\n\n".join(c for c in chapters if c),
-        title=meta["title"] or None,
-        author=meta["creator"] or None,
-        description=meta["description"] or None,
+        title=meaningful(meta["title"]),
+        author=meaningful(meta["creator"], author=True),
+        description=meaningful(meta["description"]),
     )
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.fetch.files import MAX_PAGES, RESERVE_SECONDS, layout, paging
+from ikigai_web.fetch.placeholders import meaningful
 
 if TYPE_CHECKING:
     from ikigai_web.fetch.document import Document
@@ -28,10 +29,9 @@ _BOLD_FLAG = 1 << 18  # the font descriptor's ForceBold
 _BOLD_WEIGHT = 600
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _DATE = re.compile(r"^(?:D:)?(\d{4})(\d{2})(\d{2})")
-# Metadata some writers put where no title was given.
-_NO_TITLE = re.compile(
-    r"^\(?(?:anonymous|untitled|unspecified)\)?$|^microsoft \w+ - ", re.IGNORECASE
-)
+# Read from a later page on, a PDF without a title in its metadata is still titled by its own
+# first heading: it is looked for on at most this many of its first pages.
+_TITLE_PAGES = 3
 _HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
 _SPACE = 32
 _SOFT_HYPHEN = 2  # what PDFium gives for a hyphen it found at a line's end
@@ -53,9 +53,11 @@ def pdf_document(body: bytes, url: str, deadline: Deadline | None, first_page: i
         start = first_page if first_page <= total else 1
         pages = _read_pages(pdf, start, total, deadline)
         info = pdf.get_metadata_dict(skip_empty=True)
+        title = meaningful(info.get("Title"))
+        leading = [] if title else [_page(pdf, i) for i in range(min(start - 1, _TITLE_PAGES))]
     finally:
         pdf.close()
-    layout.drop_running([page for _, page in pages])
+    layout.drop_running([*leading, *(page for _, page in pages)])
     style = layout.styles([page for _, page in pages])
     parts = [
         part
@@ -63,12 +65,13 @@ def pdf_document(body: bytes, url: str, deadline: Deadline | None, first_page: i
         for part in (paging.marker("Page", number, total), layout.page_markdown(page, style))
     ]
     markdown = "\n\n".join(part for part in parts if part)
+    software = (info.get("Creator", ""), info.get("Producer", ""))
     return Document(
         markdown=markdown,
-        title=_title(info.get("Title")) or _first_heading(markdown),
-        author=_title(info.get("Author")),
+        title=title or _leading_heading(leading, pages) or _first_heading(markdown),
+        author=meaningful(info.get("Author"), author=True, software=software),
         date=_day(info.get("CreationDate")),
-        description=_text(info.get("Subject")),
+        description=meaningful(info.get("Subject")),
         warnings=_unread(pages, start, total) + _broken(pages),
     )
 
@@ -181,18 +184,23 @@ def _font_is_bold(font: Any) -> bool:
     return weight >= _BOLD_WEIGHT or bool(flags & _BOLD_FLAG) or named
 
 
-def _text(value: object) -> str | None:
-    return " ".join(str(value).split()) or None if value else None
-
-
-def _title(value: object) -> str | None:
-    title = _text(value)
-    return None if title is None or _NO_TITLE.search(title) else title
+def _leading_heading(
+    leading: list[layout.Page], pages: list[tuple[int, layout.Page]]
+) -> str | None:
+    """The first heading of the document's first pages, read for it though the call reads
+    from a later page: a whole read would be titled by it (its style judged with the pages
+    read, as a whole read judges it with all of them)."""
+    if not leading:
+        return None
+    style = layout.styles([*leading, *(page for _, page in pages)])
+    return next(
+        filter(None, (_first_heading(layout.page_markdown(p, style)) for p in leading)), None
+    )
 
 
 def _first_heading(markdown: str) -> str | None:
-    found = _HEADING.search(markdown)
-    return found.group(1).strip() if found else None
+    """The first heading that is no placeholder ("Untitled", a file name)."""
+    return next(filter(None, (meaningful(found[1]) for found in _HEADING.finditer(markdown))), None)
 
 
 def _day(value: object) -> str | None:
