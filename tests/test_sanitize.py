@@ -121,8 +121,9 @@ def test_escape_sequences_leave_no_residue(serve, isolated_env, form):
 def test_visible_drops_escape_sequences_whole():
     plain = ESCAPED.replace("&#27;", "\x1b")  # outside HTML a reference is text
     assert visible(plain) == CLEAN
-    assert visible("a \x1b] b \x9d c") == "a  b  c"  # an unended string: its introducer only
+    assert visible("a \x1b] b \x9d c") == "a ] b  c"  # an unended string: its controls only
     assert visible("\x9d" + "x" * 5000 + "\x07") == "x" * 5000  # past the bound: text
+    assert visible("\x1bThe end") == "The end"  # a lone ESC before a word: the word stays
 
 
 def test_script_and_relative_links_in_app_data_are_made_safe(serve, isolated_env):

@@ -50,13 +50,13 @@ def lazy(source: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
 # control sequence (ESC [ or CSI, parameters, intermediates, a final byte); a control string
 # (OSC, DCS, SOS, PM, APC) up to its terminator, BEL or ST, within a bound (without one, only
 # its introducer goes; a string is scanned once, possessively, to the next control that could
-# start or end one, so time stays linear); any other escape, ESC and what follows it up to a
-# final byte.
+# start or end one, so time stays linear); an escape with intermediates ("ESC ( B"). An ESC
+# before a lone letter goes alone: it may just as well start the page's next word.
 _ESCAPE_SEQUENCE = lazy(
     "(?:\x1b\\[|\x9b)[\x30-\x3f]{0,64}[\x20-\x2f]{0,8}[\x40-\x7e]"
     "|(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x90\x98\x9b-\x9f]{0,4096}+"
     "(?:\x07|\x1b\\\\|\x9c)"
-    "|\x1b[\x20-\x2f]{0,8}[\x30-\x7e]"
+    "|\x1b[\x20-\x2f]{1,8}[\x30-\x7e]"
 )
 _ESCAPE_STARTS = ("\x1b", "\x9b", "\x90", "\x98", "\x9d", "\x9e", "\x9f")
 
