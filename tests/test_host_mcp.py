@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from importlib import import_module
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 import pytest
-from conftest import BIN, HANG_GUARD, Reply
+from conftest import BIN, HANG_GUARD, STALL, Reply
 from deaths import gone
 from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
@@ -450,6 +451,59 @@ def test_in_process_list_and_call(tmp_path, fake_tool):
                 await client.call_tool("zz", {})
 
     run(scenario)
+
+
+class Starts:
+    """Warm workers that only say when they were started."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+
+    def start(self) -> None:
+        self.started.set()
+
+    def starter(self, _tool: discovery.Tool) -> None:
+        return None  # every call as a program
+
+
+def _guardian(said: bytes) -> subprocess.Popen[bytes]:
+    """A guardian that says `said` once it is told to (its stdin closes)."""
+    script = f"import sys; sys.stdin.read(); sys.stdout.buffer.write({said!r})"
+    return subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)  # fmt: skip
+
+
+def test_the_list_waits_for_nothing_a_call_needs_and_a_call_for_the_guardian(
+    tmp_path, fake_tool, monkeypatch
+):
+    # Neither wait ends by the clock here: only the guardian's word and the list start them.
+    monkeypatch.setattr(mcp_server, "LIST_WAIT", STALL)
+    monkeypatch.setattr(mcp_server, "GUARDIAN_WAIT", STALL)
+    tools = served(tmp_path, fake_tool, "echo-tool")
+    workers, guardian = Starts(), _guardian(b"\n")
+    calls = mcp_server.Preparing(guardian, workers)  # type: ignore[arg-type]
+    answered: list[bool] = []
+
+    async def call(client: Client) -> None:
+        result = await client.call_tool("echo", {"a": 1})
+        answered.append(not result.is_error)
+
+    async def scenario() -> None:
+        async with Client(mcp_server.build(tools, 5, calls=calls)) as client:
+            # Listed while the guardian is not watching yet.
+            assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, client)
+                await anyio.sleep(0.5)
+                assert answered == []  # no tool starts before the guardian watches
+                assert not workers.started.is_set()  # nor the warm workers
+                assert guardian.stdin is not None
+                guardian.stdin.close()  # it watches now
+
+    run(scenario)
+    assert answered == [True]
+    assert workers.started.wait(HANG_GUARD)  # once the list was answered and it watched
+    guardian.wait(HANG_GUARD)
 
 
 def test_in_process_own_tools_are_called_in_warm_workers(tmp_path, fake_tool):
