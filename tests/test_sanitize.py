@@ -126,6 +126,17 @@ def test_visible_drops_escape_sequences_whole():
     assert visible("\x1bThe end") == "The end"  # a lone ESC before a word: the word stays
 
 
+def test_text_encoded_twice_keeps_every_word_between_its_quotes():
+    # UTF-8 read as Latin-1: each curly quote holds a C1 control (U+009C, U+009D), the very
+    # bytes that open and close a control string in their 8-bit form; the text is the page's.
+    twice = "He said \u201cnot now\u201d and left; \u201cwhy\u201d, she asked.".encode().decode(
+        "latin-1"
+    )
+    assert visible(twice) == "He said \u00e2not now\u00e2 and left; \u00e2why\u00e2, she asked."
+    czech = "t\u011b9m".encode().decode("latin-1")  # a letter whose last byte is the CSI's
+    assert visible(czech) == "t\u00c49m"
+
+
 def test_script_and_relative_links_in_app_data_are_made_safe(serve, isolated_env):
     prose = (
         f"{PROSE} See [the guide (new)](javascript:alert(document.cookie)) and "
