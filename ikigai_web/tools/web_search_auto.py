@@ -51,12 +51,12 @@ _PRECEDENCE = (
     ErrorCode.AUTH_MISSING,
 )
 # How the first sentence of a failure says what stopped a provider (see _stopped_by).
-_IS = {
+_STOPPED_AS = {
     ErrorCode.RATE_LIMIT: "is rate limited",
     ErrorCode.AUTH_INVALID: "rejected its key",
     ErrorCode.API_ERROR: "failed",
 }
-_SAID_OF = {
+_STOPPED_BEFORE = {
     ErrorCode.RATE_LIMIT: "rate limited",
     ErrorCode.AUTH_INVALID: "its key rejected",
     ErrorCode.NETWORK_ERROR: "unreachable",
@@ -415,11 +415,11 @@ def _clause(name: str, failure: Failure) -> str:
     """What stopped one provider, as the first sentence says it."""
     code = failure.error.code
     if not failure.asked:  # remembered: set aside until it is due
-        return f"{name} was not asked ({_SAID_OF.get(code, 'failing')} before)"
+        return f"{name} was not asked ({_STOPPED_BEFORE.get(code, 'failing')} before)"
     if code is ErrorCode.NETWORK_ERROR:
         kind = _NETWORK_KIND.match(failure.error.message)
         return f"{name} is unreachable ({kind.group(1) if kind else 'network'})"
-    return f"{name} {_IS.get(code, 'failed')}"
+    return f"{name} {_STOPPED_AS.get(code, 'failed')}"
 
 
 def _without(
