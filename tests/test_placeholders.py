@@ -26,7 +26,7 @@ TITLES = ["Annual Report 2023", "The Untitled Goose Game, reviewed", "A Book of 
           "Slides on Rust safety", "Report on the budget", "Created by Jane Doe",
           "Sheet music for beginners", "Page One: a novel", "Word of the year",
           "Unknown Pleasures", "Microsoft Word tips", "None of the above", "Book review: Dune",
-          "PDF Report"]  # fmt: skip
+          "PDF Report", "Form 1040", "Document 2024", "Excel 365 pricing"]  # fmt: skip
 
 
 @pytest.mark.parametrize("value", [v for values in PLACEHOLDERS.values() for v in values])
@@ -56,6 +56,12 @@ def test_an_author_that_names_the_software_that_wrote_the_file_is_none():
     assert meaningful("  Two   spaces ") == "Two spaces"
 
 
+@pytest.mark.parametrize("value", ["Microsoft Word - Wikipedia", "Microsoft Excel - figures"])
+def test_a_print_drivers_title_is_one_in_a_document_not_on_a_web_page(value):
+    assert meaningful(value) is None
+    assert meaningful(value, web_page=True) == value  # as "Microsoft Word - Wikipedia" is
+
+
 def test_a_pages_placeholder_metadata_is_dropped_too():
     from ikigai_web.fetch.extract import html_to_markdown
 
@@ -65,3 +71,6 @@ def test_a_pages_placeholder_metadata_is_dropped_too():
             + "</article></body></html>")  # fmt: skip
     page = html_to_markdown(html, "https://library.example/hours")
     assert (page.title, page.author, page.description) == ("Opening hours", None, None)
+    said = "Microsoft Excel - formulas for the budget of the library"  # no print driver's
+    about = html.replace("(none)", said)
+    assert html_to_markdown(about, "https://library.example/hours").description == said

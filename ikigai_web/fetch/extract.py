@@ -682,10 +682,12 @@ def _metadata(
         found.author = None  # a single word is a handle or a site name more often than not
     found = _from_json_ld(signals, found)
     # What an editor or a CMS writes where nobody gave one ("Untitled Document", "admin").
-    description = meaningful(found.description) or meaningful(_ld_description(signals))
+    description = meaningful(found.description, web_page=True) or meaningful(
+        _ld_description(signals), web_page=True
+    )
     return {
-        "title": meaningful(_title(tree, found.title, found.sitename)),
-        "author": meaningful(found.author, author=True),
+        "title": meaningful(_title(tree, found.title, found.sitename), web_page=True),
+        "author": meaningful(found.author, author=True, web_page=True),
         "date": _date(tree, url, signals) if dated else _declared_date(signals),
         "site_name": found.sitename or None,
         "description": description,
