@@ -143,7 +143,7 @@ class Page(NamedTuple):
 
 
 def parse_input(raw: dict[str, Any]) -> Params:
-    return Params(
+    params = Params(
         url=_url(raw["url"]),
         offset=p.integer(raw, "offset", 1, 1, MAX_OFFSET),
         limit=p.integer(raw, "limit", 0, 0, MAX_LIMIT) or None,
@@ -151,8 +151,9 @@ def parse_input(raw: dict[str, Any]) -> Params:
         include_links=p.boolean(raw, "include_links", default=True),
         render=_render(raw),
         pages=_pages(raw),
-        pages_given=raw.get("pages"),
     )
+    # As the call wrote it, for messages; its not-set value ("") reads no pages and echoes none.
+    return params if params.pages is None else params._replace(pages_given=raw["pages"])
 
 
 def _pages(raw: dict[str, Any]) -> tuple[int, int | None] | None:
