@@ -214,7 +214,7 @@ def test_an_underline_leaves_its_text_and_no_html_in_the_markdown():
 def test_falls_back_to_readability_when_trafilatura_finds_nothing(monkeypatch):
     import trafilatura
 
-    monkeypatch.setattr(trafilatura, "extract", lambda *_args, **_kwargs: None)
+    monkeypatch.setattr(trafilatura, "bare_extraction", lambda *_args, **_kwargs: None)
     doc = html_to_markdown(ARTICLE, URL)
     assert "Tomatoes grow well on a sunny windowsill." in doc.markdown
     assert "[soil guide](https://example.com/blog/guides/soil.html)" in doc.markdown
@@ -227,6 +227,71 @@ def test_falls_back_when_trafilatura_stops_short(monkeypatch):
     monkeypatch.setattr(extract, "_trafilatura", lambda *_args, **_kwargs: "Tomatoes grow well.")
     doc = html_to_markdown(ARTICLE, URL)
     assert "Harvest when the fruit is fully red." in doc.markdown
+
+
+# --- quotations: a quoted speaker's words never read as the writer's -------------------------
+
+SAID = "We heard from hundreds of residents who told us the library matters more than anything."
+REPORTED = (
+    "<p>" + "The council met on Tuesday and heard residents on the new budget at length. " * 4
+)
+
+
+def _news(quote: str) -> str:
+    return (f"<html><head><title>Council passes budget</title></head><body><nav><a href='/'>Home"
+            f"</a></nav><article><h1>Council passes budget</h1>{REPORTED}</p>{quote}{REPORTED}"
+            "</p></article><footer>Copyright</footer></body></html>")  # fmt: skip
+
+
+ATTRIBUTED = {
+    "a footer in the quote": f"<blockquote><p>{SAID}</p><footer>\u2014 <cite>Jane Doe, mayor"
+                             "</cite></footer></blockquote>",
+    "a figure's caption": f"<figure><blockquote><p>{SAID}</p></blockquote><figcaption "
+                          "class='caption'>Jane Doe, mayor</figcaption></figure>",
+    "a cite that ends it": f"<blockquote><p>{SAID}</p><cite>Jane Doe, mayor</cite></blockquote>",
+    "a cite after it": f"<blockquote><p>{SAID}</p></blockquote><cite>Jane Doe, mayor</cite>",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("full_page", [False, True], ids=["article", "full_page"])
+@pytest.mark.parametrize("quote", list(ATTRIBUTED.values()), ids=list(ATTRIBUTED))
+def test_a_quotation_and_its_attribution_keep_their_marks_in_every_mode(quote, full_page):
+    markdown = html_to_markdown(_news(quote), URL, full_page=full_page).markdown
+    assert f"> {SAID}\n>\n> \u2014 Jane Doe, mayor\n" in markdown, markdown
+    assert markdown.count("Jane Doe") == 1
+
+
+def test_a_quotation_read_by_readability_keeps_its_marks_too(monkeypatch):
+    import trafilatura
+
+    monkeypatch.setattr(trafilatura, "bare_extraction", lambda *_args, **_kwargs: None)
+    markdown = html_to_markdown(_news(ATTRIBUTED["a figure's caption"]), URL).markdown
+    assert f"> {SAID}\n>\n> \u2014 Jane Doe, mayor" in markdown, markdown
+
+
+def test_a_quotation_of_several_paragraphs_is_one_quote():
+    quote = f"<blockquote><p>{SAID}</p><p>And then: {SAID}</p></blockquote>"
+    markdown = html_to_markdown(_news(quote), URL).markdown
+    assert f"> {SAID}\n>\n> And then: {SAID}" in markdown, markdown
+
+
+def test_an_inline_quotation_stays_in_its_sentence_with_its_marks():
+    sentence = (
+        "<p>The mayor called it <q>a budget for <q>every</q> reader</q> and left the room.</p>"
+    )
+    markdown = html_to_markdown(_news(sentence), URL).markdown
+    assert (
+        "The mayor called it \u201ca budget for \u2018every\u2019 reader\u201d and left" in markdown
+    )
+
+
+def test_a_page_cannot_forge_where_a_quotation_goes():
+    # Text that looks like a stand-in for a quote is the page's text, left as it is.
+    forged = "<p>quote0000000000000000n0</p>"
+    quote = f"<blockquote><p>{SAID}</p></blockquote>"
+    markdown = html_to_markdown(_news(forged + quote), URL).markdown
+    assert "quote0000000000000000n0" in markdown
+    assert markdown.count(SAID) == 1
 
 
 def test_readability_fallback_when_both_find_nothing_gives_empty_markdown():

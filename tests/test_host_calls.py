@@ -43,7 +43,9 @@ def test_a_failure_without_event_or_code():
 
 def test_unusable_input_is_the_tools_one_line():
     got = answer(status=1, stderr=b"x: missing required field 'query'\n")
-    assert got == calls.Answer(False, "x: missing required field 'query'")
+    assert got == calls.Answer(False, "x: missing required field 'query'", refused=True)
+    assert not answer(status=1, stderr=b"two\nlines\n").refused  # a crash's, not a refusal
+    assert not answer(status=2, stderr=b"one line\n").refused
 
 
 def test_a_crash_shows_the_error_its_traceback_ends_with_and_not_the_traceback():

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from importlib import import_module
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 import pytest
-from conftest import BIN, HANG_GUARD, Reply
+from conftest import BIN, HANG_GUARD, STALL, Reply
 from deaths import gone
 from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
@@ -112,6 +113,27 @@ def test_lists_every_tool_with_its_schema(tmp_path, fake_tool):
     assert f"not serving {tmp_path}/.ikigai/tools/broken-tool: --schema exited with status 4" in log
 
 
+def test_output_schemas_can_be_left_out_of_the_list(tmp_path, fake_server):
+    url = fake_server.route("/page", page("A page whose answer comes as JSON all the same."))
+    sizes: dict[str, int] = {}
+
+    async def scenario() -> None:
+        for args in ((), ("--no-output-schemas",)):
+            async with connect(tmp_path, *args, env=LOOPBACK_PAGES) as session:
+                listed = (await session.list_tools()).tools
+                sizes[" ".join(args)] = len(json.dumps([t.model_dump() for t in listed]))
+                assert {t.name for t in listed} >= {"web_fetch", "web_search_auto"}
+                assert all((t.output_schema is None) is bool(args) for t in listed)
+                assert all(t.title and t.annotations for t in listed)  # the rest is as ever
+                result = await session.call_tool("web_fetch", {"url": url})
+                assert not result.is_error
+                assert result.structured_content is not None  # the JSON still comes
+                assert result.structured_content["title"] == "Warm"
+
+    run(scenario)
+    assert sizes["--no-output-schemas"] < sizes[""] / 2
+
+
 def test_a_search_against_a_loopback_brave(tmp_path, fake_server):
     body = json.loads((FIXTURES / "search.json").read_text())
     url = fake_server.route("/res/v1/web/search", Reply(body=body))
@@ -155,6 +177,12 @@ def test_by_default_only_what_can_work_is_served(tmp_path, fake_tool):
     run(scenario)
     keyless = {"web_fetch", "web_search_auto", "web_search_duckduckgo", "third_party"}
     assert listed == [keyless, keyless | {"web_search_tavily"}]
+    for env, served in zip(({}, {"TAVILY_API_KEY": KEY}), listed, strict=True):
+        rows = json.loads(subprocess.run(
+            [BIN / "web-tools", "list", "--json"], capture_output=True, check=True,
+            env=os.environ | server_env(tmp_path, env), cwd=tmp_path,
+        ).stdout)  # fmt: skip
+        assert {row["name"] for row in rows if row["status"] == "served"} == served
     log = (tmp_path / "server.log").read_text()
     assert "not serving web_search_brave, not set up: BRAVE_API_KEY not set" in log
 
@@ -172,12 +200,6 @@ def test_failures_and_bad_input_are_error_results(tmp_path, isolated_env):
             assert "\n\n⚠ Configuration Required\n\n" in text
             assert str(isolated_env / "credentials.json") in text
             assert 'export BRAVE_API_KEY="' in text
-            no_query = await session.call_tool("web_search_brave", {})
-            assert no_query.is_error
-            assert text_of(no_query) == "web_search_brave: missing required field 'query'"
-            assert no_query.structured_content is None  # the tool gave no JSON
-            wrong = await session.call_tool("web_fetch", {"url": 5})
-            assert text_of(wrong) == "web_fetch: field 'url' must be a string, got integer"
             out_of_range = await session.call_tool("web_search_brave", {"query": "x", "count": 99})
             assert out_of_range.is_error
             assert text_of(out_of_range).startswith("INVALID_INPUT: ")
@@ -185,6 +207,47 @@ def test_failures_and_bad_input_are_error_results(tmp_path, isolated_env):
             assert out_of_range.structured_content["error"] in text_of(out_of_range)
             with pytest.raises(MCPError, match="No tool 'nope'; tools: web_fetch, "):
                 await session.call_tool("nope", {})
+
+    run(scenario)
+
+
+# Input the tool refuses as unusable (exit 1 for a host) has the shape of any other bad value.
+UNUSABLE: list[tuple[str, dict[str, Any], str]] = [
+    ("web_search_brave", {}, "missing required field 'query'"),
+    ("web_fetch", {"url": 5}, "field 'url' must be a string, got integer"),
+    ("web_fetch", {"url": None}, "field 'url' must be a string, got null"),
+    ("web_search_auto", {"query": ["x"]}, "field 'query' must be a string, got array"),
+    ("web_fetch", {"url": "https://example.com/", "pad": "x" * 2_000_000},
+     "input is larger than 1048576 bytes"),
+]  # fmt: skip
+
+
+def test_every_bad_input_is_invalid_input_with_its_structure(tmp_path):
+    results: list[types.CallToolResult] = []
+
+    async def scenario() -> None:
+        async with connect(tmp_path, "--all") as session:
+            # The SDK's client checks structuredContent against the listed outputSchema.
+            for name, arguments, _ in UNUSABLE:
+                results.append(await session.call_tool(name, arguments))
+
+    run(scenario)
+    for result, (_, _, said) in zip(results, UNUSABLE, strict=True):
+        assert result.is_error
+        assert text_of(result) == f"INVALID_INPUT: {said}"
+        failure = {"success": False, "error": said, "error_code": "INVALID_INPUT"}
+        assert result.structured_content == failure
+
+
+def test_a_third_party_tools_refusal_stays_its_text(tmp_path, fake_tool):
+    fake_tool(tmp_path / "system", "third-party-tool", call="echo 'bad input' >&2; exit 1")
+
+    async def scenario() -> None:
+        async with connect(tmp_path) as session:
+            result = await session.call_tool("third_party", {"query": "x"})
+            assert result.is_error
+            assert text_of(result) == "bad input"
+            assert result.structured_content is None  # its own words: no code is known
 
     run(scenario)
 
@@ -464,6 +527,59 @@ def test_in_process_list_and_call(tmp_path, fake_tool):
     run(scenario)
 
 
+class Starts:
+    """Warm workers that only say when they were started."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+
+    def start(self) -> None:
+        self.started.set()
+
+    def starter(self, _tool: discovery.Tool) -> None:
+        return None  # every call as a program
+
+
+def _guardian(said: bytes) -> subprocess.Popen[bytes]:
+    """A guardian that says `said` once it is told to (its stdin closes)."""
+    script = f"import sys; sys.stdin.read(); sys.stdout.buffer.write({said!r})"
+    return subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)  # fmt: skip
+
+
+def test_the_list_waits_for_nothing_a_call_needs_and_a_call_for_the_guardian(
+    tmp_path, fake_tool, monkeypatch
+):
+    # Neither wait ends by the clock here: only the guardian's word and the list start them.
+    monkeypatch.setattr(mcp_server, "LIST_WAIT", STALL)
+    monkeypatch.setattr(mcp_server, "GUARDIAN_WAIT", STALL)
+    tools = served(tmp_path, fake_tool, "echo-tool")
+    workers, guardian = Starts(), _guardian(b"\n")
+    calls = mcp_server.Preparing(guardian, workers)  # type: ignore[arg-type]
+    answered: list[bool] = []
+
+    async def call(client: Client) -> None:
+        result = await client.call_tool("echo", {"a": 1})
+        answered.append(not result.is_error)
+
+    async def scenario() -> None:
+        async with Client(mcp_server.build(tools, 5, calls=calls)) as client:
+            # Listed while the guardian is not watching yet.
+            assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, client)
+                await anyio.sleep(0.5)
+                assert answered == []  # no tool starts before the guardian watches
+                assert not workers.started.is_set()  # nor the warm workers
+                assert guardian.stdin is not None
+                guardian.stdin.close()  # it watches now
+
+    run(scenario)
+    assert answered == [True]
+    assert workers.started.wait(HANG_GUARD)  # once the list was answered and it watched
+    guardian.wait(HANG_GUARD)
+
+
 def test_in_process_own_tools_are_called_in_warm_workers(tmp_path, fake_tool):
     assert mcp_server.warm_workers(served(tmp_path, fake_tool, "echo-tool")) is None
     own = discovery.discover([discovery.installation()]).tools
@@ -477,7 +593,7 @@ def test_in_process_own_tools_are_called_in_warm_workers(tmp_path, fake_tool):
     async def scenario() -> None:
         async with Client(mcp_server.build(own, 30, workers)) as client:
             wrong = await client.call_tool("web_fetch", {"url": 5})
-            assert text_of(wrong) == "web_fetch: field 'url' must be a string, got integer"
+            assert text_of(wrong) == "INVALID_INPUT: field 'url' must be a string, got integer"
 
     try:
         assert workers.ready.wait(60)
@@ -542,8 +658,8 @@ def test_a_renderer_bug_leaves_the_json_as_the_text(tmp_path, fake_server, monke
          '{"success": true, "l": [1]}', {"success": True, "l": [1]}),
         (Answer(False, "API_ERROR: down", {"success": False, "error": "down"}),
          "API_ERROR: down", {"success": False, "error": "down"}),
-        (Answer(False, "x: missing required field 'query'"), "x: missing required field 'query'",
-         None),
+        (Answer(False, "x: missing required field 'query'", refused=True),
+         "x: missing required field 'query'", None),
     ],
     ids=["success", "its-own-failure", "no-json"],
 )  # fmt: skip

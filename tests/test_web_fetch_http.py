@@ -165,6 +165,28 @@ def test_app_shell_says_it_needs_javascript_through_the_tool(web, private):
     assert again.get("page_type") == out.get("page_type")
 
 
+def test_an_app_shell_not_rendered_says_how_this_machine_could_render_it(
+    web, private, monkeypatch, tmp_path
+):
+    shell = b"<html><head><title>App</title></head><body><div id='root'></div></body></html>"
+    chromium = tmp_path / "chromium"  # a browser installed: never run, since render is never
+    chromium.write_text("#!/bin/sh\nexit 1\n")
+    chromium.chmod(0o755)
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_BROWSER", str(chromium))
+    url = web.route("/app", reply(shell))
+    for call in range(2):  # fetched, then cached: the advice is for this machine, now
+        [warning] = fetch(url, render="never")["warnings"]
+        assert warning["code"] == "NEEDS_JAVASCRIPT"
+        assert 'call again with render "auto"' in warning["message"], call
+        assert "another source" not in warning["message"]
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_BROWSER", str(tmp_path / "gone"))  # none installed
+    for mode in ("never", "auto"):
+        [warning] = fetch(url, render=mode)["warnings"]
+        assert "No browser here can render it (IKIGAI_WEB_FETCH_BROWSER=" in warning["message"]
+        assert "pip install 'ikigai-web-tools[browser]'" in warning["message"]
+        assert 'render "auto"' not in warning["message"]
+
+
 PROSE = (
     "The committee met twice before the vote, and each member explained the reasons for the "
     "position they took, at length and in writing. "

@@ -272,7 +272,8 @@ def test_every_provider_set_aside_fails_at_once_with_when_to_retry(httpx_mock, k
     assert out["error_code"] == "RATE_LIMIT"
     assert out["retry_after"] == 1
     assert re.fullmatch(
-        r"every search provider failed: web_search_brave: RATE_LIMIT, not asked: its rate "
+        r"No provider could search: Brave Search was not asked \(rate limited before\)\. What "
+        r"each said: web_search_brave: RATE_LIMIT, not asked: its rate "
         r"limit was reached 1 s ago, and it is asked again in 1 s \(RATE_LIMIT: Brave "
         r"answered HTTP 429.*\)\.",
         out["error"],
@@ -490,5 +491,7 @@ def test_with_every_provider_set_aside_the_retry_after_is_the_one_due_first(
     clock[0] += 0.25
     out = call()
     assert out["retry_after"] == 1
-    assert re.match(r"every search provider failed: web_search_tavily: RATE_LIMIT, not asked: .*"
+    assert re.match(r"No provider could search: Tavily was not asked \(rate limited before\); "
+                    r"Brave Search was not asked \(rate limited before\)\. What each said: "
+                    r"web_search_tavily: RATE_LIMIT, not asked: .*"
                     r"; web_search_brave: RATE_LIMIT, not asked: ", out["error"])  # fmt: skip

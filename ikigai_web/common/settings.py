@@ -420,6 +420,12 @@ class Settings:
         result: T = self._values[setting.name]
         return result
 
+    def check(self, *names: str) -> None:
+        """Read the settings named now: a call reads every setting it may use before its
+        cache, so that a bad value fails it whether or not the answer is cached."""
+        for name in names:
+            getattr(self, name)
+
     def source(self, setting: Setting[Any]) -> str:
         """Where the value comes from: the variable, the file's key, or the default."""
         if self._environ.get(setting.variable, "").strip():

@@ -29,6 +29,7 @@ READERS = (
     "ikigai_web.fetch.signals",
     "ikigai_web.fetch.pagetype",
     "ikigai_web.fetch.pagetype_model",
+    "ikigai_web.fetch.placeholders",
     "ikigai_web.fetch.walls",
     "ikigai_web.fetch.policies",
     "ikigai_web.fetch.reading",

@@ -32,11 +32,13 @@ _STDERR_SHOWN = 500  # characters of a program's last line on stderr
 
 @dataclass(frozen=True)
 class Answer:
-    """`text` is what the model reads; `result` the tool's JSON object when it gave one."""
+    """`text` is what the model reads; `result` the tool's JSON object when it gave one;
+    `refused` when the program refused the input as unusable (exit 1 and one line)."""
 
     ok: bool
     text: str
     result: dict[str, Any] | None = None
+    refused: bool = False
 
 
 def mask_every_credential() -> None:
@@ -71,7 +73,7 @@ def call(
     except OSError as exc:
         return Answer(ok=False, text=f"{tool.name} could not be started ({exc.strerror}).")
     answer = interpret(tool.name, outcome, timeout)
-    return Answer(answer.ok, mask(answer.text), answer.result)
+    return Answer(answer.ok, mask(answer.text), answer.result, answer.refused)
 
 
 def interpret(name: str, outcome: process.Outcome, timeout: float) -> Answer:
@@ -86,7 +88,7 @@ def interpret(name: str, outcome: process.Outcome, timeout: float) -> Answer:
         )
         return Answer(ok=False, text=_with_stderr(text, outcome))
     if outcome.status != 0:
-        return Answer(ok=False, text=_failed(name, outcome))
+        return Answer(ok=False, text=_failed(name, outcome), refused=_refused(outcome))
     answer = _answer(name, outcome.stdout)
     if answer.ok or answer.result is not None:  # the tool's own answer says it all
         return answer
@@ -95,7 +97,7 @@ def interpret(name: str, outcome: process.Outcome, timeout: float) -> Answer:
 
 def _failed(name: str, outcome: process.Outcome) -> str:
     stderr = outcome.stderr.decode(errors="replace").strip()
-    if outcome.status == 1 and stderr and "\n" not in stderr:
+    if _refused(outcome):
         return stderr  # the protocol's unusable-input exit: one line saying what is wrong
     if outcome.status is not None and outcome.status < 0:
         return (
@@ -104,6 +106,12 @@ def _failed(name: str, outcome: process.Outcome) -> str:
         )
     text = f"{name} failed: it {exit_text(outcome.status)}"
     return _with_stderr(text, outcome) if stderr else f"{text}, without an error message."
+
+
+def _refused(outcome: process.Outcome) -> bool:
+    """Whether the program exited as the protocol's unusable input: 1, and one line."""
+    stderr = outcome.stderr.decode(errors="replace").strip()
+    return outcome.status == 1 and bool(stderr) and "\n" not in stderr
 
 
 def _with_stderr(text: str, outcome: process.Outcome) -> str:

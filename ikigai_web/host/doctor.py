@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 OK, PROBLEM, UNKNOWN, OPTIONAL = "ok", "problem", "unknown", "optional"
 AUTO = "web_search_auto"
 UNTRUSTED = "not run: untrusted project"  # as ikigai_web.host.discovery words it
+UNSET = "unset"  # a setting's source when neither the environment nor the file sets it
 # The cheapest search: one result, through the tool like any call (`--online`).
 ONLINE_QUERY = "ikigai"
 _COUNT_PARAMETERS = ("count", "num", "max_results", "max_sources")
@@ -255,6 +256,8 @@ def _setting(settings: Settings, setting: Setting[Any], report: Report) -> dict[
         if setting.name == "redis_secret":  # never shown, only whether it is set
             row["value"] = "set" if row["value"] else "none"
         row["source"] = settings.source(setting)
+        if row["source"] == "default":  # said as unset, never as a blank value
+            row |= {"value": row["value"] or setting.shown_default, "source": UNSET}
     except ToolError as err:
         row |= {"value": "(unusable)", "source": ""}
         if err.message not in report.problems:
@@ -452,11 +455,14 @@ def _held_table(rows: list[dict[str, Any]]) -> str:
 
 def _settings_table(settings: list[dict[str, str]]) -> str:
     width = max((len(s["variable"]) for s in settings), default=0)
-    lines = [
-        f"  {s['variable']:<{width}}  {s['value']}" + (f"  ({s['source']})" if s["source"] else "")
-        for s in settings
-    ]
+    lines = [f"  {s['variable']:<{width}}  {_setting_value(s)}" for s in settings]
     return "Settings (environment, then web-tools.toml, then the default):\n" + "\n".join(lines)
+
+
+def _setting_value(row: dict[str, str]) -> str:
+    if row["source"] == UNSET:
+        return f"{UNSET} (default: {row['value']})"
+    return row["value"] + (f"  ({row['source']})" if row["source"] else "")
 
 
 def _directories_table(directories: list[dict[str, str]]) -> str:

@@ -115,6 +115,9 @@ def search(
     from ikigai_web.net import wire
     from ikigai_web.net.http import Deadline, client
 
+    # What the search reads past the cache, read before it (its caller read its own).
+    settings.check("timeout", *[] if "user_agent" in client_options else ["user_agent"])
+    settings.check(*["rate_limits", "redis_url"] if keys else [])
     started = time.monotonic()
     if read[1]:
         from ikigai_web.search.reading import prepare

@@ -27,6 +27,7 @@ MAX_QUERY = 2000
 DEFAULT_MAX_CHARS = 4000
 MIN_CHARS, MAX_CHARS = 200, 50_000
 CACHE_NAMESPACE = "web_fetch"
+RENDERING = ("fetch_browser", "fetch_render_settle")  # the settings only rendering reads
 KEEP_FOR_RENDER = 1 << 20  # an app shell is small; a larger page the browser asks for again
 # Metadata is a label, not content: long values are cut so the content keeps the budget.
 META_LIMITS = {
@@ -196,6 +197,7 @@ class Params(NamedTuple):
     pages: tuple[int, int | None] | None = None  # first and last (None: to the end)
     query: str | None = None  # the passages that answer it, instead of lines from offset
     max_chars: int = DEFAULT_MAX_CHARS  # of passages, with a query
+    pages_given: str | int | None = None  # `pages` as the call wrote it, for messages
 
 
 class Page(NamedTuple):
@@ -207,7 +209,7 @@ class Page(NamedTuple):
 
 
 def parse_input(raw: dict[str, Any]) -> Params:
-    return Params(
+    params = Params(
         url=_url(raw["url"]),
         offset=p.integer(raw, "offset", 1, 1, MAX_OFFSET),
         limit=p.integer(raw, "limit", 0, 0, MAX_LIMIT) or None,
@@ -218,6 +220,8 @@ def parse_input(raw: dict[str, Any]) -> Params:
         query=p.text(raw, "query", lo=1, hi=MAX_QUERY),
         max_chars=p.integer(raw, "max_chars", DEFAULT_MAX_CHARS, MIN_CHARS, MAX_CHARS),
     )
+    # As the call wrote it, for messages; its not-set value ("") reads no pages and echoes none.
+    return params if params.pages is None else params._replace(pages_given=raw["pages"])
 
 
 def _pages(raw: dict[str, Any]) -> tuple[int, int | None] | None:
@@ -340,6 +344,8 @@ def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any
     from ikigai_web.common import cache
 
     key = cache_key(params, settings)
+    # What a fetch reads past the cache, read before it: a bad value fails every call alike.
+    settings.check("timeout", *[] if render_mode(params, settings) == "never" else RENDERING)
     ttl = settings.fetch_cache_ttl
     hit = cache.get(CACHE_NAMESPACE, key, ttl, valid=_is_stored_page)
     if hit.value is not None:
@@ -398,14 +404,16 @@ def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer t
     *,
     query: str | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
+    pages_given: str | int | None = None,
 ) -> dict[str, Any]:
     """The selected lines (of the selected pages), cut at a line boundary so the whole JSON
     line fits `budget`; with `query`, the passages of those lines that answer it instead
     (`with_passages`).
 
-    `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget.
+    `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget;
+    `pages_given` is `pages` as the call wrote it, which a message about it echoes.
     """
-    out, extras, markdown = _framed(page, notes, pages)
+    out, extras, markdown = _framed(page, notes, pages, pages_given)
     # + total_lines, truncated, next_offset and the newline, generously
     frame_bytes = len(compact(out | extras)) + 96
     lines = split_lines(markdown, line_width(budget, frame_bytes))
@@ -425,16 +433,19 @@ def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer t
 
 
 def _framed(
-    page: Page, notes: dict[str, Any] | None, pages: tuple[int, int | None] | None
+    page: Page,
+    notes: dict[str, Any] | None,
+    pages: tuple[int, int | None] | None,
+    pages_given: str | int | None,
 ) -> tuple[dict[str, Any], dict[str, Any], str]:
     """The answer but its content, what the page says of itself, and the markdown read (of
-    the selected pages)."""
+    the selected pages; `pages_given` as the call wrote them, for a message)."""
     from ikigai_web.fetch.files import paging
 
     doc = page.document
     markdown = doc.markdown
     if pages is not None:
-        shown = f"{pages[0]}-{pages[1] or ''}"
+        shown = pages_given if pages_given is not None else f"{pages[0]}-{pages[1] or ''}"
         markdown = paging.select(markdown, page.content_type, pages, shown)
     out: dict[str, Any] = {
         "success": True,
@@ -466,7 +477,7 @@ def page_passages(page: Page, query: str, max_chars: int, room: int, budget: int
     """A page's passages that answer `query` within `room` bytes, as a search that reads
     gives them (no outline), its lines numbered as web-fetch's answer of `budget` bytes
     numbers them; and its wall when it is a paywalled article's free part."""
-    out, extras, markdown = _framed(page, None, None)
+    out, extras, markdown = _framed(page, None, None, None)
     lines = split_lines(markdown, line_width(budget, len(compact(out | extras)) + 96))
     found = with_passages(lines, (0, len(lines)), query, max_chars, room, outline=False)
     return found | ({"wall": page.document.wall} if page.document.wall else {})
@@ -597,16 +608,19 @@ def _fit(lines: list[str], room: int) -> list[str]:
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    from ikigai_web.fetch.render import advised
+
     params = parse_input(raw)
     page, notes = cached_page(params, settings)
     if params.query is None and raw.get("max_chars") not in (None, DEFAULT_MAX_CHARS):
         ignored = {"code": "IGNORED", "message": "'max_chars' sizes the passages of a query, "
                    "and without one was ignored; to cut the lines, use limit"}  # fmt: skip
         notes = notes | {"warnings": [*notes.get("warnings", []), ignored]}
+    page = page._replace(document=advised(page.document, render_mode(params, settings), settings))
     budget = settings.output_budget
     return shape_output(
         page, params.offset, params.limit, budget, notes, params.pages,
-        query=params.query, max_chars=params.max_chars,
+        query=params.query, max_chars=params.max_chars, pages_given=params.pages_given,
     )  # fmt: skip
 
 

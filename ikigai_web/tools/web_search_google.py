@@ -49,8 +49,12 @@ PROVIDER = Provider(
     ),
     label="a Google Custom Search API key and a search engine ID",
     signup_url="https://developers.google.com/custom-search/v1/overview",
-    how="Create a key at https://developers.google.com/custom-search/v1/overview and an "
-    "engine (its ID is the `cx` value) at https://programmablesearchengine.google.com/.",
+    # As the docs say it: no new key can be had, so the hint is for those who hold one.
+    how="Google has closed the Custom Search JSON API to new customers (existing ones lose "
+    "access on 2027-01-01; https://developers.google.com/custom-search/v1/overview): only a "
+    "project that already has access can use it, with its key "
+    "and its engine's ID (the `cx` value at https://programmablesearchengine.google.com/); "
+    "anyone else uses another search tool (web_search_duckduckgo needs no key).",
     place=2,
     rate=(100, 60.0),
     quota_window=DAY,

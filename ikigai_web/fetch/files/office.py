@@ -20,6 +20,7 @@ from ikigai_web.common.errors import ToolError
 from ikigai_web.fetch.files import DOCX, PPTX, XLSX, Reading, forked
 from ikigai_web.fetch.files.archive import open_package
 from ikigai_web.fetch.files.office_parts import ELSEWHERE
+from ikigai_web.fetch.placeholders import meaningful
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -99,9 +100,9 @@ def _document(read: forked.Read, url: str, memory: int) -> Document:
     meta = read.meta
     return Document(
         markdown=markdown,
-        title=meta.get("title") or None,
-        author=meta.get("author") or None,
-        description=meta.get("description") or None,
+        title=meaningful(meta.get("title")),
+        author=meaningful(meta.get("author"), author=True),
+        description=meaningful(meta.get("description")),
         warnings=warnings,
     )
 
@@ -111,5 +112,6 @@ def _titled(document: Document) -> Document:
 
     if document.title:
         return document
-    found = _HEADING.search(document.markdown)
-    return replace(document, title=found.group(1).strip() if found else None)
+    # The first heading that is no placeholder of its own (a sheet named "Sheet1").
+    headings = (meaningful(found[1]) for found in _HEADING.finditer(document.markdown))
+    return replace(document, title=next(filter(None, headings), None))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.fetch.files import MAX_TEXT
+from ikigai_web.fetch.placeholders import meaningful
 
 if TYPE_CHECKING:
     from ikigai_web.fetch.files import forked
@@ -27,7 +28,8 @@ def core(package: Package) -> dict[str, str]:
     return {
         "title": found.get("title", ""),
         "author": found.get("creator", ""),
-        "description": found.get("subject") or found.get("description", ""),
+        # A subject that is a placeholder gives way to the description.
+        "description": meaningful(found.get("subject")) or found.get("description", ""),
     }
 
 

@@ -70,8 +70,9 @@ def total_pages(markdown: str) -> int | None:
     return int(found.group(2)) if found else None
 
 
-def select(markdown: str, kind: str, pages: tuple[int, int | None], shown: str) -> str:
-    """The markdown of pages first to last (to the end when last is None), markers included."""
+def select(markdown: str, kind: str, pages: tuple[int, int | None], shown: str | int) -> str:
+    """The markdown of pages first to last (to the end when last is None), markers included;
+    `shown` is `pages` as the call wrote it, for a message."""
     name = PAGE_NAMES.get(kind)
     total = total_pages(markdown) if name else None
     if name is None or total is None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.fetch.files import MAX_PAGES, MAX_TEXT, Reading, forked, layout, paging
+from ikigai_web.fetch.placeholders import meaningful
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -32,10 +33,9 @@ _BOLD_FLAG = 1 << 18  # the font descriptor's ForceBold
 _BOLD_WEIGHT = 600
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 _DATE = re.compile(r"^(?:D:)?(\d{4})(\d{2})(\d{2})")
-# Metadata some writers put where no title was given.
-_NO_TITLE = re.compile(
-    r"^\(?(?:anonymous|untitled|unspecified)\)?$|^microsoft \w+ - ", re.IGNORECASE
-)
+# Read from a later page on, a PDF without a title in its metadata is still titled by its own
+# first heading: it is looked for on at most this many of its first pages.
+_TITLE_PAGES = 3
 _HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
 _SPACE = 32
 _SOFT_HYPHEN = 2  # what PDFium gives for a hyphen it found at a line's end
@@ -64,7 +64,9 @@ def pdf_document(body: bytes, url: str, reading: Reading) -> Document:
         later = start < total and read.stop.why != "time"
         after = f' The pages after it may be read: pages "{start + 1}-".' if later else ""
         raise ToolError(code, f"The PDF at {url} could not be read: {why}.{after}")
-    layout.drop_running([page for _, page in pages])
+    title = meaningful(info.get("Title"))
+    leading = [_page_of(data) for data in read.meta.get("leading", [])] if not title else []
+    layout.drop_running([*leading, *(page for _, page in pages)])
     style = layout.styles([page for _, page in pages])
     parts = [
         part
@@ -72,12 +74,13 @@ def pdf_document(body: bytes, url: str, reading: Reading) -> Document:
         for part in (paging.marker("Page", number, total), layout.page_markdown(page, style))
     ]
     markdown = "\n\n".join(part for part in parts if part)
+    software = (info.get("Creator", ""), info.get("Producer", ""))
     return Document(
         markdown=markdown,
-        title=_title(info.get("Title")) or _first_heading(markdown),
-        author=_title(info.get("Author")),
+        title=title or _leading_heading(leading, pages) or _first_heading(markdown),
+        author=meaningful(info.get("Author"), author=True, software=software),
         date=_day(info.get("CreationDate")),
-        description=_text(info.get("Subject")),
+        description=meaningful(info.get("Subject")),
         warnings=_unread(pages, read, reading.memory) + _broken(pages),
     )
 
@@ -107,6 +110,10 @@ def _pages(body: bytes, url: str, first_page: int) -> Iterator[forked.Event]:
     start = first_page if first_page <= total else 1
     info = pdf.get_metadata_dict(skip_empty=True)
     yield "meta", {"total": total, "start": start, "info": info}
+    if start > 1 and not meaningful(info.get("Title")):
+        # Its first pages, for the title a whole read would give it (see _leading_heading).
+        first = [_page_data(_page(pdf, i)) for i in range(min(start - 1, _TITLE_PAGES))]
+        yield "meta", {"leading": first}
     characters = 0
     for number in range(start, min(total, start + MAX_PAGES - 1) + 1):
         if characters >= MAX_TEXT:
@@ -213,18 +220,23 @@ def _font_is_bold(font: Any) -> bool:
     return weight >= _BOLD_WEIGHT or bool(flags & _BOLD_FLAG) or named
 
 
-def _text(value: object) -> str | None:
-    return " ".join(str(value).split()) or None if value else None
-
-
-def _title(value: object) -> str | None:
-    title = _text(value)
-    return None if title is None or _NO_TITLE.search(title) else title
+def _leading_heading(
+    leading: list[layout.Page], pages: list[tuple[int, layout.Page]]
+) -> str | None:
+    """The first heading of the document's first pages, read for it though the call reads
+    from a later page: a whole read would be titled by it (its style judged with the pages
+    read, as a whole read judges it with all of them)."""
+    if not leading:
+        return None
+    style = layout.styles([*leading, *(page for _, page in pages)])
+    return next(
+        filter(None, (_first_heading(layout.page_markdown(p, style)) for p in leading)), None
+    )
 
 
 def _first_heading(markdown: str) -> str | None:
-    found = _HEADING.search(markdown)
-    return found.group(1).strip() if found else None
+    """The first heading that is no placeholder ("Untitled", a file name)."""
+    return next(filter(None, (meaningful(found[1]) for found in _HEADING.finditer(markdown))), None)
 
 
 def _day(value: object) -> str | None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.fetch.files import MAX_PAGES, paging
 from ikigai_web.fetch.files.office_parts import ELSEWHERE, TextBudget, escaped, line, table
+from ikigai_web.fetch.placeholders import meaningful
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -56,6 +57,8 @@ def read(package: Package, body: bytes, url: str, first_page: int) -> Iterator[f
         "meta",
         {
             "title": props.title or "",
+            # The deck's first slide titles it, whichever slides are read.
+            "first_title": _slide_title(slides[0]) if slides else "",
             "author": props.author or "",
             "description": props.subject or "",
             "total": len(slides),
@@ -136,11 +139,14 @@ class _Shapes:
         return taken
 
 
+def _slide_title(slide: Any) -> str:
+    title = slide.shapes.title
+    return line(title.text_frame.text) if title is not None and title.has_text_frame else ""
+
+
 def _slide(slide: Any, shapes: _Shapes) -> str:
     title = slide.shapes.title
-    blocks = (
-        [f"## {line(title.text_frame.text)}"] if title is not None and title.has_text_frame else []
-    )
+    blocks = [f"## {_slide_title(slide)}"] if title is not None and title.has_text_frame else []
     taken = shapes.take(slide.shapes)
     others = [shape for shape in taken if title is None or shape.shape_id != title.shape_id]
     for shape in sorted(others, key=lambda s: (s.top or 0, s.left or 0)):
@@ -186,8 +192,8 @@ def deck_document(read: forked.Read, url: str, memory: int) -> Document:
     unread = paging.unread("Slide", numbers, meta["start"], meta["total"], read.stop, cut, memory)
     return Document(
         markdown="\n\n".join(text for _, text in slides).strip(),
-        title=meta.get("title") or None,
-        author=meta.get("author") or None,
-        description=meta.get("description") or None,
+        title=meaningful(meta.get("title")) or meaningful(meta.get("first_title")),
+        author=meaningful(meta.get("author"), author=True),
+        description=meaningful(meta.get("description")),
         warnings=read.warnings + unread,
     )
