@@ -683,5 +683,5 @@ def test_forget_refuses_a_name_that_is_no_provider_and_says_which_it_may_mean(ca
         assert f"{meant}Nothing was forgotten (providers: brave, " in err
         assert [row["tool"] for row in remembered()[0]] == ["web_search_brave"]  # kept
     assert cli.main(["forget", "Web_Search_Brave"]) == 0
-    assert capsys.readouterr().out == "forgot 1 note about brave\n"
+    assert capsys.readouterr().out == "forgot 1 note and 0 holds about brave\n"
     assert remembered()[0] == []

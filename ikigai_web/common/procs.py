@@ -7,21 +7,19 @@ import contextlib
 import os
 import signal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 def descendants(pid: int) -> list[int]:
     """Every living process below `pid` (children first), from /proc; empty where there is
     none or no /proc."""
     parents: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text(encoding="ascii", errors="replace")
-        except OSError:
-            continue
-        fields = text.rpartition(")")[2].split()
-        if len(fields) > 1 and fields[0] != "Z":
-            parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    for child, state, parent in _processes():
+        if state != "Z":
+            parents.setdefault(parent, []).append(child)
     found, todo = [], [pid]
     while todo:
         children = parents.get(todo.pop(), [])
@@ -32,16 +30,19 @@ def descendants(pid: int) -> list[int]:
 
 def zombies(pid: int) -> list[int]:
     """The children of `pid` that have ended and wait to be reaped, from /proc."""
-    found = []
+    return [child for child, state, parent in _processes() if state == "Z" and parent == pid]
+
+
+def _processes() -> Iterator[tuple[int, str, int]]:
+    """Each process in /proc: its pid, its state letter and its parent's pid."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text(encoding="ascii", errors="replace")
         except OSError:
-            continue
-        fields = text.rpartition(")")[2].split()
-        if len(fields) > 1 and fields[0] == "Z" and fields[1] == str(pid):
-            found.append(int(stat.parent.name))
-    return found
+            continue  # ended meanwhile
+        fields = text.rpartition(")")[2].split()  # the name, in parentheses, may hold spaces
+        if len(fields) > 1 and fields[1].isdigit():
+            yield int(stat.parent.name), fields[0], int(fields[1])
 
 
 def kill(pids: list[int]) -> None:
