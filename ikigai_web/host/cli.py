@@ -140,7 +140,7 @@ def _mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         action="store_false",
         help="list this installation's tools without their output schemas (the JSON Schema of "
         "their answers): a client that passes the tool list to its model pays for them in "
-        "every request, some 11 KB more for the three tools a machine without keys serves "
+        "every request, some 12 KB more for the three tools a machine without keys serves "
         "(docs/mcp.md); answers still carry their JSON as structuredContent",
     )
     mcp.set_defaults(command=run_mcp)
