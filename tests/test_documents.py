@@ -1379,5 +1379,18 @@ def test_links_that_cannot_be_parsed_or_are_script_handlers_are_dropped():
 
     text = '[odd](http://[::1/x) <img src="https://example.com/i.png" onerror="x()"> \ue000'
     assert web_links_only(text, lambda _host: True) == (
-        'odd <img src="https://example.com/i.png" onerror="x()"> \ue000'
+        'odd <img src="https://example.com/i.png"> '
     )
+
+
+def test_a_private_use_character_cannot_keep_the_link_around_an_image():
+    """The marks that set a kept image aside are private-use characters: text that holds one
+    (to stop the marking) still has the link around its image judged."""
+    from ikigai_web.fetch.links import web_links_only
+
+    public = lambda host: host == "pub.example"  # noqa: E731 - the policy, inline
+    linked = "[![x](https://pub.example/i.png)](http://10.0.0.1/admin)"
+    for text in (linked, "\ue000 " + linked, linked + " \ue0011\ue001"):
+        kept = web_links_only(text, public)
+        assert "10.0.0.1" not in kept
+        assert "![x](https://pub.example/i.png)" in kept

@@ -252,8 +252,10 @@ class _Followed:
         around it (`[![alt](image)](target)`, as converters write a linked image) is judged
         too; then links, autolinks and tags."""
         kept: list[str] = []
-        if _MARK_START not in text:
-            text = _IMAGE.sub(lambda found: self.image(found, kept), text)
+        # The marks are private-use characters: any the text holds (an icon font's glyph, or
+        # one put there to stop the marking) go, so that every link around an image is judged.
+        text = text.replace(_MARK_START, "").replace(_MARK_END, "")
+        text = _IMAGE.sub(lambda found: self.image(found, kept), text)
         text = _LINK.sub(self.link, text)
         if kept:
             text = _MARK.sub(lambda mark: kept[int(mark.group(1))], text)
@@ -287,5 +289,5 @@ class _Followed:
 
     def attribute(self, pair: re.Match[str]) -> str:
         if pair.group(1).lower().startswith("on"):
-            return pair.group()  # an event handler: clean_markdown's to drop, no target
+            return ""  # an event handler: no target, and never anything a reader needs
         return pair.group() if self.followed(pair.group(2).strip("\"'")) else ""
