@@ -26,6 +26,7 @@ import warm_probe
 from conftest import HANG_GUARD
 from deaths import gone
 
+from ikigai_web.common import procs
 from ikigai_web.host import process, warm, workers
 from ikigai_web.host.discovery import Tool
 
@@ -371,17 +372,25 @@ def _parent_of(pid: int) -> int:
 
 
 def test_the_memory_cap_is_added_to_what_a_child_holds_and_never_raises_a_limit():
-    cap = warm.MEMORY_CAP
+    cap = warm.memory_cap()
     infinite = resource.RLIM_INFINITY
-    assert warm.data_limit(100, (infinite, infinite)) == (100 + cap, infinite)
-    assert warm.data_limit(100, (50, infinite)) == (50, infinite)
-    assert warm.data_limit(100, (infinite, 70)) == (70, 70)
+    assert procs.data_limit(100, cap, (infinite, infinite)) == (100 + cap, infinite)
+    assert procs.data_limit(100, cap, (50, infinite)) == (50, infinite)
+    assert procs.data_limit(100, cap, (infinite, 70)) == (70, 70)
+
+
+def test_the_warm_cap_is_the_servers_memory_setting(monkeypatch):
+    assert warm.memory_cap() == warm.MEMORY_CAP  # the default: 1,024 MiB
+    monkeypatch.setenv("IKIGAI_WEB_MAX_MEMORY_MB", "2048")
+    assert warm.memory_cap() == 2048 << 20
+    monkeypatch.setenv("IKIGAI_WEB_MAX_MEMORY_MB", "lots")
+    assert warm.memory_cap() == warm.MEMORY_CAP
 
 
 def test_the_data_size_comes_from_proc_status():
-    assert warm.data_used("Name:\tx\nVmData:\t  1234 kB\nVmStk:\t 1 kB\n") == 1234 * 1024
-    assert warm.data_used("Name:\tx\n") is None
-    assert warm.data_used(Path("/proc/self/status").read_text()) is not None
+    assert procs.data_used("Name:\tx\nVmData:\t  1234 kB\nVmStk:\t 1 kB\n") == 1234 * 1024
+    assert procs.data_used("Name:\tx\n") is None
+    assert procs.data_used(Path("/proc/self/status").read_text()) is not None
 
 
 def test_the_pages_copied_ahead_are_the_private_writable_ones():

@@ -24,8 +24,7 @@ import weakref
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Protocol
 
-from ikigai_web.common.procs import PRCTL, descendants, kill, zombies
-from ikigai_web.common.procs import die_with_parent as die_with_parent  # noqa: PLC0414 - warm.py
+from ikigai_web.common.procs import descendants, kill, prctl, zombies
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -216,7 +215,7 @@ def adopt_orphans() -> bool:
     """Make this process the reaper of its descendants' orphans (Linux): a program that
     escapes its process group (setsid) and outlives its parent comes back to this process,
     where `stop_all` finds it. False where the system cannot."""
-    return PRCTL is not None and PRCTL(_PR_SET_CHILD_SUBREAPER, 1) == 0
+    return prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
 def stop_all(keep: frozenset[int] = frozenset()) -> None:
