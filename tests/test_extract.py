@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.text import visible
 from ikigai_web.fetch import extract
 from ikigai_web.fetch.extract import html_to_markdown
 
@@ -945,6 +946,33 @@ def test_a_character_xml_forbids_costs_the_page_nothing(char):
     document = html_to_markdown(html + "</p></article></body></html>", "https://example.org/a")
     assert document.markdown == paragraph
     assert document.warnings == []
+
+
+@pytest.mark.parametrize(
+    "hiding",
+    [
+        "&#27;]<div hidden>&#27;\\SECRET words here</div>",
+        "a &#27;[<span hidden>SECRET words here</span>",
+        "a &#27; <span style='display:none'>SECRET words here</span>",
+        "\x1b]<div hidden>\x07SECRET words here</div>",
+        '<span title="&#27;[" hidden>SECRET words here</span>',
+    ],
+)
+def test_an_escape_sequence_never_unmakes_the_markup_that_hides_text(hiding):
+    """A terminal's escape sequence can hold `<`, `>` and quotes: it is taken out of the
+    text once the tree is built, never out of the markup, where it would unmake a tag."""
+    paragraph = "The committee met on Tuesday to discuss the annual budget and a new library."
+    html = f"<html><body><article><p>{paragraph}</p>{hiding}<p>{paragraph}</p></article></body>"
+    for full_page in (False, True):
+        document = html_to_markdown(html + "</html>", "https://example.org/a", full_page=full_page)
+        assert "SECRET" not in document.markdown
+        assert paragraph in document.markdown
+
+
+def test_a_stray_esc_takes_no_word_with_it():
+    assert visible("foo\x1b bar") == "foo bar"
+    assert visible("a\x1b, b") == "a, b"
+    assert visible("x\x1b(By") == "xy"  # a charset switch goes whole
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,7 @@ _ESCAPE_SEQUENCE = lazy(
     f"(?:\x1b\\[|{_TWICE}\x9b)[\x30-\x3f]{{0,64}}[\x20-\x2f]{{0,8}}[\x40-\x7e]"
     f"|(?:\x1b[\\]PX^_]|{_TWICE}[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x90\x98\x9b-\x9f]{{0,4096}}+"
     "(?:\x07|\x1b\\\\|\x9c)"
-    "|\x1b[\x20-\x2f]{1,8}[\x30-\x7e]"
+    "|\x1b[\x21-\x2f]{1,2}[\x30-\x7e]"
 )
 _ESCAPE_STARTS = ("\x1b", "\x9b", "\x90", "\x98", "\x9d", "\x9e", "\x9f")
 

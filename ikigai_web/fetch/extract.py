@@ -56,6 +56,8 @@ _CONTROL_REF = lazy(
     rb"&#(?:0*(?:[1-8]|1[124-9]|2\d|3[01])(?!\d)|[xX]0*(?:[1-8bcefBCEF]|1[\da-fA-F])(?![\da-fA-F]));?"
 )
 _ESCAPE_REF = lazy(r"&#(?:0*27(?!\d)|[xX]0*1[bB](?![\da-fA-F]));?")  # ESC written as a reference
+# Where the page had an ESC, and a BEL beside one (see _xml_bytes): noncharacters XML allows.
+_ESC_MARK, _BEL_MARK = "\ufdd0", "\ufdd1"
 _NONCHARACTERS = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")  # U+FFFE, U+FFFF
 _SAMPLE = 65536
 # `_choose` thresholds, over word 4-gram multisets of the two outputs.
@@ -241,6 +243,7 @@ def html_to_markdown(
     guess = detect(tree, url, signals)  # as before: hidden parts are a part of its shape
     page_type = guess.name
     unseen = remove_unseen(tree, parsed.sheet)
+    without_escape_sequences(tree)
     quotations(tree)
     meta = _metadata(tree, url, signals, dated=POLICIES[page_type].dated)
     if full_page:
@@ -581,11 +584,17 @@ def _tree(text: str, url: str) -> tuple[HtmlElement, tuple[dict[str, str], ...]]
 
 
 def _xml_bytes(text: str) -> bytes:
-    """`text` as UTF-8 without what XML forbids (see _CONTROL_BYTES), and without a
-    terminal's escape sequences, whole: once their ESC is gone, the rest would read as text."""
+    """`text` as UTF-8 without what XML forbids (see _CONTROL_BYTES); a terminal's ESC, which
+    XML forbids too, is kept as _ESC_MARK, so that `without_escape_sequences` takes each whole
+    sequence out of the text once the tree is built. Never from the markup: a sequence can
+    hold `<`, `>` and quotes, and taking it out there would unmake the tags around it."""
+    if "\x1b" in text:
+        text = text.replace("\x1b", _ESC_MARK)
     if "&#" in text and _ESCAPE_REF.search(text):
-        text = _ESCAPE_REF.sub("\x1b", text)
-    data = without_escapes(text).encode("utf-8").translate(_FORM_FEED, _CONTROL_BYTES)
+        text = _ESCAPE_REF.sub(_ESC_MARK, text)
+    if _ESC_MARK in text and "\x07" in text:  # a BEL may end a control string
+        text = text.replace("\x07", _BEL_MARK)
+    data = text.encode("utf-8").translate(_FORM_FEED, _CONTROL_BYTES)
     if b"&#" in data:
         data = _CONTROL_REF.sub(b"", data)
     # Looked for in the text, where a search for a character the string cannot hold (most
@@ -594,6 +603,27 @@ def _xml_bytes(text: str) -> bytes:
         for noncharacter in _NONCHARACTERS:
             data = data.replace(noncharacter, b"")
     return data
+
+
+def without_escape_sequences(tree: HtmlElement) -> None:
+    """The text and attributes of `tree` without a terminal's escape sequences, whole (see
+    common/text.py): each ESC was kept as _ESC_MARK by _xml_bytes."""
+    if _ESC_MARK not in (tree.text_content() or ""):
+        found = any(_ESC_MARK in value for el in tree.iter() for value in el.attrib.values())
+        if not found:
+            return
+    for element in tree.iter():
+        element.text, element.tail = _unescaped(element.text), _unescaped(element.tail)
+        for name, value in element.attrib.items():
+            if _ESC_MARK in value:
+                element.set(name, _unescaped(value) or "")
+
+
+def _unescaped(text: str | None) -> str | None:
+    if not text or _ESC_MARK not in text:
+        return text
+    text = text.replace(_ESC_MARK, "\x1b").replace(_BEL_MARK, "\x07")
+    return without_escapes(text).replace("\x1b", "").replace("\x07", "")
 
 
 def _without_fallbacks(tree: HtmlElement) -> None:
