@@ -62,20 +62,6 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def memory_left_uncapped() -> Iterator[None]:
-    """A tool run in this process caps the process's memory (RLIMIT_DATA, common/procs.py
-    cap_data), as a real call caps its own; the cap would hold for every later test of this
-    worker and every process it starts (an MCP server with 200 calls' thread stacks could no
-    longer start threads). Each test ends with the limit it began with."""
-    import resource
-
-    limits = resource.getrlimit(resource.RLIMIT_DATA)
-    yield
-    if resource.getrlimit(resource.RLIMIT_DATA) != limits:
-        resource.setrlimit(resource.RLIMIT_DATA, limits)
-
-
-@pytest.fixture(autouse=True)
 def no_secrets_left() -> Iterator[None]:
     """Each test knows the secrets a fresh process knows: what one registered for masking (a
     key, a proxy's login such as "user") is not masked in the next, whichever runs next."""

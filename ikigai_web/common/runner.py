@@ -209,10 +209,12 @@ def answer(
     try:
         settings = load()
         budget = settings.output_budget
-        if output is not None:
+        if output is None:
+            result = execute(call, settings)
+        else:
             output.narrow(settings.timeout)
-            _cap_memory(settings.max_memory_mb)
-        result = execute(call, settings)
+            with _memory_capped(settings.max_memory_mb):
+                result = execute(call, settings)
     except ToolError as err:
         return failure(err, unknown_fields(call, schema)), DEFAULT_BUDGET
     except MemoryError:
@@ -224,10 +226,21 @@ def answer(
     return result, budget
 
 
-def _cap_memory(megabytes: int) -> None:
+@contextlib.contextmanager
+def _memory_capped(megabytes: int) -> Iterator[None]:
+    """The call's memory capped while it runs (common/procs.py cap_data), and the limit the
+    process had put back after: an MCP server or a test run in this process starts more."""
+    import resource
+
     from ikigai_web.common.procs import cap_data
 
+    before = resource.getrlimit(resource.RLIMIT_DATA)
     cap_data(megabytes << 20)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_DATA, before)
 
 
 def _out_of_memory(name: str) -> ToolError:

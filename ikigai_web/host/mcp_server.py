@@ -105,9 +105,11 @@ class Preparing:
         threading.Thread(target=self._prepare, name="preparing calls", daemon=True).start()
 
     def _prepare(self) -> None:
-        if self.guardian is not None:
-            process.guardian_watching(self.guardian, GUARDIAN_WAIT)
-        self.watching.set()
+        try:
+            if self.guardian is not None:
+                process.guardian_watching(self.guardian, GUARDIAN_WAIT)
+        finally:  # a guardian that failed must not hold every call up GUARDIAN_WAIT
+            self.watching.set()
         if self.workers is not None:  # once the guardian watches, which then sees them
             self.wanted.wait(LIST_WAIT)
             self.workers.start()
