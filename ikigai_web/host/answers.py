@@ -91,12 +91,13 @@ def result(
 def refused_input(tool: Tool, answer: Answer) -> Answer:
     """The program's one line on unusable input (protocol.md, section 5) as the failure an
     `INVALID_INPUT` value gets: `CODE: message`, and the failure's JSON."""
-    from ikigai_web.host.calls import Answer
+    from ikigai_web.common.errors import ToolError
+    from ikigai_web.common.runner import failure
+    from ikigai_web.host.calls import Answer, failure_text
 
-    code = ErrorCode.INVALID_INPUT.value
     message = answer.text.removeprefix(f"{tool.name}: ")
-    failure = {"success": False, "error": message, "error_code": code}
-    return Answer(ok=False, text=f"{code}: {message}", result=failure)
+    result = failure(ToolError(ErrorCode.INVALID_INPUT, message))
+    return Answer(ok=False, text=failure_text(tool.name, result), result=result)
 
 
 def rendered(

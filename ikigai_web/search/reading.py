@@ -20,6 +20,7 @@ from ikigai_web.common import params as p
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ikigai_web.common.errors import ToolError
     from ikigai_web.common.settings import Settings
 
 MAX_READ = 5
@@ -150,18 +151,27 @@ def _passages(slot: _Fetched, query: str, room: int, budget: int) -> dict[str, A
     from ikigai_web.common.errors import ErrorCode, ToolError
 
     if not slot.done.is_set():
-        return {"error": "not read in time: the call's deadline came first; fetch it with "
-                "web_fetch", "error_code": ErrorCode.NETWORK_ERROR.value}  # fmt: skip
+        return _why(ToolError(ErrorCode.NETWORK_ERROR, "not read in time: the call's deadline "
+                              "came first; fetch it with web_fetch"))  # fmt: skip
     if isinstance(slot.error, ToolError):
-        why = {"error": slot.error.message, "error_code": slot.error.code.value}
-        return why | ({"wall": slot.error.wall} if slot.error.wall else {})
+        return _why(slot.error)
+    if isinstance(slot.error, MemoryError):
+        return _why(ToolError(ErrorCode.TOO_LARGE, "the page needed more memory than the "
+                              "call may take; fetch it with web_fetch"))  # fmt: skip
     if slot.error is not None or slot.page is None:
-        return {"error": f"could not be read ({slot.error!r:.200})",
-                "error_code": ErrorCode.API_ERROR.value}  # fmt: skip
+        return _why(ToolError(ErrorCode.API_ERROR, f"could not be read ({slot.error!r:.200})"))
     if room < MIN_ROOM:
-        return {"error": "no room was left in the output budget for its passages; fetch it "
-                "with web_fetch and a query", "error_code": ErrorCode.TOO_LARGE.value}  # fmt: skip
+        return _why(ToolError(ErrorCode.TOO_LARGE, "no room was left in the output budget for "
+                              "its passages; fetch it with web_fetch and a query"))  # fmt: skip
     from ikigai_web.tools.web_fetch import page_passages
 
     found = page_passages(slot.page, query, min(PAGE_CHARS, room), room, budget)
     return {k: found[k] for k in _FIELDS} | ({"wall": found["wall"]} if "wall" in found else {})
+
+
+def _why(error: ToolError) -> dict[str, Any]:
+    """A page's failure as the answer's `read` says it: the failure's JSON (common/runner.py,
+    the one place a ToolError becomes JSON) without its `success`."""
+    from ikigai_web.common.runner import failure
+
+    return {k: v for k, v in failure(error).items() if k not in ("success", "_event")}
