@@ -414,8 +414,8 @@ def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer t
     `pages_given` is `pages` as the call wrote it, which a message about it echoes.
     """
     out, extras, markdown = _framed(page, notes, pages, pages_given)
-    # + total_lines, truncated, next_offset and the newline, generously
-    frame_bytes = len(compact(out | extras)) + 96
+    # + total_lines, truncated, next_offset and the newline, generously; selected_by exactly
+    frame_bytes = len(compact(out | extras | {"selected_by": "lines"})) + 96
     lines = split_lines(markdown, line_width(budget, frame_bytes))
     total = len(lines)
     start = offset - 1
