@@ -418,3 +418,16 @@ def test_a_page_with_no_room_left_in_the_budget_says_so():
     said = reading._passages(made, "tea", 100, 60_000)
     assert said["error_code"] == "TOO_LARGE"
     assert "output budget" in said["error"]
+
+
+def test_with_no_room_for_any_page_no_page_is_fetched(monkeypatch):
+    from ikigai_web.common.settings import load
+
+    monkeypatch.setenv("IKIGAI_WEB_OUTPUT_BUDGET", "1024")
+    fetched: list[str] = []
+    monkeypatch.setattr(reading, "_fetch_all", lambda urls, *_: fetched.extend(urls) or [])
+    results = [{"title": "T", "url": f"https://e.test/{n}", "snippet": "s" * 100} for n in range(5)]
+    answer = {"success": True, "provider": "brave", "results": results, "count": 5}
+    read = reading.read_results(answer, "q", 5, load(), time.monotonic())
+    assert fetched == []
+    assert {r["read"]["error_code"] for r in read["results"]} == {"TOO_LARGE"}

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import unicodedata
 from collections import Counter
-from functools import cache
 from itertools import pairwise
 from operator import add
 from typing import TYPE_CHECKING, NamedTuple
@@ -191,13 +191,18 @@ def _plain(text: str) -> str:
 
 # --- words ----------------------------------------------------------------------------------
 
+_STEMMERS = threading.local()  # language -> a stemmer of this thread's
 
-@cache
+
 def _stemmer(language: str) -> Callable[[list[str]], list[str]]:
+    """The stemmer of `language`, one a thread: PyStemmer's must not be called from two
+    threads at once, and a search that reads ranks its pages on threads of their own."""
     import Stemmer
 
-    stemmer = Stemmer.Stemmer(language)
-    return stemmer.stemWords  # type: ignore[no-any-return]
+    made: dict[str, Callable[[list[str]], list[str]]] = _STEMMERS.__dict__
+    if language not in made:
+        made[language] = Stemmer.Stemmer(language).stemWords
+    return made[language]
 
 
 def words(text: str) -> list[str]:

@@ -100,8 +100,6 @@ def read_results(
     results = answer.get("results", [])[:count]
     if not results:
         return answer
-    end = started + settings.timeout - MARGIN
-    pages = _fetch_all([r["url"] for r in results], settings, end)
     from ikigai_web.common.text import compact
 
     left = settings.output_budget - len(compact(answer)) - 200
@@ -109,7 +107,13 @@ def read_results(
     share = max(0, int(left * SHARE) // len(results) - _PLACE_BYTES)
     share = min(share, settings.output_budget // 4 - _PLACE_BYTES)
     budget = settings.output_budget
-    read = [_passages(page, query, share, budget) for page in pages]
+    if share < MIN_ROOM:  # nothing to show of any page: none is fetched
+        read = [_no_room() for _ in results]
+    else:
+        end = started + settings.timeout - MARGIN
+        urls = [r["url"] for r in results]
+        pages = _fetch_all(urls, settings, end, (query, share, budget))
+        read = [_passages(page, query, share, budget) for page in pages]
     shown = [r | {"read": got} for r, got in zip(results, read, strict=True)]
     return answer | {"results": shown + answer["results"][len(shown) :]}
 
@@ -119,28 +123,35 @@ class _Fetched:
 
     def __init__(self) -> None:
         self.page: Any = None
+        self.read: dict[str, Any] | None = None  # its passages, chosen on its thread
         self.error: Exception | None = None
         self.done = threading.Event()
 
 
-def _fetch_all(urls: list[str], settings: Settings, end: float) -> list[_Fetched]:
-    """Each URL through web-fetch (its cache first), in parallel, until `end`."""
+def _fetch_all(
+    urls: list[str], settings: Settings, end: float, reading: tuple[str, int, int]
+) -> list[_Fetched]:
+    """Each URL through web-fetch (its cache first), in parallel, until `end`, and its
+    passages for `reading` (query, room, budget) chosen on its own thread as it comes in,
+    not after the deadline on the call's."""
     fetched = [_Fetched() for _ in urls]
     left = end - time.monotonic()
     for url, slot in zip(urls, fetched, strict=True):
         narrowed = settings.narrowed(max(left, 0.1))
-        thread = threading.Thread(target=_fetch, args=(url, narrowed, slot), daemon=True)
+        args = (url, narrowed, slot, reading)
+        thread = threading.Thread(target=_fetch, args=args, daemon=True)
         thread.start()  # daemon: a page still read at the deadline holds up nothing
     for slot in fetched:
         slot.done.wait(max(0.0, end - time.monotonic()))
     return fetched
 
 
-def _fetch(url: str, settings: Settings, slot: _Fetched) -> None:
+def _fetch(url: str, settings: Settings, slot: _Fetched, reading: tuple[str, int, int]) -> None:
     from ikigai_web.tools import web_fetch
 
     try:
         slot.page = web_fetch.cached_page(web_fetch.Params(url=url), settings)[0]
+        slot.read = _passages_of(slot.page, *reading)
     except Exception as exc:  # noqa: BLE001 - one page's failure is that result's, not the call's
         slot.error = exc
     finally:
@@ -161,12 +172,22 @@ def _passages(slot: _Fetched, query: str, room: int, budget: int) -> dict[str, A
     if slot.error is not None or slot.page is None:
         return _why(ToolError(ErrorCode.API_ERROR, f"could not be read ({slot.error!r:.200})"))
     if room < MIN_ROOM:
-        return _why(ToolError(ErrorCode.TOO_LARGE, "no room was left in the output budget for "
-                              "its passages; fetch it with web_fetch and a query"))  # fmt: skip
+        return _no_room()
+    return slot.read if slot.read is not None else _passages_of(slot.page, query, room, budget)
+
+
+def _passages_of(page: Any, query: str, room: int, budget: int) -> dict[str, Any]:
     from ikigai_web.tools.web_fetch import page_passages
 
-    found = page_passages(slot.page, query, min(PAGE_CHARS, room), room, budget)
+    found = page_passages(page, query, min(PAGE_CHARS, room), room, budget)
     return {k: found[k] for k in _FIELDS} | ({"wall": found["wall"]} if "wall" in found else {})
+
+
+def _no_room() -> dict[str, Any]:
+    from ikigai_web.common.errors import ErrorCode, ToolError
+
+    return _why(ToolError(ErrorCode.TOO_LARGE, "no room was left in the output budget for its "
+                          "passages; fetch it with web_fetch and a query"))  # fmt: skip
 
 
 def _why(error: ToolError) -> dict[str, Any]:
