@@ -425,7 +425,12 @@ def test_with_no_room_for_any_page_no_page_is_fetched(monkeypatch):
 
     monkeypatch.setenv("IKIGAI_WEB_OUTPUT_BUDGET", "1024")
     fetched: list[str] = []
-    monkeypatch.setattr(reading, "_fetch_all", lambda urls, *_: fetched.extend(urls) or [])
+
+    def fetch_all(urls: list[str], *_: object) -> list[object]:
+        fetched.extend(urls)
+        return []
+
+    monkeypatch.setattr(reading, "_fetch_all", fetch_all)
     results = [{"title": "T", "url": f"https://e.test/{n}", "snippet": "s" * 100} for n in range(5)]
     answer = {"success": True, "provider": "brave", "results": results, "count": 5}
     read = reading.read_results(answer, "q", 5, load(), time.monotonic())
