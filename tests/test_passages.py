@@ -100,6 +100,18 @@ def test_words_fold_case_and_keep_indic_vowel_signs():
     assert words("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
 
 
+def test_southeast_asian_words_keep_their_vowel_signs():
+    # Python's \w leaves out the vowel signs of Thai, Lao, Burmese and Khmer.
+    assert words("မြန်မာဘာသာ") == ["မြန်မာဘာသာ"]
+    assert words("ภาษาไทยที่ดี") == ["ภาษาไทยที่ดี"]
+    assert words("ភាសាខ្មែរ") == ["ភាសាខ្មែរ"]
+
+
+def test_a_headings_own_hash_is_kept_and_its_closing_sequence_dropped():
+    headings = split_blocks(["# Learn C#", "", "## Install ##", "", "Text."])[1]
+    assert [h.text for h in headings] == ["Learn C#", "Install"]
+
+
 def test_unspaced_scripts_are_read_as_character_pairs():
     assert terms(["北京大学"], None) == ["北京", "京大", "大学"]
     assert terms(["ไทย", "word"], None) == ["ไท", "ทย", "word"]

@@ -46,15 +46,17 @@ MAX_PASSED = 8  # blocks too large, in a row, after which no smaller one is look
 RESCORED = 40  # blocks, the best by BM25, that phrases and proximity may reorder
 
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")  # "# C#" keeps its "#"
 _MARKER = re.compile(r"^\[(?:Page|Slide) (\d+) of \d+\]$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
 _TABLE_ROW = re.compile(r"^\s*\|")
 # Letters, digits and _ with their combining marks (Python's \w leaves out the vowel signs
-# of Indic scripts, which would cut their words apart); one class: the fastest to scan.
+# of Indic and Southeast Asian scripts, which would cut their words apart); one class: the
+# fastest to scan.
 _MARKS = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
 _INDIC = "\u0900-\u0dff"
-_WORD = re.compile(rf"[\w{_MARKS}{_INDIC}]+")
+_SOUTHEAST = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Burmese, Khmer
+_WORD = re.compile(rf"[\w{_MARKS}{_INDIC}{_SOUTHEAST}]+")
 # Scripts written without spaces between words: read as character pairs.
 _UNSPACED = re.compile(
     "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
