@@ -10,6 +10,7 @@ from functools import cache
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.text import codec, header_charset, lazy, python_codec
 from ikigai_web.fetch.document import Decoded, Document
+from ikigai_web.fetch.files import DOCUMENT_TYPES, OFFICE_TYPES, PDF
 from ikigai_web.fetch.files import Reading as Reading  # noqa: PLC0414 - decoded() takes one
 from ikigai_web.fetch.tidy import valid_text as valid_text  # noqa: PLC0414 - read here too
 
@@ -17,14 +18,7 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
 SNIFF_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "unknown/unknown"})
 # The files' types, which their readers in ikigai_web/fetch/files/ read.
-PDF = "application/pdf"
-OFFICE_TYPES = frozenset({
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    "application/epub+zip",
-})  # fmt: skip
-FILE_TYPES = frozenset({PDF, *OFFICE_TYPES})
+FILE_TYPES = DOCUMENT_TYPES
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
     (codecs.BOM_UTF32_LE, "utf-32"),

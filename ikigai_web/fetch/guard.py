@@ -186,8 +186,14 @@ def link_may_name(host: str, policy: Policy) -> bool:
     ip = literal_ip(name)
     if ip is not None:
         return blocked_reason(ip) is None or policy.allows(name, ip)
+    return not _local_refused(name, policy)
+
+
+def _local_refused(name: str, policy: Policy) -> bool:
+    """Whether `name` (lower case, no final dot) is a local network's (localhost, a single
+    label, .local, .internal, ...) that the settings do not let web-fetch reach."""
     local = name == "localhost" or "." not in name or name.endswith(_LOCAL_SUFFIXES)
-    return not local or policy.allow_private or name in policy.hosts
+    return local and not policy.allow_private and name not in policy.hosts
 
 
 def vet_for_proxy(host: str, port: int, policy: Policy, wait: float) -> None:
@@ -203,9 +209,7 @@ def vet_for_proxy(host: str, port: int, policy: Policy, wait: float) -> None:
     except ToolError as err:
         if err.code is not ErrorCode.NETWORK_ERROR:
             raise
-        name = host.lower().rstrip(".")
-        local = name == "localhost" or "." not in name or name.endswith(_LOCAL_SUFFIXES)
-        if local and name not in policy.hosts and not policy.allow_private:
+        if _local_refused(host.lower().rstrip("."), policy):
             raise ToolError(
                 ErrorCode.BLOCKED_URL,
                 f"Refused to fetch from {host}: it cannot be resolved here and looks like a "

@@ -105,3 +105,12 @@ def meaningful(
 
 def _folded(names: tuple[str, ...]) -> set[str]:
     return {" ".join(name.split()).casefold() for name in names if name}
+
+
+_HEADING = lazy(r"^#{1,6} (.+)$", re.MULTILINE)
+
+
+def first_heading(markdown: str) -> str | None:
+    """A document's first markdown heading that is no placeholder ("Untitled", a sheet's
+    "Sheet1", a file name): what titles a document whose metadata does not."""
+    return next(filter(None, (meaningful(found[1]) for found in _HEADING.finditer(markdown))), None)

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 KILL_RESERVE = 1.5
 # What the child may send in all (the readers cut their text far below this; JSON escapes).
 MAX_RECEIVED = 64 << 20
-DEFAULT_MEMORY = 1 << 30
 _HEADER = 4
 _CHUNK = 1 << 16
 _REAP_WAIT = 2.0

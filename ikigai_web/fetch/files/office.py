@@ -12,7 +12,6 @@ when nothing was, an error saying so.
 
 from __future__ import annotations
 
-import re
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -20,14 +19,13 @@ from ikigai_web.common.errors import ToolError
 from ikigai_web.fetch.files import DOCX, PPTX, XLSX, Reading, forked
 from ikigai_web.fetch.files.archive import open_package
 from ikigai_web.fetch.files.office_parts import ELSEWHERE
-from ikigai_web.fetch.placeholders import meaningful
+from ikigai_web.fetch.placeholders import first_heading, meaningful
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ikigai_web.fetch.document import Document
 
-_HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
 # What each format's reader imports, loaded before the fork (in the MCP server's warm worker
 # the parent learns them) rather than in each child.
 _FILES = "ikigai_web.fetch.files"
@@ -112,6 +110,4 @@ def _titled(document: Document) -> Document:
 
     if document.title:
         return document
-    # The first heading that is no placeholder of its own (a sheet named "Sheet1").
-    headings = (meaningful(found[1]) for found in _HEADING.finditer(document.markdown))
-    return replace(document, title=next(filter(None, headings), None))
+    return replace(document, title=first_heading(document.markdown))

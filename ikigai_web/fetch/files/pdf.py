@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.fetch.files import MAX_PAGES, MAX_TEXT, Reading, forked, layout, paging
-from ikigai_web.fetch.placeholders import meaningful
+from ikigai_web.fetch.placeholders import first_heading, meaningful
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -36,7 +36,6 @@ _DATE = re.compile(r"^(?:D:)?(\d{4})(\d{2})(\d{2})")
 # Read from a later page on, a PDF without a title in its metadata is still titled by its own
 # first heading: it is looked for on at most this many of its first pages.
 _TITLE_PAGES = 3
-_HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
 _SPACE = 32
 _SOFT_HYPHEN = 2  # what PDFium gives for a hyphen it found at a line's end
 
@@ -77,7 +76,7 @@ def pdf_document(body: bytes, url: str, reading: Reading) -> Document:
     software = (info.get("Creator", ""), info.get("Producer", ""))
     return Document(
         markdown=markdown,
-        title=title or _leading_heading(leading, pages) or _first_heading(markdown),
+        title=title or _leading_heading(leading, pages) or first_heading(markdown),
         author=meaningful(info.get("Author"), author=True, software=software),
         date=_day(info.get("CreationDate")),
         description=meaningful(info.get("Subject")),
@@ -230,13 +229,8 @@ def _leading_heading(
         return None
     style = layout.styles([*leading, *(page for _, page in pages)])
     return next(
-        filter(None, (_first_heading(layout.page_markdown(p, style)) for p in leading)), None
+        filter(None, (first_heading(layout.page_markdown(p, style)) for p in leading)), None
     )
-
-
-def _first_heading(markdown: str) -> str | None:
-    """The first heading that is no placeholder ("Untitled", a file name)."""
-    return next(filter(None, (meaningful(found[1]) for found in _HEADING.finditer(markdown))), None)
 
 
 def _day(value: object) -> str | None:
