@@ -1394,3 +1394,12 @@ def test_a_private_use_character_cannot_keep_the_link_around_an_image():
         kept = web_links_only(text, public)
         assert "10.0.0.1" not in kept
         assert "![x](https://pub.example/i.png)" in kept
+
+
+@pytest.mark.parametrize("encoding", ["zlib_codec", "base64", "hex", "rot13", "no-such-codec"])
+def test_a_part_declaring_a_codec_that_is_no_text_encoding_is_a_parse_error(encoding):
+    head = f'<?xml version="1.0" encoding="{encoding}"?><w:document/>'.encode()
+    with pytest.raises(ToolError) as caught:
+        archive._markup_encoding(head, "word/document.xml")
+    assert caught.value.code is ErrorCode.PARSE_ERROR
+    assert f"its encoding, {encoding}, is not one web-fetch reads" in caught.value.message

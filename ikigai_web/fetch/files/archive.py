@@ -173,9 +173,13 @@ def _markup_encoding(head: bytes, where: str) -> str | None:
         declared = _DECLARED.match(head)
         encoding = declared.group(1).decode("ascii").lower() if declared else "utf-8"
     try:
-        text = codecs.lookup(encoding).incrementaldecoder("replace").decode(head)
+        found = codecs.lookup(encoding)
     except LookupError:
-        raise unreadable(where, f"its encoding, {encoding}, is not one web-fetch reads") from None
+        found = None
+    # A codec that is no text encoding (zlib_codec, base64, rot13) is none a document has.
+    if found is None or not getattr(found, "_is_text_encoding", True):
+        raise unreadable(where, f"its encoding, {encoding}, is not one web-fetch reads")
+    text = found.incrementaldecoder("replace").decode(head)
     start = text.lstrip("\ufeff \t\r\n")[:1]
     return encoding if head and start in ("<", "") else None
 
