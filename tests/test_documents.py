@@ -488,9 +488,13 @@ def test_a_workbook_is_read_up_to_its_row_and_cell_caps(monkeypatch):
     document = office.office_document(sample.kind, sample.body, "u", READ)
     assert "| North | 12.4 | 15.1 | +21.8% |" in document.markdown
     assert "South" not in document.markdown
+    said = [w["message"] for w in document.warnings]
+    assert any("read up to its 2 rows of text" in m and "rows after it" in m for m in said)
     monkeypatch.setattr(excel, "MAX_CELLS", 4)
     document = office.office_document(sample.kind, sample.body, "u", READ)
     assert "Staff" not in document.markdown
+    said = [w["message"] for w in document.warnings]
+    assert any("the workbook's 4 cells" in m and "the sheets after it" in m for m in said)
 
 
 # ---------------------------------------------------------------- the layout, by its parts

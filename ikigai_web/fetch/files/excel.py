@@ -69,30 +69,35 @@ def _sheets(sheets: list[Any]) -> Iterator[forked.Event]:
     for sheet in sheets:
         where = f"sheet “{line(sheet.title)}”"
         yield "at", where
-        rows, more = _rows(sheet, cells)
+        rows, cut = _rows(sheet, cells)
         cells -= sum(map(len, rows))
         yield "part", budget.take(f"## {line(sheet.title)}\n\n{table(rows)}") if rows else ""
         if budget.spent:
             yield budget.warning(where)
             return
-        if more:
-            message = (
-                f"The {where} was read up to its row {MAX_SCANNED:,} (web-fetch looks at no more "
-                "rows of a sheet, empty ones included): the rows after it were left out."
-            )
+        if cut:
+            after = "the rows after it" + (" and the sheets after it" if cells <= 0 else "")
+            message = f"The {where} was read up to {cut}: {after} were left out."
             yield "warning", {"code": "TOO_LARGE", "message": message}
+        if cells <= 0:
+            return
 
 
-def _rows(sheet: Any, cells: int) -> tuple[list[list[str]], bool]:
-    """The sheet's rows as text, without empty rows and trailing empty cells, bounded; and
-    whether rows were left that were not looked at (past MAX_SCANNED)."""
+def _rows(sheet: Any, cells: int) -> tuple[list[list[str]], str]:
+    """The sheet's rows as text, without empty rows and trailing empty cells, bounded; and,
+    when rows were left unread, where it stopped and why ("" when it read them all)."""
     rows: list[list[str]] = []
     looked = 0
     for row in sheet.iter_rows(max_col=MAX_COLUMNS, values_only=True):
-        if len(rows) >= MAX_ROWS or cells <= 0:
-            break
+        if len(rows) >= MAX_ROWS:
+            return rows, f"its {MAX_ROWS:,} rows of text (web-fetch reads no more of a sheet)"
+        if cells <= 0:
+            return rows, f"the workbook's {MAX_CELLS:,} cells (web-fetch reads no more)"
         if looked >= MAX_SCANNED:
-            return rows, True
+            return rows, (
+                f"its row {MAX_SCANNED:,} (web-fetch looks at no more rows of a sheet, empty "
+                "ones included)"
+            )
         looked += 1
         if row.count(None) == len(row):  # an empty row, or a gap openpyxl filled
             continue
@@ -102,7 +107,7 @@ def _rows(sheet: Any, cells: int) -> tuple[list[list[str]], bool]:
         if texts:
             rows.append(texts)
             cells -= len(texts)
-    return rows, False
+    return rows, ""
 
 
 def _value(value: object) -> str:
