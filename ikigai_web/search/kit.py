@@ -434,13 +434,13 @@ def output_schema(
 ) -> dict[str, Any]:
     """The outputSchema of a search tool whose results may carry `results` (names of
     RESULT_EXTRAS) and whose answer may carry `extras` (of ANSWER_EXTRAS), `required` always."""
-    from ikigai_web.search.reading import RESULT_READ
+    from ikigai_web.search.reading import result_read
     from ikigai_web.search.registry import every
 
     shared = {k: {"type": "string"} for k in ("title", "url", "snippet")}
     result_schema = {
         "type": "object",
-        "properties": shared | {k: RESULT_EXTRAS[k] for k in results} | {"read": RESULT_READ},
+        "properties": shared | {k: RESULT_EXTRAS[k] for k in results} | {"read": result_read()},
         "required": ["title", "url", "snippet"],
     }
     properties: dict[str, Any] = {

@@ -39,33 +39,28 @@ SCHEMA_PROPERTIES: dict[str, Any] = {
         "Default: 0.",
     },
 }
-RESULT_READ: dict[str, Any] = {
-    "type": "object",
-    "description": "With read: the page's passages that answer the query, or why none.",
-    "properties": {
-        "content": {
-            "type": "string",
-            "description": "The passages, best first, each under [Lines N-M: headings].",
-        },
-        "passages": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "first_line": {"type": "integer"},
-                    "last_line": {"type": "integer"},
-                    "headings": {"type": "array", "items": {"type": "string"}},
-                    "page": {"type": "integer"},
-                },
-                "required": ["first_line", "last_line", "headings"],
+
+
+def result_read() -> dict[str, Any]:
+    """The output schema of a result's `read`; web-fetch's module only when an MCP host
+    reads the output schemas, never for `--schema`."""
+    from ikigai_web.tools.web_fetch import PASSAGE
+
+    return {
+        "type": "object",
+        "description": "With read: the page's passages that answer the query, or why none.",
+        "properties": {
+            "content": {
+                "type": "string",
+                "description": "The passages, best first, each under [Lines N-M: headings].",
             },
+            "passages": {"type": "array", "items": PASSAGE},
+            "total_lines": {"type": "integer", "description": "Lines of the page's markdown."},
+            "error": {"type": "string", "description": "Why the page gave no passages."},
+            "error_code": {"type": "string"},
+            "wall": {"type": "string", "description": "The page is a wall, and which."},
         },
-        "total_lines": {"type": "integer", "description": "Lines of the page's markdown."},
-        "error": {"type": "string", "description": "Why the page gave no passages."},
-        "error_code": {"type": "string"},
-        "wall": {"type": "string", "description": "The page is a wall, and which."},
-    },
-}
+    }
 
 
 def parse(raw: Mapping[str, Any]) -> int:

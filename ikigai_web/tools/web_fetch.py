@@ -50,6 +50,19 @@ _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
 # ikigai_web.fetch.pagetype.PAGE_TYPES, which this module cannot import without slowing --schema.
 PAGE_TYPES = ("article", "collection", "documentation", "forum", "listing", "product", "service")
 
+# Where a passage is: its lines, the headings above it, a document's page (web-fetch's
+# answer to a query, and each result's `read` of a search, ikigai_web/search/reading.py).
+PASSAGE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "first_line": {"type": "integer"},
+        "last_line": {"type": "integer"},
+        "headings": {"type": "array", "items": {"type": "string"}},
+        "page": {"type": "integer", "description": "A document's page or slide."},
+    },
+    "required": ["first_line", "last_line", "headings"],
+}
+
 SCHEMA: dict[str, Any] = {
     "name": "web_fetch",
     "description": (
@@ -130,16 +143,7 @@ OUTPUT_SCHEMA = output_schema(
         "passages": {
             "type": "array",
             "description": "With query: where each passage of content is, in the same order.",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "first_line": {"type": "integer"},
-                    "last_line": {"type": "integer"},
-                    "headings": {"type": "array", "items": {"type": "string"}},
-                    "page": {"type": "integer", "description": "A document's page or slide."},
-                },
-                "required": ["first_line", "last_line", "headings"],
-            },
+            "items": PASSAGE,
         },
         "outline": {
             "type": "array",
