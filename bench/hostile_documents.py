@@ -46,7 +46,9 @@ def _words(count: int, seed: int, longest: int = 7) -> list[str]:
     return rng.choices(pool, k=count)
 
 
-def _zip(members: dict[str, bytes], *, stored: tuple[str, ...] = ("mimetype",)) -> bytes:
+def package(members: dict[str, bytes], *, stored: tuple[str, ...] = ()) -> bytes:
+    """A zip of these members, deflated but those named in `stored` (an EPUB's mimetype);
+    what tests/test_documents.py builds its broken packages with too."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
         for name, data in members.items():
@@ -213,7 +215,7 @@ def epub(chapters: dict[str, bytes], spine: list[str], *, opf_name: str = "OEBPS
     )
     base = opf_name.rpartition("/")[0]
     files = {f"{base}/{href}" if base else href: body for href, body in chapters.items()}
-    return _zip({
+    return package(stored=("mimetype",), members={
         "mimetype": b"application/epub+zip",
         "META-INF/container.xml": CONTAINER % opf_name.encode(),
         opf_name: opf,
@@ -265,7 +267,7 @@ def docx(
         f'<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="{_W}" xmlns:r="{_R}">'
         f"<w:body>{body}</w:body></w:document>"
     ).encode()
-    return _zip({
+    return package({
         "[Content_Types].xml": _DOCX_TYPES,
         "_rels/.rels": _RELS % _OFFICE_DOCUMENT,
         "word/document.xml": document,
@@ -310,7 +312,7 @@ def pptx_with(deck: bytes, slide: str) -> bytes:
         f'xmlns:r="{_R}"><p:cSld><p:spTree><p:nvGrpSpPr><p:cNvPr id="1" name=""/><p:cNvGrpSpPr/>'
         f"<p:nvPr/></p:nvGrpSpPr><p:grpSpPr/>{slide}</p:spTree></p:cSld></p:sld>"
     ).encode()
-    return _zip(members, stored=())
+    return package(members)
 
 
 def text_box(shape_id: int, paragraphs: list[str], y: int = 0) -> str:
@@ -381,7 +383,7 @@ def xlsx(sheets: dict[str, bytes], *, strings: bytes | None = None,
     }  # fmt: skip
     if strings:
         members["xl/sharedStrings.xml"] = strings
-    return _zip(members, stored=())
+    return package(members)
 
 
 def sheet(rows: str, dimension: str = "") -> bytes:

@@ -12,13 +12,13 @@ import os
 import random
 import re
 import signal
-import sys
 import time
 import zipfile
 from functools import cache
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import document_corpus as corpus
+import hostile_documents as hostile
 import pytest
 from conftest import STALL, Reply
 
@@ -39,9 +39,8 @@ from ikigai_web.fetch.files import (
 from ikigai_web.fetch.pipeline import to_document
 from ikigai_web.tools import web_fetch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import document_corpus as corpus
-import hostile_documents as hostile
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.loopback
 
@@ -351,12 +350,7 @@ def test_a_deck_stops_on_the_slide_the_time_runs_out_on(monkeypatch, tmp_path):
 
 
 def _package(members: dict[str, bytes], *, stored: tuple[str, ...] = ()) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
-        for name, data in members.items():
-            method = zipfile.ZIP_STORED if name in stored else zipfile.ZIP_DEFLATED
-            package.writestr(name, data, compress_type=method)
-    return out.getvalue()
+    return bytes(hostile.package(members, stored=stored))
 
 
 def _docx_with(document_xml: bytes) -> bytes:

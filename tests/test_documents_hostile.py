@@ -17,17 +17,13 @@ import json
 import os
 import resource
 import subprocess
-import sys
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-import pytest
-from conftest import BIN, Reply
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import document_corpus as corpus
 import hostile_documents as hostile
+import pytest
+from conftest import BIN, Reply
 
 pytestmark = pytest.mark.loopback
 

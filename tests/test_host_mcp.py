@@ -880,9 +880,6 @@ def test_a_document_too_large_for_a_warm_worker_is_too_large_not_a_signal(tmp_pa
     """Issue 55: through MCP the per-call cap stopped a PDF whose content stream inflates to
     gigabytes, but the answer read "killed by signal SIGABRT". The server runs under a hard
     limit on its data (1.5 GiB a process), so a regression cannot take the machine's memory."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     import hostile_documents
 
     body = hostile_documents.pdf_content_bomb(1536 << 20)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+import hostile_documents
 import orjson
 import pytest
 from conftest import BEFORE_THE_DEADLINE, HANG_GUARD, STALL
@@ -298,16 +299,7 @@ def make_pdf(text: str, font: bytes = b"", *extra: bytes, info: bytes = INFO) ->
         b"<< %s >>" % info,
         *extra,
     ]
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\n" % (len(objects) + 1)
-    return out + b"startxref\n%d\n%%%%EOF\n" % xref
+    return bytes(hostile_documents.pdf(objects, trailer=b"/Info 6 0 R "))
 
 
 @pytest.mark.parametrize(
