@@ -436,3 +436,15 @@ def test_with_no_room_for_any_page_no_page_is_fetched(monkeypatch):
     read = reading.read_results(answer, "q", 5, load(), time.monotonic())
     assert fetched == []
     assert {r["read"]["error_code"] for r in read["results"]} == {"TOO_LARGE"}
+
+
+@pytest.mark.parametrize(
+    "tool",
+    ["web-search-brave-tool", "web-search-google-tool", "web-search-tavily-tool",
+     "web-search-gemini-tool", "web-search-searxng-tool"],
+)  # fmt: skip
+def test_a_bad_read_is_said_before_a_missing_key(tool):
+    """The call's own mistake first: a key would not make `read: 9` work."""
+    out = search(tool, {"query": "the hill observatory", "read": 9})
+    assert out["error_code"] == "INVALID_INPUT"
+    assert "'read'" in out["error"]

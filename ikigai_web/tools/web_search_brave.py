@@ -276,11 +276,11 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from ikigai_web.net.http import endpoint
 
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     keys = several(resolve(PROVIDER)["api_key"])
     url = endpoint("BRAVE_SEARCH_API_URL", DEFAULT_URL)
     fetch = partial(fetch_page, url=url, params=params)
     plan = (params.count, params.allowed, params.blocked)
-    read = (params.query, reading.parse(raw))
     return search("brave", settings, fetch, plan, [url, params._asdict()], keys=keys, read=read)
 
 

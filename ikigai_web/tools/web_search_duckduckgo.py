@@ -549,12 +549,12 @@ def arguments(request: Request) -> dict[str, Any]:
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     ends = endpoints()
     fetch = partial(fetch_page, ends=ends, params=params)
     plan = (params.max_results, params.allowed, params.blocked)
     key = [ends[0].url, ends[1].url, params._asdict()]
     headers = browser_headers(params.region)
-    read = (params.query, reading.parse(raw))
     agent = BROWSER_USER_AGENT
     return search(
         "duckduckgo", settings, fetch, plan, key, read=read, user_agent=agent, headers=headers

@@ -585,6 +585,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from ikigai_web.net.http import endpoint
 
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     keys = several(credentials(PROVIDER)["api_key"])
     base = endpoint("GEMINI_API_URL", DEFAULT_BASE).rstrip("/")
     url = f"{base}/models/{params.model}:generateContent"
@@ -593,7 +594,6 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     plan = (params.max_sources, (), params.blocked)
     options = [settings.gemini_resolve, settings.gemini_search_entry_point]
     cache_key = [url, params._asdict(), options]
-    read = (params.query, reading.parse(raw))
     return search("gemini", settings, fetch, plan, cache_key, keys=keys, read=read)
 
 

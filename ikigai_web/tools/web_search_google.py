@@ -351,6 +351,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from ikigai_web.net.http import endpoint
 
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     credentials = _credentials()
     url = endpoint("GOOGLE_SEARCH_API_URL", DEFAULT_URL)
     engine_id = credentials["engine_id"]
@@ -358,7 +359,6 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     plan = (params.num, params.allowed, params.blocked)
     cache_key = [url, engine_id, params._asdict()]
     keys = several(credentials["api_key"])
-    read = (params.query, reading.parse(raw))
     return search("google", settings, fetch, plan, cache_key, keys=keys, read=read)
 
 

@@ -429,12 +429,12 @@ def arguments(request: Request) -> dict[str, Any]:
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     where = instance()
     fetch = partial(fetch_page, where=where, params=params)
     plan = (params.max_results, params.allowed, params.blocked)
     # Redirects are followed (http -> https, a trailing-slash redirect); ikigai_web.net.http drops
     # the Authorization header when a redirect leaves the instance's origin.
-    read = (params.query, reading.parse(raw))
     key = [where.endpoint, params._asdict()]
     return search("searxng", settings, fetch, plan, key, follow_redirects=True, read=read)
 

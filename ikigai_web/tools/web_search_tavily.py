@@ -318,13 +318,13 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from ikigai_web.net.http import endpoint
 
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     keys = several(resolve(PROVIDER)["api_key"])
     url = endpoint("TAVILY_API_URL", DEFAULT_URL)
     fetch = partial(fetch_page, url=url, params=params)
     # Domains are native: no fan-out, so the shared search sees no allowed domains and
     # fetch_page post-filters them itself.
     plan = (params.max_results, (), params.blocked)
-    read = (params.query, reading.parse(raw))
     return search("tavily", settings, fetch, plan, [url, params._asdict()], keys=keys, read=read)
 
 
