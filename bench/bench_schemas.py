@@ -34,9 +34,9 @@ def schema_bytes(name: str) -> int:
 
 def served_without_keys() -> list[str]:
     """The tools `web-tools mcp` serves by default on a machine with no key set."""
-    from ikigai_web.common.credentials import PROVIDERS
     from ikigai_web.host import discovery
     from ikigai_web.host.listing import serving
+    from ikigai_web.search.registry import WITH_CREDENTIALS as PROVIDERS
 
     keys = {var for p in PROVIDERS.values() for f in p.fields for var in f.env}
     environ = {k: v for k, v in os.environ.items() if k not in keys}

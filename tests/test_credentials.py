@@ -9,9 +9,11 @@ import pytest
 
 from ikigai_web.common import credentials as c
 from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.host.calls import mask_every_credential
+from ikigai_web.search.registry import WITH_CREDENTIALS, alternatives
 
-BRAVE = c.PROVIDERS["brave"]
-GOOGLE = c.PROVIDERS["google"]
+BRAVE = WITH_CREDENTIALS["brave"]
+GOOGLE = WITH_CREDENTIALS["google"]
 
 
 def missing(provider) -> ToolError:
@@ -104,7 +106,7 @@ def test_error_type_events():
 
 
 def test_searxng_event_shape():
-    data = c.event(c.PROVIDERS["searxng"])["data"]
+    data = c.event(WITH_CREDENTIALS["searxng"])["data"]
     assert data == {
         "tool": "web_search_searxng",
         "credentials": ["url"],
@@ -114,16 +116,16 @@ def test_searxng_event_shape():
 
 
 def test_alternatives_are_configured_tools_and_duckduckgo(monkeypatch):
-    assert c.alternatives("web_search_brave") == ["web_search_duckduckgo"]
+    assert alternatives("web_search_brave") == ["web_search_duckduckgo"]
     monkeypatch.setenv("TAVILY_API_KEY", "t")
     monkeypatch.setenv("BRAVE_API_KEY", "b")
-    assert c.alternatives("web_search_brave") == ["web_search_tavily", "web_search_duckduckgo"]
-    assert c.alternatives("web_search_duckduckgo") == ["web_search_brave", "web_search_tavily"]
+    assert alternatives("web_search_brave") == ["web_search_tavily", "web_search_duckduckgo"]
+    assert alternatives("web_search_duckduckgo") == ["web_search_brave", "web_search_tavily"]
 
 
 def test_optional_field(isolated_env, monkeypatch):
     field = c.Field("auth", ("SEARXNG_AUTH",))
-    provider = c.PROVIDERS["searxng"]
+    provider = WITH_CREDENTIALS["searxng"]
     assert c.optional(provider, field) is None
     (isolated_env / "credentials.json").write_text('{"web_search": {"searxng": {"auth": "u:p"}}}')
     assert c.optional(provider, field) == "u:p"
@@ -159,11 +161,11 @@ def test_locate_ignores_what_resolve_ignores(isolated_env, monkeypatch):
     assert c.file_problem() == f"{path} must hold a JSON object"
 
 
-@pytest.mark.parametrize("key", sorted(c.PROVIDERS))
+@pytest.mark.parametrize("key", sorted(WITH_CREDENTIALS))
 def test_the_message_alone_tells_the_user_what_to_do(isolated_env, key):
     """Hosts that do not show `_event` (the ikigai host) pass on only `error`: it must name
     what to set, where, and where to get it."""
-    provider = c.PROVIDERS[key]
+    provider = WITH_CREDENTIALS[key]
     message = c.missing(provider).message
     for field in provider.fields:
         assert field.env[0] in message
@@ -173,7 +175,6 @@ def test_the_message_alone_tells_the_user_what_to_do(isolated_env, key):
 
 def test_register_all_masks_every_credential_the_machine_holds(isolated_env, monkeypatch):
     from ikigai_web.common.redact import mask
-    from ikigai_web.tools.web_search_searxng import AUTH
 
     nested = {
         "brave": {"api_key": "nested-shadowed-LEAK-2"},
@@ -190,7 +191,7 @@ def test_register_all_masks_every_credential_the_machine_holds(isolated_env, mon
     monkeypatch.setenv("HTTPS_PROXY", "http://px:proxypass-LEAK-10@127.0.0.1:3128")
     monkeypatch.setenv("all_proxy", "px2:proxypass-LEAK-11@127.0.0.1:3129")  # no scheme
     monkeypatch.setenv("GOOGLE_SEARCH_ENGINE_ID", "cx-engine-id")
-    c.register_all((AUTH,))
+    mask_every_credential()
     shown = mask(json.dumps(file) + " ".join(os.environ.values()))
     assert "LEAK" not in shown
     assert "sxuser:***" not in shown  # the pair goes whole

@@ -314,8 +314,8 @@ def test_the_fuzzed_calls_stay_offline(offline):
 
 def _variables() -> list[str]:
     """Every variable a tool reads: settings, credentials, endpoint overrides."""
-    from ikigai_web.common.credentials import PROVIDERS
     from ikigai_web.common.settings import Settings
+    from ikigai_web.search.registry import WITH_CREDENTIALS as PROVIDERS
 
     names = [s.variable for s in Settings.every()]
     names += [n for p in PROVIDERS.values() for f in p.fields for n in f.env] + ["SEARXNG_AUTH"]

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import BIN, Reply
 
-from ikigai_web.common import __version__, credentials, launchers
+from ikigai_web.common import __version__, launchers
 from ikigai_web.host import cli, discovery, doctor, mcp_server, trust
+from ikigai_web.search.registry import WITH_CREDENTIALS
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "BSA-secret-value-0123456789"
@@ -20,11 +21,11 @@ FIXTURES = Path(__file__).parent / "fixtures" / "brave"
 # A value for every credential of every provider: with these, every tool can work.
 ALL_PROVIDERS = {
     field.env[0]: KEY if field.env[0] == "BRAVE_API_KEY" else f"value-of-{field.env[0]}"
-    for provider in credentials.PROVIDERS.values()
+    for provider in WITH_CREDENTIALS.values()
     for field in provider.fields
 }
 # The tools of this project that need credentials: each is optional while none is set.
-NEEDING = sum(p.tool in doctor.own_tools() for p in credentials.PROVIDERS.values())
+NEEDING = sum(p.tool in doctor.own_tools() for p in WITH_CREDENTIALS.values())
 KEYLESS = {"web_fetch", "web_search_auto", "web_search_duckduckgo"}
 
 

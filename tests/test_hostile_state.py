@@ -26,7 +26,7 @@ from ikigai_web.common.runner import answer
 from ikigai_web.common.settings import load
 from ikigai_web.common.settings import state_dir as load_state_dir
 from ikigai_web.host import cli
-from ikigai_web.search import kit
+from ikigai_web.search import pacing
 from ikigai_web.tools import web_search_auto as auto
 from ikigai_web.tools import web_search_brave as brave
 from ikigai_web.tools import web_search_gemini as gemini
@@ -109,11 +109,11 @@ def test_a_reset_given_as_a_unix_time_is_the_seconds_until_it(httpx_mock, monkey
 )  # fmt: skip
 def test_what_a_provider_says_is_honoured_up_to_its_documented_window(provider, longest):
     for wait in (10**400, 10**12, longest + 1):
-        err = kit.rate_limited(provider, "said", "why", wait)
+        err = pacing.rate_limited(provider, "said", "why", wait)
         assert err.retry_after == longest
         assert f"Try again in {longest} s" in err.message
-    assert kit.rate_limited(provider, "said", "why", 30).retry_after == 30
-    assert kit.rate_limited(provider, "said", "why", -30).retry_after == 0
+    assert pacing.rate_limited(provider, "said", "why", 30).retry_after == 30
+    assert pacing.rate_limited(provider, "said", "why", -30).retry_after == 0
 
 
 @pytest.mark.parametrize("delay", ["1e308s", "9" * 400 + "s", "-5s", "NaNs", "99999999.5s", "s"])

@@ -24,7 +24,7 @@ import pytest
 from conftest import BIN, Reply
 
 from ikigai_web.common import __version__
-from ikigai_web.common.credentials import PROVIDERS
+from ikigai_web.search.registry import WITH_CREDENTIALS as PROVIDERS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

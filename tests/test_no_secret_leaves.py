@@ -45,8 +45,8 @@ from toolbox import (
 )
 
 from ikigai_web.common import redact
-from ikigai_web.common.credentials import PROVIDERS
 from ikigai_web.common.runner import run
+from ikigai_web.search.registry import WITH_CREDENTIALS as PROVIDERS
 
 # Nothing is mocked: every request goes to the loopback server or to a refused port.
 pytestmark = pytest.mark.httpx_mock(should_mock=lambda _: False)

@@ -11,12 +11,19 @@ from pathlib import Path
 import pytest
 
 from ikigai_web.common import credentials
+from ikigai_web.common.providers import PREFIX, Field, Provider
 from ikigai_web.common.settings import Settings
 from ikigai_web.host import doctor
-from ikigai_web.search import registry
-from ikigai_web.search.kit import provider_name
 from ikigai_web.search.pacing import rate_for
-from ikigai_web.search.registry import Field, Provider, Registry, declared, every, fallback_order
+from ikigai_web.search.registry import (
+    WITH_CREDENTIALS,
+    Registry,
+    alternatives,
+    declared,
+    every,
+    fallback_order,
+    provider_name,
+)
 from ikigai_web.tools import web_search_auto as auto
 from ikigai_web.tools import web_search_duckduckgo, web_search_google
 
@@ -53,16 +60,16 @@ def test_the_default_order_is_the_declared_places_in_order():
 
 def test_credentials_are_the_declared_fields_keyed_providers_first():
     with_fields = {k for k, p in every().items() if p.fields}
-    assert set(credentials.PROVIDERS) == with_fields
-    assert len(credentials.PROVIDERS) == len(with_fields)
-    kinds = [p.keyed for p in credentials.PROVIDERS.values()]
+    assert set(WITH_CREDENTIALS) == with_fields
+    assert len(WITH_CREDENTIALS) == len(with_fields)
+    kinds = [p.keyed for p in WITH_CREDENTIALS.values()]
     assert kinds == sorted(kinds, reverse=True)
     assert credentials.Field is Field
     assert credentials.Provider is Provider
     keyless = next(k for k, p in every().items() if not p.fields)
-    assert keyless not in credentials.PROVIDERS
+    assert keyless not in WITH_CREDENTIALS
     with pytest.raises(KeyError):
-        credentials.PROVIDERS[keyless]
+        WITH_CREDENTIALS[keyless]
 
 
 def test_names_doctor_and_pacing_read_the_declarations():
@@ -85,8 +92,8 @@ def test_messages_naming_other_tools_follow_the_declarations():
     others = sorted(every()[k].tool for k in fallback_order() if k != "google")
     assert ", ".join(others) in note
     assert "web_search_google" not in note
-    assert "web_search_duckduckgo" in credentials.alternatives("web_search_brave")
-    assert "web_search_duckduckgo" not in credentials.alternatives("web_search_duckduckgo")
+    assert "web_search_duckduckgo" in alternatives("web_search_brave")
+    assert "web_search_duckduckgo" not in alternatives("web_search_duckduckgo")
 
 
 def test_the_output_schema_is_built_when_read_and_names_every_provider():
@@ -120,4 +127,4 @@ def test_a_registry_view_keeps_and_orders_what_it_is_asked_to():
     assert len(paced) == len(list(paced))
     assert paced["brave"] == every()["brave"].rate
     assert "duckduckgo" not in paced
-    assert every()["brave"].tool == registry.PREFIX + "brave"
+    assert every()["brave"].tool == PREFIX + "brave"

@@ -327,7 +327,7 @@ def test_markdown_is_the_original_designs_format():
 
 
 def test_rate_limit_says_when_to_retry_and_not_how_to_sign_up(monkeypatch):
-    from ikigai_web.search.kit import rate_limited
+    from ikigai_web.search.pacing import rate_limited
 
     monkeypatch.setenv("BRAVE_API_KEY", "BSA-configured-already")
     err = rate_limited("brave", "Brave answered HTTP 429", "Brave's quota is used up", 40)

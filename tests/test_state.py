@@ -390,15 +390,15 @@ def test_the_cache_falls_back_to_files_when_redis_stops(on_redis: RedisServer) -
 
 
 def test_the_redis_password_is_shown_nowhere(run_tool, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ikigai_web.common.credentials import register_all
     from ikigai_web.common.redact import mask
+    from ikigai_web.host.calls import mask_every_credential
 
     url = "redis://:pw-secret-9f8e7d@127.0.0.2:6379/0"
     run = run_tool("web-tools", args=("doctor", "--json"), env={"IKIGAI_WEB_REDIS_URL": url})
     assert "pw-secret-9f8e7d" not in run.stdout + run.stderr
     assert "redis://127.0.0.2:6379/0" in run.stdout
     monkeypatch.setenv("IKIGAI_WEB_REDIS_URL", url)
-    register_all()  # what the MCP server masks in every tool's output
+    mask_every_credential()  # what the MCP server masks in every tool's output
     assert mask(f"echoed {url}") == "echoed redis://***@127.0.0.2:6379/0"
 
 

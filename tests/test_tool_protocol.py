@@ -73,7 +73,7 @@ def test_unknown_flags_exit_1_with_one_line(run_tool, script):
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_help_says_what_it_does_how_to_call_it_and_where_credentials_go(run_tool, script):
-    from ikigai_web.common.credentials import PROVIDERS
+    from ikigai_web.search.registry import WITH_CREDENTIALS as PROVIDERS
 
     schema = schema_of(script)
     out = run_tool(script, args=("--help",), raw=b"")

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Mapping
 
+    from ikigai_web.common.providers import Provider
+
 _RESERVED = ("--format", "--help", "-h", "--version", "-V", "--schema")
 # Fields a single word fills: a URL holds no space, so two words are two URLs, not one.
 _ONE_WORD = frozenset({"url"})
@@ -38,12 +40,15 @@ def executable(schema: Mapping[str, Any]) -> str:
     return str(schema["name"]).replace("_", "-") + "-tool"
 
 
-def parse(argv: list[str], schema: Mapping[str, Any], *, markdown: bool) -> Invocation:
-    """The invocation `argv` asks for, or UsageError (one line, exit 1)."""
+def parse(
+    argv: list[str], schema: Mapping[str, Any], provider: Provider | None, *, markdown: bool
+) -> Invocation:
+    """The invocation `argv` asks for, or UsageError (one line, exit 1). `provider`: the
+    search tool's declaration, whose credentials the help names."""
     if "--version" in argv or "-V" in argv:
         return Invocation({}, text=f"{executable(schema)} (ikigai-web-tools) {__version__}\n")
     if "--help" in argv or "-h" in argv:
-        return Invocation({}, text=help_text(schema, markdown=markdown))
+        return Invocation({}, text=help_text(schema, provider, markdown=markdown))
     if "--schema" in argv:
         raise UsageError("--schema takes no other arguments")
     found = vars(_parser(schema, markdown=markdown).parse_intermixed_args(argv))
@@ -123,7 +128,7 @@ def _options(kind: str) -> dict[str, Any]:
     return {"type": {"integer": int, "number": float}.get(kind, str)}
 
 
-def help_text(schema: Mapping[str, Any], *, markdown: bool) -> str:
+def help_text(schema: Mapping[str, Any], provider: Provider | None, *, markdown: bool) -> str:
     """What the tool does, how to call it, an example, its options, where credentials go."""
     exe, target = executable(schema), _word_field(schema)
     example = "https://example.org/" if target == "url" else "rust async runtime"
@@ -136,7 +141,7 @@ def help_text(schema: Mapping[str, Any], *, markdown: bool) -> str:
     if target is not None:
         lines.append(f"  {exe} {example}" + (" --format markdown" if markdown else ""))
     lines += [f"  echo '{call}' | {exe}", "", "Options:", *_option_lines(schema, markdown)]
-    return "\n".join([*lines, "", *_credential_lines(schema), *_footer()]) + "\n"
+    return "\n".join([*lines, "", *_credential_lines(provider), *_footer()]) + "\n"
 
 
 def _option_lines(schema: Mapping[str, Any], markdown: bool) -> list[str]:  # noqa: FBT001
@@ -154,19 +159,15 @@ def _option_lines(schema: Mapping[str, Any], markdown: bool) -> list[str]:  # no
     return [*lines, "  --version, --help"]
 
 
-def _credential_lines(schema: Mapping[str, Any]) -> list[str]:
-    from ikigai_web.common.credentials import PROVIDERS, credentials_path
+def _credential_lines(provider: Provider | None) -> list[str]:
+    from ikigai_web.common.credentials import credentials_path
 
-    needed = [p for p in PROVIDERS.values() if p.tool == schema["name"]]
-    if not needed:
+    if provider is None or not provider.fields:
         return ["Credentials: none needed."]
-    lines = ["Credentials:"]
-    for provider in needed:
-        names = " and ".join(f.env[0] for f in provider.fields)
-        keys = ", ".join(f"web_search.{provider.key}.{f.name}" for f in provider.fields)
-        lines.append(f"  {names} in the environment, or {keys} in {credentials_path()}")
-        lines.append(f"  {provider.how}")
-    return lines
+    names = " and ".join(f.env[0] for f in provider.fields)
+    keys = ", ".join(f"web_search.{provider.key}.{f.name}" for f in provider.fields)
+    where = f"  {names} in the environment, or {keys} in {credentials_path()}"
+    return ["Credentials:", where, f"  {provider.how}"]
 
 
 def _footer() -> list[str]:

@@ -12,21 +12,18 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ikigai_web.common import providers
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.common.redact import register_secret
+from ikigai_web.common.redact import register_secret, register_url_login
 from ikigai_web.common.settings import config_dir
-from ikigai_web.search import registry
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
 
-Field = registry.Field  # the parts of a declaration, as credentials.Field and .Provider
-Provider = registry.Provider
-# Who needs credentials, from each search tool's own declaration (ikigai_web/search/registry.py):
-# the ones with an API key first, as messages naming other tools list them.
-PROVIDERS = registry.Registry(lambda p: p, lambda p: bool(p.fields), keyed_first=True)
-
+Field = providers.Field  # what a declaration holds, as credentials.Field and .Provider
+Provider = providers.Provider
 MAX_FILE_BYTES = 64 * 1024  # credentials.json: a handful of keys
 _PLACEHOLDER = {"api_key": "your-api-key", "engine_id": "your-engine-id"}
 
@@ -233,12 +230,6 @@ def configured(provider: Provider) -> bool:
     return True
 
 
-def alternatives(current: str) -> list[str]:
-    """Other search tools that would work right now: keyless, or with credentials set."""
-    names = [p.tool for p in PROVIDERS.values() if p.tool != current and configured(p)]
-    return names + [p.tool for p in registry.every().values() if not p.fields and p.tool != current]
-
-
 # --- where each credential comes from, for `web-tools doctor` (never the value) -------------
 
 
@@ -291,25 +282,20 @@ def _filled(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip(" ,"))
 
 
-def register_all(extra: tuple[Field, ...] = ()) -> None:
-    """Register every credential this machine holds for masking, wherever it is set: each
-    variable of each field (an alias another one shadows too), each flat and nested entry of
-    the file, and the login a URL carries (SEARXNG_URL, a proxy setting). For a process that
-    shows other programs' output (the MCP server, `web-tools doctor`): a third-party tool
-    may print any of them. `extra` are optional fields (SearXNG's login), looked up for
-    every provider."""
-    from ikigai_web.net.http import register_url_login
-    from ikigai_web.net.proxy import VARIABLES
-
+def register_all(providers: Iterable[Provider], extra: tuple[Field, ...] = ()) -> None:
+    """Register every credential of `providers` this machine holds for masking, wherever it
+    is set: each variable of each field (an alias another one shadows too), each flat and
+    nested entry of the file, and the login a URL carries (SEARXNG_URL, the shared state's
+    URL). For a process that shows other programs' output (the MCP server, `web-tools
+    doctor`): a third-party tool may print any of them. `extra` are optional fields
+    (SearXNG's login), looked up for every provider."""
     values = _read_file()[0]
-    for provider in PROVIDERS.values():
+    for provider in providers:
         for field in (*provider.fields, *extra):
             for value in _in_env(field) + _in_file(values, provider, field):
                 if field.secret:
                     _register(field, value)
                 register_url_login(value)
-    for variable in VARIABLES:
-        register_url_login(os.environ.get(variable, "").strip())
     from ikigai_web.common.settings import load
 
     with contextlib.suppress(ToolError):  # a bad value is doctor's to report

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, NoReturn
 
+    from ikigai_web.common.providers import Provider
     from ikigai_web.common.runner import Execute, Markdown
 
 
@@ -23,10 +24,16 @@ if TYPE_CHECKING:
 ENDS_PROCESS = True
 
 
-def main(schema: Mapping[str, Any], execute: Execute, markdown: Markdown | None = None) -> NoReturn:
+def main(
+    schema: Mapping[str, Any],
+    execute: Execute,
+    markdown: Markdown | None = None,
+    provider: Provider | None = None,
+) -> NoReturn:
     """Entry point of every tool: run the protocol on this process's argv and streams.
 
-    `markdown` renders an answer for a person (`--format markdown`).
+    `markdown` renders an answer for a person (`--format markdown`); `provider` is a search
+    tool's declaration, whose credentials `--help` names.
     """
     if sys.argv[1:] == ["--schema"]:
         from ikigai_web.common.stdout import write_text
@@ -35,7 +42,7 @@ def main(schema: Mapping[str, Any], execute: Execute, markdown: Markdown | None 
     from ikigai_web.common.runner import Runnable
     from ikigai_web.common.runner import main as call
 
-    code = call(Runnable(schema, execute, markdown))
+    code = call(Runnable(schema, execute, markdown, provider))
     import warnings
 
     # The answer is out: what a thread still running warns reaches no one, as during the call.

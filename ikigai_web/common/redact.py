@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from urllib.parse import unquote, urlsplit
 
 from ikigai_web.common.text import lazy
 
@@ -114,3 +115,33 @@ def _mask_params(text: str) -> str:
         for name, equals, value in pairs
     )
     return "&".join(shown)
+
+
+def basic_token(user: str, password: str) -> str:
+    """The HTTP Basic token of a login written as in a URL (percent-escapes undone)."""
+    import base64
+
+    return base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+
+
+def register_login(user: str, password: str) -> str:
+    """Mask a login written as in a URL: its password (as written and unescaped), the
+    `user:password` pair and the HTTP Basic token made of them, which a server that echoes
+    its request may show; the token."""
+    token = basic_token(user, password)
+    pair = f"{unquote(user)}:{unquote(password)}"
+    for secret in (password, unquote(password), f"{user}:{password}", pair, token):
+        register_secret(secret)
+    return token
+
+
+def register_url_login(value: str) -> None:
+    """Mask the login `value` carries when it is a URL with one (`https://user:pw@host/`, or
+    `user:pw@host:port` as a proxy setting may be written)."""
+    text = value if "://" in value else f"http://{value}"
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return
+    if parts.password:
+        register_login(parts.username or "", parts.password)

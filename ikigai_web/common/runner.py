@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from types import FrameType
 
+    from ikigai_web.common.providers import Provider
     from ikigai_web.common.settings import Settings
 
 Execute = Callable[[dict[str, Any], "Settings"], dict[str, Any]]
@@ -69,6 +70,7 @@ class Runnable(NamedTuple):
     schema: Mapping[str, Any]
     execute: Execute
     markdown: Markdown | None = None
+    provider: Provider | None = None  # a search tool's declaration: its credentials
 
 
 def main(tool: Runnable) -> int:
@@ -103,7 +105,7 @@ def _invocation(tool: Runnable, argv: list[str], stdin: IO[bytes]) -> Any:
     if argv:  # a person at a terminal; a host never passes arguments
         from ikigai_web.common.argv import parse
 
-        invocation = parse(argv, tool.schema, markdown=tool.markdown is not None)
+        invocation = parse(argv, tool.schema, tool.provider, markdown=tool.markdown is not None)
     if invocation.text is None and invocation.needs_stdin:
         call = read_call(stdin.read(MAX_INPUT_BYTES + 1), tool.schema, invocation.call)
         invocation = invocation.with_call(call)

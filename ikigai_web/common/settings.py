@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from ikigai_web.common import __version__
 from ikigai_web.common.errors import ErrorCode, ToolError
@@ -79,25 +79,6 @@ class Setting(Generic[T]):
     def __get__(self, settings: Settings, owner: type) -> T: ...
     def __get__(self, settings: Settings | None, owner: type) -> Setting[T] | T:
         return self if settings is None else settings.value(self)
-
-
-class Derived(Setting[T]):
-    """A setting whose default is derived when first read: the search order, from the
-    providers' declarations, which a tool that never reads it need not import."""
-
-    def __init__(self, parse: Callable[[object], T], derive: Callable[[], T], meaning: str) -> None:
-        super().__init__(parse, cast("T", None), meaning)
-        self.derive = derive
-
-    @property
-    def default(self) -> T:
-        return self.derive()
-
-
-def _fallback_order() -> tuple[str, ...]:
-    from ikigai_web.search.registry import fallback_order
-
-    return fallback_order()
 
 
 def _shown(default: object) -> str:
@@ -269,7 +250,7 @@ def _host_or_network(entry: str) -> bool:
         return True
     if "/" in entry:
         return False  # a network with a bad prefix or address, such as 10.0.0.0/99
-    from ikigai_web.search.domains import is_hostname
+    from ikigai_web.common.hostnames import is_hostname
 
     return is_hostname(entry.lower().rstrip("."))
 
@@ -343,8 +324,12 @@ class Settings:
         "one (chromium, chromium-browser, google-chrome, then Playwright's own)",
         "found",
     )
-    search_order: Setting[tuple[str, ...]] = Derived(
-        _names, _fallback_order, "providers the fallback search tool tries, in order"
+    # The declared places of the search tools' providers (`place` in each PROVIDER), written
+    # here because the ground floor reads no tool; tests/test_registry.py holds the two equal.
+    search_order: Setting[tuple[str, ...]] = Setting(
+        _names,
+        ("brave", "google", "tavily", "searxng", "duckduckgo"),
+        "providers the fallback search tool tries, in order",
     )
     gemini_resolve = Setting(
         _flag, default=True, meaning="`0` keeps Gemini's grounding redirect links unresolved"

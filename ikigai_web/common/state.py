@@ -136,8 +136,7 @@ def _open(url: str, root: Path, prefix: str, secret: str) -> Store:
     local = Files(root)
     if not url:
         return local
-    from ikigai_web.common.redact import register_secret
-    from ikigai_web.net.http import register_url_login
+    from ikigai_web.common.redact import register_secret, register_url_login
 
     register_url_login(url)  # the password in it is masked wherever it could show
     register_secret(secret)

@@ -775,7 +775,7 @@ def _title(tree: HtmlElement, declared: str | None, site: str | None) -> str | N
 
 
 def _names_site(part: str, site: str | None) -> bool:
-    from ikigai_web.search.domains import is_bare_host
+    from ikigai_web.common.hostnames import is_bare_host
 
     return part.casefold() == (site or "").casefold() or is_bare_host(part)
 

@@ -45,9 +45,12 @@ def mask_every_credential() -> None:
     """Have every answer's text masked of every credential this machine holds, wherever it
     is set, not only of those the own tools would use: a third-party tool may print any."""
     from ikigai_web.common.credentials import register_all
+    from ikigai_web.net.proxy import register_logins
+    from ikigai_web.search.registry import WITH_CREDENTIALS
     from ikigai_web.tools.web_search_searxng import AUTH
 
-    register_all((AUTH,))
+    register_all(WITH_CREDENTIALS.values(), (AUTH,))
+    register_logins()
 
 
 def call(

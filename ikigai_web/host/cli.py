@@ -302,8 +302,9 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 def run_forget(args: argparse.Namespace) -> int:
     from ikigai_web.common.errors import ToolError
+    from ikigai_web.common.providers import PREFIX
     from ikigai_web.search.pacing import release
-    from ikigai_web.search.registry import PREFIX, every
+    from ikigai_web.search.registry import every
     from ikigai_web.tools.fallback.recall import forget
 
     known = list(every())

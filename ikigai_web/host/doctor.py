@@ -16,10 +16,12 @@ from ikigai_web.common import credentials, launchers
 from ikigai_web.common.errors import ToolError
 from ikigai_web.common.settings import Settings, cache_dir, load
 from ikigai_web.host.calls import call
+from ikigai_web.search.registry import WITH_CREDENTIALS
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ikigai_web.common.providers import Provider
     from ikigai_web.common.settings import Setting
     from ikigai_web.host.discovery import Found, Source, Tool
 
@@ -146,8 +148,8 @@ def _launcher_gone(path: Path) -> str:
     return f"its launcher runs {target}, which is gone: reinstall (`make` or `make install`)"
 
 
-def provider_of(name: str) -> credentials.Provider | None:
-    return next((p for p in credentials.PROVIDERS.values() if p.tool == name), None)
+def provider_of(name: str) -> Provider | None:
+    return next((p for p in WITH_CREDENTIALS.values() if p.tool == name), None)
 
 
 @cache
@@ -158,7 +160,7 @@ def own_tools() -> frozenset[str]:
     return frozenset(model_name(script) for script in launchers.tools())
 
 
-def _credentials(check: ToolCheck, provider: credentials.Provider, report: Report) -> ToolCheck:
+def _credentials(check: ToolCheck, provider: Provider, report: Report) -> ToolCheck:
     places = credentials.locate(provider)
     variables = {f.name: f.env[0] for f in provider.fields}
     check.detail = "; ".join(_where(variables[name], place) for name, place in places.items())

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 from urllib.parse import unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.common.redact import excerpt, redact, register_secret
+from ikigai_web.common.redact import basic_token, excerpt, redact, register_secret
 from ikigai_web.common.text import decode, header_charset, lazy, seconds
 
 if TYPE_CHECKING:
@@ -317,38 +317,6 @@ def _bound(parts: Any) -> tuple[str, str, int] | None:
         return origin(normal(urlunsplit(parts)))
     except ValueError:
         return None
-
-
-def basic_token(user: str, password: str) -> str:
-    """The HTTP Basic token of a login written as in a URL (percent-escapes undone)."""
-    import base64
-
-    return base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
-
-
-def register_login(user: str, password: str) -> str:
-    """Mask a login written as in a URL: its password (as written and unescaped), the
-    `user:password` pair and the HTTP Basic token made of them, which a server that echoes
-    its request may show; the token."""
-    from ikigai_web.common.redact import register_secret
-
-    token = basic_token(user, password)
-    pair = f"{unquote(user)}:{unquote(password)}"
-    for secret in (password, unquote(password), f"{user}:{password}", pair, token):
-        register_secret(secret)
-    return token
-
-
-def register_url_login(value: str) -> None:
-    """Mask the login `value` carries when it is a URL with one (`https://user:pw@host/`, or
-    `user:pw@host:port` as a proxy setting may be written)."""
-    text = value if "://" in value else f"http://{value}"
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return
-    if parts.password:
-        register_login(parts.username or "", parts.password)
 
 
 class Connectionless:
@@ -718,10 +686,10 @@ SITE_RETRY_MOST = 86_400.0
 
 def retry_after(reply: Headed, most: float | None = None) -> int | None:
     """Seconds from a `Retry-After` header (seconds or an HTTP date), if any, at most `most`
-    (default RETRY_WINDOW, an hour: ikigai_web/search/registry.py says why): a provider, or
+    (default RETRY_WINDOW, an hour: ikigai_web/common/providers.py says why): a provider, or
     whatever stands in front of it, cannot lock a key away for longer with one header."""
     if most is None:
-        from ikigai_web.search.registry import RETRY_WINDOW
+        from ikigai_web.common.providers import RETRY_WINDOW
 
         most = RETRY_WINDOW
     value = reply.headers.get("retry-after", "").strip()

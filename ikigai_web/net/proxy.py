@@ -50,6 +50,14 @@ def for_url(url: str) -> Proxy | None:
 VARIABLES = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
 
 
+def register_logins() -> None:
+    """Mask the login every proxy variable carries, whether or not a call goes through it."""
+    from ikigai_web.common.redact import register_url_login
+
+    for variable in VARIABLES:
+        register_url_login(os.environ.get(variable, "").strip())
+
+
 def _setting(name: str) -> tuple[str, str]:
     """The variable that sets `name` (lower case first) and its value, or ('', '')."""
     upper = name.upper()
@@ -84,7 +92,7 @@ def _matches(host: str, entry: str) -> bool:
 
 def parse(value: str, variable: str) -> Proxy:
     """The proxy `value` names; INVALID_INPUT naming `variable` when it cannot be used."""
-    from ikigai_web.net.http import register_login
+    from ikigai_web.common.redact import register_login
 
     if "://" not in value:  # curl guesses http://; a setting is better told than guessed
         host = value.rpartition("@")[2]

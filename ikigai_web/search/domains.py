@@ -8,13 +8,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
+from ikigai_web.common.hostnames import is_hostname
 from ikigai_web.common.params import string_list
 
 if TYPE_CHECKING:
     from urllib.parse import SplitResult
 
 Result = dict[str, Any]
-_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 _PORT = re.compile(r":\d*$")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*$")
 _SPECIAL = frozenset({"http", "https", "ws", "wss", "ftp"})
@@ -87,24 +87,6 @@ def _normalise_one(entry: str) -> str | None:
     except UnicodeError:
         return None
     return text if is_hostname(text) or _is_ipv4(text) else None
-
-
-def is_hostname(text: str) -> bool:
-    """A DNS host name: valid labels, and not ending in a number (that would be an IPv4
-    address, as a browser reads it, such as the invalid 300.1.1.1)."""
-    labels = text.split(".")
-    return (
-        0 < len(text) <= 253
-        and all(_LABEL.match(label) for label in labels)
-        and not labels[-1].isdigit()
-    )
-
-
-def is_bare_host(text: str) -> bool:
-    """Whether `text` is nothing but a host name with a dot ("example.com", "www.bbc.co.uk"),
-    as a site names itself in a title, not words."""
-    name = text.strip().lower()
-    return "." in name and is_hostname(name)
 
 
 def _is_ipv4(text: str) -> bool:

@@ -9,7 +9,6 @@ The fallback tool calls providers through exactly these two, and so does the pro
 from __future__ import annotations
 
 import html
-import math
 import re
 import time
 from datetime import date
@@ -317,27 +316,12 @@ def not_an_object(provider: str) -> ToolError:
 # --- provider answers every search tool reads the same way ----------------------------------
 
 
-def rate_limited(key: str, said: str, why: str, wait: int | None) -> ToolError:
-    """RATE_LIMIT: what is used up, when to try again (`wait`, never past the longest hold
-    the provider documents), and which tools work right now."""
-    from ikigai_web.common.credentials import PROVIDERS, alternatives, event
-    from ikigai_web.search.registry import longest_hold
-
-    provider = PROVIDERS[key]
-    if wait is not None:
-        wait = max(0, min(wait, math.ceil(longest_hold(key))))
-    others = alternatives(provider.tool)
-    when = f"Try again in {wait} s" if wait is not None else "Try again later"
-    message = f"{said}. {why}. {when}, or use another search tool: {', '.join(others)}."
-    rate_event = event(provider, "rate_limit", others, wait)
-    return ToolError(ErrorCode.RATE_LIMIT, message, retry_after=wait, event=rate_event)
-
-
 def rejected(key: str, said: str, advice: str) -> ToolError:
     """AUTH_INVALID: the provider refused the configured credential."""
-    from ikigai_web.common.credentials import PROVIDERS, event
+    from ikigai_web.common.credentials import event
+    from ikigai_web.search.registry import WITH_CREDENTIALS
 
-    provider = PROVIDERS[key]
+    provider = WITH_CREDENTIALS[key]
     return ToolError(
         ErrorCode.AUTH_INVALID, f"{said}. {advice}", event=event(provider, "auth_invalid")
     )
@@ -402,14 +386,6 @@ ANSWER_EXTRAS: dict[str, dict[str, Any]] = {
 }
 
 
-def provider_name(key: str) -> str:
-    """The name answers show provider `key` by, from its declaration; else the key itself."""
-    from ikigai_web.search.registry import declared
-
-    found = declared(key)
-    return found.name if found else key
-
-
 def lazy_output_schema(
     results: Sequence[str] = (), extras: Sequence[str] = (), required: Sequence[str] = ()
 ) -> Callable[[str], Any]:
@@ -463,6 +439,8 @@ def markdown(
     """Search results in the original design's format: numbered results under the query,
     the provider's own answers first, notes after, then how to get more, when `paging` (the
     tool's parameter that takes next_offset or next_start) is given and there is more."""
+    from ikigai_web.search.registry import provider_name
+
     name = provider_name(str(answer.get("provider")))
     lines = [f"# Search Results for: {call.get('query', '')}", f"Search engine: {name}", ""]
     lines += _answers(answer)

@@ -28,6 +28,7 @@ import time
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard, TypeVar
 
 from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.providers import MONTH, PREFIX
 from ikigai_web.search import registry
 
 if TYPE_CHECKING:
@@ -281,18 +282,14 @@ class Keyring:
                 self.store.put("limits", self.ids[key], [limit, window], LEARNED_FOR)
         spent = [reset for _, _, remaining, reset in limits if remaining == 0 and reset]
         if spent:
-            from ikigai_web.search.kit import provider_name
-
-            said = f"{provider_name(self.provider)} said the key is used up"
+            said = f"{registry.provider_name(self.provider)} said the key is used up"
             self.hold(key, max(spent), f"{said} (X-RateLimit-Remaining 0)")
 
     def _too_late(self, wait: float) -> ToolError:
-        from ikigai_web.search.kit import provider_name, rate_limited
-
         rate = self._rate(self.keys[0])
         pace = f"{rate.per_second:g} requests a second ({rate.source})" if rate else ""
         seconds = math.ceil(min(wait, self._ceiling(self.keys[0])))  # the store bounds it too
-        said = f"{provider_name(self.provider)} was not asked"
+        said = f"{registry.provider_name(self.provider)} was not asked"
         why = (
             f"the next free turn of its key{'s' if len(self.keys) > 1 else ''} is in {seconds} s, "
             f"after this call's deadline (paced at {pace} for every process sharing it, and "
@@ -347,7 +344,7 @@ def release(providers: Sequence[str]) -> tuple[int, list[dict[str, str]]]:
     from ikigai_web.common.state import store
 
     shared = store()
-    starts = [f"{p.removeprefix(registry.PREFIX)}:" for p in providers] or [""]
+    starts = [f"{p.removeprefix(PREFIX)}:" for p in providers] or [""]
     count = 0
     for start in starts:
         count += sum(shared.clear(space, start) for space in (HOLDS, SET_ASIDE))
@@ -357,7 +354,7 @@ def release(providers: Sequence[str]) -> tuple[int, list[dict[str, str]]]:
 
 
 def window_limits(
-    reply: Reply, most: float = registry.MONTH
+    reply: Reply, most: float = MONTH
 ) -> list[tuple[int, float, int | None, int | None]]:
     """Brave's rate-limit headers, one tuple per window: (limit, window in seconds, remaining,
     seconds to its reset, at most `most`; a reset may be a Unix time too, as some gateways
@@ -409,3 +406,18 @@ def _window(policy: str) -> float | None:
 
 def _at(values: list[int], index: int) -> int | None:
     return values[index] if index < len(values) else None
+
+
+def rate_limited(key: str, said: str, why: str, wait: int | None) -> ToolError:
+    """RATE_LIMIT: what is used up, when to try again (`wait`, never past the longest hold
+    the provider documents), and which tools work right now."""
+    from ikigai_web.common.credentials import event
+
+    provider = registry.WITH_CREDENTIALS[key]
+    if wait is not None:
+        wait = max(0, min(wait, math.ceil(registry.longest_hold(key))))
+    others = registry.alternatives(provider.tool)
+    when = f"Try again in {wait} s" if wait is not None else "Try again later"
+    message = f"{said}. {why}. {when}, or use another search tool: {', '.join(others)}."
+    rate_event = event(provider, "rate_limit", others, wait)
+    return ToolError(ErrorCode.RATE_LIMIT, message, retry_after=wait, event=rate_event)

@@ -14,52 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
+
+from ikigai_web.common.providers import PREFIX, RETRY_WINDOW, Provider
 
 PACKAGE = "ikigai_web.tools"
-PREFIX = "web_search_"
 V = TypeVar("V")
-
-
-class Field(NamedTuple):
-    name: str  # the nested key and the name in the event's `credentials`
-    env: tuple[str, ...]  # variables, first non-empty wins
-    secret: bool = True
-
-
-class Provider(NamedTuple):
-    """One search provider, as its tool module declares it."""
-
-    key: str  # `brave`: the tool is web_search_<key>, its credentials under web_search.<key>
-    name: str  # what answers call it: "Brave Search"
-    fields: tuple[Field, ...] = ()  # the credentials it needs; none: keyless
-    label: str = ""  # what the model and the user are told to get
-    signup_url: str = ""
-    how: str = ""  # one sentence on where to get it
-    place: int | None = None  # its place in the default fallback order; None: only if named
-    rate: tuple[int, float] | None = None  # documented limit: requests per so many seconds
-    # The longest quota window the provider documents (seconds): how long a key it reports
-    # used up may be held at most (`longest_hold`); None: it documents no quota.
-    quota_window: float | None = None
-
-    @property
-    def tool(self) -> str:
-        """The schema name of its tool."""
-        return PREFIX + self.key
-
-    @property
-    def keyed(self) -> bool:
-        """Whether it works through an API key (SearXNG's URL is no key)."""
-        return any(f.secret for f in self.fields)
-
-
-# The longest a `Retry-After` (or any rate limit that is no quota) is honoured, in seconds. The
-# providers' documented rate windows are a second or a minute (Brave 1 a second, Google,
-# Tavily and Gemini so many a minute); an hour leaves a gateway in front of them sixty times
-# that for a window of its own, and a longer wait is no rate limit but a quota or a mistake.
-RETRY_WINDOW = 3600.0
-DAY = 25 * 3600.0  # a daily quota resets within 25 hours: the day clocks go back is that long
-MONTH = 31 * 24 * 3600.0  # a monthly quota, within the longest calendar month
 
 
 def longest_hold(key: str) -> float:
@@ -132,3 +92,22 @@ class Registry(Mapping[str, V]):
 
     def __len__(self) -> int:
         return len(self._kept())
+
+
+# Who needs credentials, from each search tool's own declaration: the ones with an API key
+# first, as messages naming other tools list them.
+WITH_CREDENTIALS = Registry(lambda p: p, lambda p: bool(p.fields), keyed_first=True)
+
+
+def alternatives(current: str) -> list[str]:
+    """Other search tools that would work right now: keyless, or with credentials set."""
+    from ikigai_web.common.credentials import configured
+
+    names = [p.tool for p in WITH_CREDENTIALS.values() if p.tool != current and configured(p)]
+    return names + [p.tool for p in every().values() if not p.fields and p.tool != current]
+
+
+def provider_name(key: str) -> str:
+    """The name answers show provider `key` by, from its declaration; else the key itself."""
+    found = declared(key)
+    return found.name if found else key

@@ -405,7 +405,7 @@ def _stopped_by(failures: list[Failure]) -> str:
     missing key last: "DuckDuckGo is unreachable (DNS); no other provider has a key". A model
     reading a list that opens with missing keys tells the user to get one, when the network
     was what failed."""
-    from ikigai_web.search.kit import provider_name
+    from ikigai_web.search.registry import provider_name
 
     clauses = [_clause(provider_name(f.name), f) for f in failures
                if f.error.code is not ErrorCode.AUTH_MISSING]  # fmt: skip
@@ -437,9 +437,10 @@ def _without(
     if event is None or "alternative_tools" not in event.get("data", {}):
         return event
     from ikigai_web.common import credentials
+    from ikigai_web.search.registry import WITH_CREDENTIALS
 
     data = event["data"]
-    provider = next(p for p in credentials.PROVIDERS.values() if p.tool == data["tool"])
+    provider = next(p for p in WITH_CREDENTIALS.values() if p.tool == data["tool"])
     others = [t for t in data["alternative_tools"] if t not in failed]
     return credentials.event(provider, data.get("error_type"), others, wait)
 

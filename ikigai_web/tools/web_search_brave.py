@@ -12,6 +12,7 @@ from ikigai_web.common.answers import PERSON, Reader
 from ikigai_web.common.credentials import resolve, several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
+from ikigai_web.common.providers import MONTH, Field, Provider
 from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result
 from ikigai_web.search.kit import (
@@ -24,7 +25,6 @@ from ikigai_web.search.kit import (
     not_an_object,
     plain,
     prose,
-    rate_limited,
     rejected,
     result,
     search,
@@ -32,7 +32,7 @@ from ikigai_web.search.kit import (
     snippets,
 )
 from ikigai_web.search.kit import markdown as search_markdown
-from ikigai_web.search.registry import MONTH, Field, Provider
+from ikigai_web.search.pacing import rate_limited
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -293,4 +293,4 @@ def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader 
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute, markdown)
+    run_protocol(SCHEMA, execute, markdown, PROVIDER)

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 from ikigai_web.common import params as p
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
+from ikigai_web.common.providers import Provider
 from ikigai_web.common.text import visible
 from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result, keep
@@ -32,7 +33,6 @@ from ikigai_web.search.kit import (
     search,
     web_url,
 )
-from ikigai_web.search.registry import Provider
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -521,9 +521,8 @@ def request(channel: Channel, where: Endpoint, data: dict[str, str]) -> Parsed:
 
 def blocked(reply: Reply, what: str) -> ToolError:
     """RATE_LIMIT: DuckDuckGo has flagged this address; only waiting or another tool helps."""
-    from ikigai_web.common.credentials import alternatives
     from ikigai_web.net.http import retry_after
-    from ikigai_web.search.registry import every, fallback_order
+    from ikigai_web.search.registry import alternatives, every, fallback_order
 
     keyed = [every()[key].tool for key in fallback_order() if every()[key].keyed]
     ready = alternatives("web_search_duckduckgo")
@@ -562,4 +561,4 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute, markdown)
+    run_protocol(SCHEMA, execute, markdown, PROVIDER)

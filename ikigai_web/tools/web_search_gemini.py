@@ -20,7 +20,9 @@ from ikigai_web.common.answers import PERSON, Reader
 from ikigai_web.common.credentials import resolve as credentials
 from ikigai_web.common.credentials import several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
+from ikigai_web.common.hostnames import is_bare_host
 from ikigai_web.common.protocol import main as run_protocol
+from ikigai_web.common.providers import DAY, Field, Provider
 from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result, host_of, url_key, wanted
 from ikigai_web.search.kit import (
@@ -35,14 +37,13 @@ from ikigai_web.search.kit import (
     not_an_object,
     plain,
     prose,
-    rate_limited,
     read_block,
     rejected,
     result,
     search,
     web_url,
 )
-from ikigai_web.search.registry import DAY, Field, Provider
+from ikigai_web.search.pacing import rate_limited
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -555,7 +556,7 @@ def sources_as_results(sources: Iterable[Source], real: Mapping[str, str]) -> li
 
 def _result(source: Source, real: str | None) -> Result | None:
     # Google's title is often only the site's domain: the real URL's host says more.
-    title = host_of(real) if real and domains.is_bare_host(source.title) else source.title
+    title = host_of(real) if real and is_bare_host(source.title) else source.title
     return result(title, real or source.url, source.snippet)
 
 
@@ -563,9 +564,7 @@ def _site(result: Result, prefix: str) -> str:
     """The URL a result is filtered by. A redirect link left unresolved is on Google's host;
     the site it leads to is the domain Google titles it with, when it does."""
     url, title = str(result["url"]), str(result["title"]).strip().lower()
-    return (
-        f"https://{title}/" if redirect_link(url, prefix) and domains.is_bare_host(title) else url
-    )
+    return f"https://{title}/" if redirect_link(url, prefix) and is_bare_host(title) else url
 
 
 def _joined(first: str, second: str) -> str:
@@ -624,4 +623,4 @@ def _source_line(item: Mapping[str, Any]) -> str:
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute, markdown)
+    run_protocol(SCHEMA, execute, markdown, PROVIDER)

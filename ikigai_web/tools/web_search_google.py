@@ -12,6 +12,7 @@ from ikigai_web.common.answers import PERSON, Reader
 from ikigai_web.common.credentials import resolve, several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
+from ikigai_web.common.providers import DAY, Field, Provider
 from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result
 from ikigai_web.search.kit import (
@@ -23,14 +24,13 @@ from ikigai_web.search.kit import (
     lazy_output_schema,
     not_an_object,
     prose,
-    rate_limited,
     rejected,
     result,
     search,
     shaped,
 )
 from ikigai_web.search.kit import markdown as search_markdown
-from ikigai_web.search.registry import DAY, Field, Provider
+from ikigai_web.search.pacing import rate_limited
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -371,4 +371,4 @@ def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader 
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute, markdown)
+    run_protocol(SCHEMA, execute, markdown, PROVIDER)

@@ -12,6 +12,7 @@ from ikigai_web.common.answers import PERSON, Reader
 from ikigai_web.common.credentials import optional, resolve, usable
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
+from ikigai_web.common.providers import Field, Provider
 from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result
 from ikigai_web.search.kit import (
@@ -24,14 +25,13 @@ from ikigai_web.search.kit import (
     not_an_object,
     plain,
     prose,
-    rate_limited,
     result,
     search,
     shaped,
     web_url,
 )
 from ikigai_web.search.kit import markdown as search_markdown
-from ikigai_web.search.registry import Field, Provider
+from ikigai_web.search.pacing import rate_limited
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -223,7 +223,8 @@ def _names(raw: Mapping[str, Any], name: str, examples: str) -> tuple[str, ...]:
 def instance() -> Instance:
     """The configured instance: AUTH_MISSING when SEARXNG_URL is not set, INVALID_INPUT when
     it is no URL a request can go to."""
-    from ikigai_web.net.http import configured_url, register_url_login
+    from ikigai_web.common.redact import register_url_login
+    from ikigai_web.net.http import configured_url
 
     provider = PROVIDER
     base = resolve(provider)["url"]
@@ -237,7 +238,7 @@ def instance() -> Instance:
 
 def _auth_headers(auth: str | None) -> dict[str, str]:
     """SEARXNG_AUTH as a header: user:password is HTTP Basic, anything else a bearer token."""
-    from ikigai_web.net.http import register_login
+    from ikigai_web.common.redact import register_login
 
     if auth is None:
         return {}
@@ -448,4 +449,4 @@ def markdown(call: Mapping[str, Any], answer: Mapping[str, Any], reader: Reader 
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute, markdown)
+    run_protocol(SCHEMA, execute, markdown, PROVIDER)

@@ -12,6 +12,7 @@ from ikigai_web.common import params as p
 from ikigai_web.common.credentials import resolve, several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
+from ikigai_web.common.providers import MONTH, Field, Provider
 from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result, keep
 from ikigai_web.search.kit import (
@@ -23,13 +24,12 @@ from ikigai_web.search.kit import (
     not_an_object,
     plain,
     prose,
-    rate_limited,
     rejected,
     result,
     search,
     shaped,
 )
-from ikigai_web.search.registry import MONTH, Field, Provider
+from ikigai_web.search.pacing import rate_limited
 
 if TYPE_CHECKING:
     from ikigai_web.common.settings import Settings
@@ -329,4 +329,4 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
 
 
 def main() -> None:
-    run_protocol(SCHEMA, execute, markdown)
+    run_protocol(SCHEMA, execute, markdown, PROVIDER)

@@ -30,8 +30,9 @@ def credential(provider: str) -> str:
     from ikigai_web.common import credentials
     from ikigai_web.common.errors import ToolError
     from ikigai_web.common.state import key_id
+    from ikigai_web.search.registry import WITH_CREDENTIALS
 
-    found = credentials.PROVIDERS.get(provider)
+    found = WITH_CREDENTIALS.get(provider)
     try:
         values = credentials.resolve(found) if found is not None else {}
     except ToolError:

@@ -1,0 +1,77 @@
+"""The package's floors: each room imports only the rooms below it, lazily or not, and no two
+modules import each other, however far round (docs/development.md, "Layout")."""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ikigai_web"
+# Bottom to top. A room may import the rooms before it in this list, never one after it.
+FLOORS = ("common", "net", "fetch", "search", "tools", "host")
+# What still reaches up, until web-fetch's stage order moves out of its tool module (issue 58).
+STILL_UP = {("ikigai_web.search.reading", "ikigai_web.tools.web_fetch")}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        found[".".join(parts).removesuffix(".__init__")] = path
+    return found
+
+
+def _imported(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Every ikigai_web module `name` imports anywhere in its text: at the top, in a function,
+    under TYPE_CHECKING."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            found |= {
+                f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names
+            }
+    return {m for m in found if m in modules}
+
+
+@cache
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imported(name, path, modules) for name, path in modules.items()}
+
+
+def _floor(module: str) -> int:
+    room = module.split(".")[1] if module.count(".") else ""
+    return FLOORS.index(room) if room in FLOORS else -1  # ikigai_web itself: below all
+
+
+def test_each_room_imports_only_the_rooms_below_it():
+    upward = {(a, b) for a, imported in _graph().items() for b in imported if _floor(b) > _floor(a)}
+    assert upward == STILL_UP
+
+
+def test_the_ground_floor_imports_nothing_above_it():
+    assert all(_floor(b) == 0 for a, bs in _graph().items() if _floor(a) == 0 for b in bs)
+
+
+def test_no_module_imports_itself_through_others():
+    graph = _graph()
+    cycles = []
+    for start in graph:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            module = todo.pop()
+            if module == start:
+                cycles.append(start)
+                break
+            if module not in seen:
+                seen.add(module)
+                todo.extend(graph[module])
+    assert cycles == []
