@@ -109,7 +109,7 @@ oracle-type: $(BIN)/.installed
 oracle-units: $(BIN)/.installed
 	$(BIN)/python bench/oracle_units.py '$(SHARED)/bench/extraction' $(if $(SAMPLE),--sample '$(SAMPLE)')
 
-# Refits the block model (ikigai_web/fetch/blocks_model.json) on the fitting half of wcxb-dev-full,
+# Refits the block model (ikigai_web/fetch/blocks_model.py) on the fitting half of wcxb-dev-full,
 # the thresholds by cross-validation inside it.
 fit-blocks: $(BIN)/.installed
 	$(BIN)/python bench/fit_blocks.py '$(SHARED)/bench/extraction'

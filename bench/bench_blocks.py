@@ -42,7 +42,7 @@ def shipped() -> Any:
     """The shipped model; without a threshold, one of 0 for every type the stage may read."""
     from ikigai_web.fetch import blocks
 
-    model = blocks._model()  # noqa: SLF001
+    model = blocks.shipped_model()
     if model.thresholds:
         return model
     return model._replace(thresholds=dict.fromkeys(blocks._TYPES, 0.0))  # noqa: SLF001
@@ -93,7 +93,7 @@ def main() -> None:
 def _thresholds() -> dict[str, float]:
     from ikigai_web.fetch import blocks
 
-    return dict(blocks._model().thresholds)  # noqa: SLF001
+    return dict(blocks.shipped_model().thresholds)
 
 
 if __name__ == "__main__":

@@ -206,9 +206,9 @@ def table(title: str, ways: dict[str, dict[str, list[Scores]]]) -> None:
 
 
 def shipped() -> Model:
-    from ikigai_web.fetch.pagetype_model import SURE, WEIGHTS, WORDS
+    from ikigai_web.fetch.pagetype import shipped_model
 
-    return Model(WEIGHTS, WORDS, SURE)
+    return shipped_model()
 
 
 def held_out_models(

@@ -116,7 +116,7 @@ def test_the_extreme_scores_stay_probabilities():
 
 
 def test_the_shipped_model_reads_the_features_the_code_writes():
-    model = blocks._model()
+    model = blocks.shipped_model()
     width = len(blocks.FEATURES) + len(model.vocabulary)
     assert model.trees
     for split, values, leaves in model.trees:
@@ -189,7 +189,7 @@ def test_a_specifications_value_is_never_dropped():
 
 
 def test_the_stage_is_deterministic():
-    model = blocks._model()
+    model = blocks.shipped_model()
     first, second = region_of(ALSO_LIKED), region_of(ALSO_LIKED)
     assert named_rows(ALSO_LIKED, "listing") == named_rows(ALSO_LIKED, "listing")
     shipped = blocks.Model(model.base, model.trees, {"listing": 0.5}, model.vocabulary)
@@ -217,7 +217,7 @@ def test_the_model_loads_only_when_a_page_is_read_by_region():
         "import sys; from ikigai_web.fetch.extract import html_to_markdown\n"
         "def loaded():\n"
         "    blocks = sys.modules.get('ikigai_web.fetch.blocks')\n"
-        "    return blocks is not None and blocks._model.cache_info().currsize == 1\n"
+        "    return blocks is not None and blocks.shipped_model.cache_info().currsize == 1\n"
         "print(loaded())\n"
         f"html_to_markdown({article!r}, 'https://news.example/a')\n"
         "print(loaded())\n"

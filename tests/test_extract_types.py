@@ -19,6 +19,8 @@ from ikigai_web.fetch import typed as pages
 from ikigai_web.fetch.document import Document
 from ikigai_web.fetch.extract import html_to_markdown
 
+WEIGHTS, WORDS = pagetype.shipped_model()[:2]  # the weights web-fetch ships
+
 LOREM = (
     "The committee met twice before the vote, and each member explained the reasons for the "
     "position they would take when the question finally came to the floor of the assembly."
@@ -317,7 +319,6 @@ def test_declared_schema_types_decide(declared, expected):
 def test_a_strong_declaration_the_model_disagrees_with_is_read_but_not_named():
     import lxml.html
 
-    from ikigai_web.fetch.pagetype_model import WEIGHTS
     from ikigai_web.fetch.signals import read
 
     body = f"<main><h1>Notes</h1><p>{LOREM}</p></main>"
@@ -675,7 +676,6 @@ def test_a_link_farm_region_gives_way_to_the_article_candidate():
 def test_the_shipped_model_weighs_exactly_the_features_read():
     import lxml.html
 
-    from ikigai_web.fetch.pagetype_model import WEIGHTS
     from ikigai_web.fetch.signals import read
 
     tree = lxml.html.document_fromstring(ARTICLE)
@@ -686,7 +686,6 @@ def test_the_shipped_model_weighs_exactly_the_features_read():
 
 
 def test_the_shipped_model_weighs_words_of_each_kind_once_per_type():
-    from ikigai_web.fetch.pagetype_model import WORDS
 
     kinds = {word.split(":")[0] for word in WORDS}
     assert kinds == {"title", "heading", "button", "link", "class"}
@@ -717,7 +716,6 @@ def test_words_name_the_page_s_parts_by_where_they_stand():
 def test_words_tip_the_decision_by_their_weights():
     import lxml.html
 
-    from ikigai_web.fetch.pagetype_model import WEIGHTS
     from ikigai_web.fetch.signals import read
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
@@ -736,7 +734,6 @@ def test_words_tip_the_decision_by_their_weights():
 def test_the_likeliest_type_is_named_only_when_its_probability_reaches_the_threshold():
     import lxml.html
 
-    from ikigai_web.fetch.pagetype_model import WEIGHTS
     from ikigai_web.fetch.signals import read
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
@@ -757,7 +754,6 @@ def test_the_likeliest_type_is_named_only_when_its_probability_reaches_the_thres
 def test_an_unsure_page_is_read_as_an_article_unless_an_article_is_unlikely():
     import lxml.html
 
-    from ikigai_web.fetch.pagetype_model import WEIGHTS
     from ikigai_web.fetch.signals import read
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
@@ -785,7 +781,7 @@ def test_no_extraction_module_tells_page_types_apart_by_name():
     names = "|".join(pagetype.PAGE_TYPES)
     comparison = re.compile(rf"(?:==|!=|\bin)\s*[(\[{{]?\s*[\"'](?:{names})[\"']")
     fetch = Path(pagetype.__file__).parent
-    defining = {"policies.py", "pagetype.py", "pagetype_model.py"}
+    defining = {"policies.py", "pagetype.py"}
     for module in sorted(fetch.glob("*.py")):
         if module.name not in defining:
             assert not comparison.findall(module.read_text()), module.name

@@ -12,7 +12,7 @@ of like siblings: a card grid, a list of links), and by the words of its text an
 section's heading that the fit chose (`bags`); shallow gradient-boosted trees weigh them, and
 a block whose probability of being content falls below its type's threshold goes, unless it
 is a cell of a table or a term list (`droppable`). The trees
-and thresholds are data (blocks_model.json), fitted by `make fit-blocks` (bench/fit_blocks.py)
+and thresholds are data (blocks_model.py), fitted by `make fit-blocks` (bench/fit_blocks.py)
 on one declared half of the labelled dev pages; a type without a threshold there keeps the
 rules alone, as measurement found them better for it.
 """
@@ -57,7 +57,6 @@ _NAMED = (
 )  # fmt: skip
 # The page types read by region (every type but article), each a feature.
 _TYPES = ("collection", "documentation", "forum", "listing", "product", "service")
-_MODEL = "blocks_model.json"  # written by bench/fit_blocks.py
 _LOOK_UP = 2  # boxes above a unit whose class names count as its own
 _CONTEXT = 4  # boxes above a unit whose like siblings count
 # A run of like siblings (a card grid, a list of links): at least this many element children
@@ -112,7 +111,7 @@ def keep(region: HtmlElement, page_type: str, model: Model | None = None) -> Non
     """Drop the units of the region that the model (the shipped one unless given) finds
     unlikely to be content; a type the model has no threshold for keeps every unit, and a
     specification's cells (table cells, terms and their descriptions) always stay."""
-    model = model or _model()
+    model = model or shipped_model()
     threshold = model.thresholds.get(page_type)
     if threshold is None:
         return
@@ -135,14 +134,12 @@ def extended(row: list[float], bag: frozenset[str], vocabulary: tuple[str, ...])
 
 
 @cache
-def _model() -> Model:
-    """The shipped model (blocks_model.json), read once, when the first page needs it."""
-    import json
-    from pathlib import Path
+def shipped_model() -> Model:
+    """The trees web-fetch ships (blocks_model.py, written by bench/fit_blocks.py), imported
+    when the first page needs them, as pagetype.py's weights are."""
+    from ikigai_web.fetch import blocks_model as data
 
-    data = json.loads(Path(__file__).with_name(_MODEL).read_text(encoding="utf-8"))
-    trees = tuple((tuple(s), tuple(v), tuple(leaves)) for s, v, leaves in data["trees"])
-    return Model(data["base"], trees, data["thresholds"], tuple(data["vocabulary"]))
+    return Model(data.BASE, data.TREES, data.THRESHOLDS, data.VOCABULARY)
 
 
 def bags(found: list[HtmlElement]) -> list[frozenset[str]]:

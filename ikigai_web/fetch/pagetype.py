@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
@@ -192,9 +193,16 @@ class Guess(NamedTuple):
 
 def detect(tree: HtmlElement, url: str, signals: Signals) -> Guess:
     """The page's type, one of PAGE_TYPES, and whether it is clear."""
-    from ikigai_web.fetch.pagetype_model import SURE, WEIGHTS, WORDS
+    return decide(features(tree, url, signals), words(tree), shipped_model())
 
-    return decide(features(tree, url, signals), words(tree), Model(WEIGHTS, WORDS, SURE))
+
+@cache
+def shipped_model() -> Model:
+    """The weights web-fetch ships (pagetype_model.py, written by bench/fit_pagetype.py),
+    imported when the first page needs them, as blocks.py's model is."""
+    from ikigai_web.fetch import pagetype_model as data
+
+    return Model(data.WEIGHTS, data.WORDS, data.SURE)
 
 
 def decide(found: dict[str, float], used: dict[str, float], model: Model) -> Guess:
