@@ -482,8 +482,8 @@ def read_block(item: Mapping[str, Any]) -> str:
         return ""
     if "error" in read:
         return f"\n[Not read: {read['error']}]\n"
+    notes = "".join(f"\n[Note: {w.get('message', '')}]" for w in read.get("warnings", []))
     if not read.get("content"):
-        return (
-            f"\n[Read: no passage matches the query; the page has {read['total_lines']} lines.]\n"
-        )
-    return f"\nFrom the page:\n\n{read['content']}\n"
+        lines = read["total_lines"]
+        return f"{notes}\n[Read: no passage matches the query; the page has {lines} lines.]\n"
+    return f"{notes}\nFrom the page:\n\n{read['content']}\n"

@@ -29,6 +29,7 @@ SHARE = 0.9  # of what the answer leaves of the budget, for the pages' passages
 MARGIN = 0.5  # seconds before the deadline at which pages still being read are given up
 _PLACE_BYTES = 400  # JSON of a page's `read` object beyond its content, generously
 MIN_ROOM = 300  # bytes: less than this holds no passage worth reading
+MAX_WARNINGS = 3  # of a page's warnings, the first: each is a sentence or two
 _FIELDS = ("content", "passages", "total_lines")
 
 SCHEMA_PROPERTIES: dict[str, Any] = {
@@ -44,6 +45,7 @@ SCHEMA_PROPERTIES: dict[str, Any] = {
 def result_read() -> dict[str, Any]:
     """The output schema of a result's `read`; web-fetch's module only when an MCP host
     reads the output schemas, never for `--schema`."""
+    from ikigai_web.common.answers import WARNINGS
     from ikigai_web.tools.web_fetch import PASSAGE
 
     return {
@@ -59,6 +61,7 @@ def result_read() -> dict[str, Any]:
             "error": {"type": "string", "description": "Why the page gave no passages."},
             "error_code": {"type": "string"},
             "wall": {"type": "string", "description": "The page is a wall, and which."},
+            "warnings": WARNINGS,
         },
     }
 
@@ -172,10 +175,20 @@ def _passages(slot: _Fetched, query: str, room: int, budget: int) -> dict[str, A
 
 
 def _passages_of(page: Any, query: str, room: int, budget: int) -> dict[str, Any]:
+    """The page's passages and what web-fetch warns of it (HIDDEN_TEXT: text a person would
+    not see was left out, NEEDS_JAVASCRIPT...), the warnings first in the room: they say how
+    far the passages can be trusted."""
+    from ikigai_web.common.text import compact
     from ikigai_web.tools.web_fetch import page_passages
 
+    warned = page.document.warnings[:MAX_WARNINGS]
+    noted = {"warnings": warned} if warned else {}
+    room -= len(compact(noted))
+    if room < MIN_ROOM:
+        return _no_room()
     found = page_passages(page, query, min(PAGE_CHARS, room), room, budget)
-    return {k: found[k] for k in _FIELDS} | ({"wall": found["wall"]} if "wall" in found else {})
+    wall = {"wall": found["wall"]} if "wall" in found else {}
+    return {k: found[k] for k in _FIELDS} | wall | noted
 
 
 def _no_room() -> dict[str, Any]:
