@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from ikigai_web.fetch.extract import html_to_markdown
-from ikigai_web.fetch.passages import read_for, rendered, within
+from ikigai_web.fetch.passages import read_for, render_passages, room_for
 from ikigai_web.tools.web_fetch import split_lines
 
 SIZES = (2000, 4000)
@@ -102,7 +102,7 @@ def run(corpus: dict[str, Any], half: str) -> tuple[dict[str, Tally], list[float
             tallies[group].total += 1
         for size in SIZES:
             started = time.thread_time()
-            content = rendered(read_for(lines, item["question"], within(size)).passages)
+            content = render_passages(read_for(lines, item["question"], room_for(size)).passages)
             times.append(time.thread_time() - started)
             got = folded(content)
             first = baseline[item["page"], size]

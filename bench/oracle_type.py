@@ -103,7 +103,7 @@ def read_as(item: Item, kinds: Iterable[str], score: ModuleType) -> dict[str, An
         def detect(tree: Any, url: str, signals: Any) -> Guess:
             if not seen:
                 seen["features"] = pagetype.features(tree, url, signals)
-                seen["words"] = pagetype.words(tree)
+                seen["words"] = pagetype.part_words(tree)
             return Guess(kind, sure=True)
 
         return detect

@@ -324,7 +324,7 @@ def test_a_strong_declaration_the_model_disagrees_with_is_read_but_not_named():
     body = f"<main><h1>Notes</h1><p>{LOREM}</p></main>"
     tree = lxml.html.document_fromstring(page(body, head=ld({"@type": "QAPage"})))
     found = pagetype.features(tree, "https://e.org/x", read(tree))
-    used = pagetype.words(tree)
+    used = pagetype.part_words(tree)
     article = tuple(10.0 if name == "article" else 0.0 for name in pagetype.PAGE_TYPES)
     forum = tuple(10.0 if name == "forum" else 0.0 for name in pagetype.PAGE_TYPES)
     against = pagetype.Model(WEIGHTS, {"heading:notes": article}, sure=0.5)
@@ -703,7 +703,7 @@ def test_words_name_the_page_s_parts_by_where_they_stand():
         + "<div class='product-card__title'>x</div>" * 40
         + "<div id='sidebar'>y</div></body></html>"
     )
-    found = pagetype.words(lxml.html.document_fromstring(html))
+    found = pagetype.part_words(lxml.html.document_fromstring(html))
     assert set(found) == {
         "title:pricing", "title:acme", "heading:customer", "heading:reviews", "button:add",
         "button:cart", "link:reply", "class:product", "class:card", "class:title",
@@ -720,7 +720,7 @@ def test_words_tip_the_decision_by_their_weights():
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
     found = pagetype.features(tree, "https://e.org/x", read(tree))
-    used = pagetype.words(tree)
+    used = pagetype.part_words(tree)
     neutral = pagetype.Model(WEIGHTS, {})
     assert pagetype.decide(found, used, neutral).name == "article"
     forum = tuple(10.0 if name == "forum" else 0.0 for name in pagetype.PAGE_TYPES)
@@ -738,7 +738,7 @@ def test_the_likeliest_type_is_named_only_when_its_probability_reaches_the_thres
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
     found = pagetype.features(tree, "https://e.org/x", read(tree))
-    used = pagetype.words(tree)
+    used = pagetype.part_words(tree)
     # Two types tied far above the rest: each about one half.
     tied = tuple(10.0 if name in ("forum", "service") else 0.0 for name in pagetype.PAGE_TYPES)
     chances = pagetype.probabilities(found, used, pagetype.Model(WEIGHTS, {"heading:notes": tied}))
@@ -758,7 +758,7 @@ def test_an_unsure_page_is_read_as_an_article_unless_an_article_is_unlikely():
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
     found = pagetype.features(tree, "https://e.org/x", read(tree))
-    used = pagetype.words(tree)
+    used = pagetype.part_words(tree)
     # Article tied with another type: an article. Two other types tied: one of them.
     for pair, read_as in ((("article", "forum"), {"article"}), (("forum", "service"), None)):
         tied = tuple(10.0 if name in pair else 0.0 for name in pagetype.PAGE_TYPES)

@@ -631,7 +631,7 @@ def test_minimal_call_asks_for_one_result_whatever_the_parameter_is_called():
 
 
 def test_shown_values():
-    assert [doctor.shown(v) for v in (True, False, (), ("a", "b"), 25.0, 2.5, 7, "x")] == [
+    assert [doctor.setting_text(v) for v in (True, False, (), ("a", "b"), 25.0, 2.5, 7, "x")] == [
         "on", "off", "none", "a,b", "25", "2.5", "7", "x",
     ]  # fmt: skip
 

@@ -532,7 +532,7 @@ def test_a_call_is_its_childs_pid_then_its_status(reports):
     mine, theirs = reports
     for message in (b"pid 4242", b"pid 7", b"exit 3", b"reaped 4242 -9"):
         theirs.send(message)
-    call = answered(mine, workers.said(mine, 5))
+    call = answered(mine, workers.next_message(mine, 5))
     assert call.pid == 4242
     assert call.stdin is not None
     assert call.wait(5) == 3  # the child's own word, before the parent's
@@ -545,7 +545,7 @@ def test_a_call_is_its_childs_pid_then_its_status(reports):
 def test_a_call_whose_parent_is_gone_was_killed(reports):
     mine, theirs = reports
     theirs.send(b"pid 4242")
-    call = answered(mine, workers.said(mine, 5))
+    call = answered(mine, workers.next_message(mine, 5))
     assert call.poll() is None
     theirs.close()
     assert call.wait(5) == -signal.SIGKILL
@@ -554,7 +554,7 @@ def test_a_call_whose_parent_is_gone_was_killed(reports):
 def test_a_call_whose_status_does_not_come(reports, monkeypatch):
     mine, theirs = reports
     theirs.send(b"pid 4242")
-    call = answered(mine, workers.said(mine, 5))
+    call = answered(mine, workers.next_message(mine, 5))
     with pytest.raises(subprocess.TimeoutExpired):
         call.wait(0.01)
     monkeypatch.setattr(workers, "REAPED_WAIT", 0.01)

@@ -408,11 +408,13 @@ def test_reply_text_decodes_only_web_charsets(charset, body, text):
     ],
 )
 def test_said_reads_every_kind_of_error_body_as_a_sentence(body, ctype, said):
-    assert http.said("P", reply(401, body, {"Content-Type": ctype})) == said
+    assert http.answer_summary("P", reply(401, body, {"Content-Type": ctype})) == said
 
 
 def test_said_prefers_the_providers_own_detail():
-    assert http.said("P", reply(400, b'{"x": 1}'), "bad q") == "P answered HTTP 400: bad q"
+    assert (
+        http.answer_summary("P", reply(400, b'{"x": 1}'), "bad q") == "P answered HTTP 400: bad q"
+    )
 
 
 def test_gzip_bodies_are_decoded(httpx_mock):

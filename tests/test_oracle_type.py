@@ -89,11 +89,11 @@ def test_metrics_of_a_hand_made_part():
 
 def _entry() -> dict[str, Any]:
     from ikigai_web.fetch.extract import _parse
-    from ikigai_web.fetch.pagetype import features, words
+    from ikigai_web.fetch.pagetype import features, part_words
 
     parsed = _parse(PAGE, "https://example.org/a")
     return {"features": features(parsed.tree, "https://example.org/a", parsed.signals),
-            "words": words(parsed.tree)}  # fmt: skip
+            "words": part_words(parsed.tree)}  # fmt: skip
 
 
 def _model(**chances: float) -> Model:

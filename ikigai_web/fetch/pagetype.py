@@ -4,7 +4,7 @@ The page is described by some fifty numbers (`features`): what it declares (sche
 og:type), words in its host and path that name a kind of page (/forum/, docs., /products/),
 and the shape of its DOM (code blocks, repeated posts, prices, add-to-cart buttons, cards and
 runs of like linked items, prose paragraphs, headings, forms, calls to action); and by the
-words it names its own parts with (`words`): in its title, headings, buttons and short links,
+words it names its own parts with (`part_words`): in its title, headings, buttons and short links,
 and in its class and id names ("cart", "thread", "sidebar", "pricing"), which say what the
 parts are for on pages nobody has seen. A linear model per type scores the features and the
 words (`_scores`), the scores give each type a probability, and the likeliest type is the answer
@@ -193,7 +193,7 @@ class Guess(NamedTuple):
 
 def detect(tree: HtmlElement, url: str, signals: Signals) -> Guess:
     """The page's type, one of PAGE_TYPES, and whether it is clear."""
-    return decide(features(tree, url, signals), words(tree), shipped_model())
+    return decide(features(tree, url, signals), part_words(tree), shipped_model())
 
 
 @cache
@@ -266,7 +266,7 @@ def features(tree: HtmlElement, url: str, signals: Signals) -> dict[str, float]:
     return _declared(signals) | _address(url) | _counts(tree) | _shape(tree, body, text)
 
 
-def words(tree: HtmlElement) -> dict[str, float]:
+def part_words(tree: HtmlElement) -> dict[str, float]:
     """The words the page names its parts with, each as "where:word" (`title:pricing`,
     `heading:reviews`, `button:cart`, `link:reply`, `class:sidebar`) and log(1 + times used).
     A class or id value counts once however many elements carry it: a grid of a hundred
@@ -283,7 +283,7 @@ def _words(where: str, text: str) -> list[str]:
     return [f"{where}:{word}" for word in _WORD.findall(text.lower())]
 
 
-# The elements whose text names a part of the page, and what `words` calls each.
+# The elements whose text names a part of the page, and what `part_words` calls each.
 _NAMED = {"title": "title", "h1": "heading", "h2": "heading", "h3": "heading", "button": "button"}
 _SHORT_LINKS = "//a[string-length() < 30]//text()"  # menus, tabs, "Reply", "Add to cart"
 _NAMES = "//@class | //@id"

@@ -2,7 +2,7 @@
 
 Fitted on 799 dev pages (the half whose id has an even CRC-32); see
 ikigai_web/fetch/pagetype.py for the features and how the weights are used. WORDS holds,
-per word (`pagetype.words`), one weight per type in the order of PAGE_TYPES; SURE is the
+per word (`pagetype.part_words`), one weight per type in the order of PAGE_TYPES; SURE is the
 least probability of the best type for it to be given."""
 
 SURE: float = 0.81

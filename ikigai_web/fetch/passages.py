@@ -207,9 +207,9 @@ def _stemmer(language: str) -> Callable[[list[str]], list[str]]:
     return made[language]
 
 
-def words(text: str) -> list[str]:
+def folded_words(text: str) -> list[str]:
     """The text's words, folded (NFKC, case); a run of an unspaced script is kept whole
-    here and read as character pairs by `terms`."""
+    here and read as character pairs by `index_terms`."""
     return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
@@ -240,7 +240,7 @@ def _is_latin(text: str) -> bool:
     return all(c.isascii() or "LATIN" in unicodedata.name(c, "") for c in text if not c.isdigit())
 
 
-def terms(found: list[str], language: str | None) -> list[str]:
+def index_terms(found: list[str], language: str | None) -> list[str]:
     """Index terms of words: stems, or character pairs for an unspaced script."""
     stem = _stemmer(language) if language else list
     if not _UNSPACED.search("".join(found)):
@@ -262,16 +262,16 @@ class Ranked(NamedTuple):
     block: Block
 
 
-def ranked(blocks: Sequence[Block], query: str) -> Iterator[Ranked]:
+def rank_blocks(blocks: Sequence[Block], query: str) -> Iterator[Ranked]:
     """Blocks that match the query, best first; near duplicates of a better one folded (as
     they are read: a caller takes only as many as it needs)."""
-    query_words = words(query)
-    block_words = [words(b.text) for b in blocks]
+    query_words = folded_words(query)
+    block_words = [folded_words(b.text) for b in blocks]
     language = choose_language(query_words, set().union(*block_words))
-    wanted = terms(query_words, language)
+    wanted = index_terms(query_words, language)
     if not wanted or not blocks:
         return iter(())
-    body = [terms(ws, language) for ws in block_words]
+    body = [index_terms(ws, language) for ws in block_words]
     context = _context_terms(blocks, language)
     idf = _idf(set(wanted), body, context)
     mean = sum(map(len, body)) / len(body) or 1.0
@@ -293,7 +293,9 @@ def _context_terms(blocks: Sequence[Block], language: str | None) -> list[Counte
     out = []
     for block in blocks:
         if block.headings not in memo:
-            memo[block.headings] = Counter(terms(words(" ".join(block.headings)), language))
+            memo[block.headings] = Counter(
+                index_terms(folded_words(" ".join(block.headings)), language)
+            )
         out.append(memo[block.headings])
     return out
 
@@ -375,7 +377,7 @@ def _folded(scored: list[tuple[float, Block, list[str]]]) -> Iterator[Ranked]:
 # --- choosing what fits ---------------------------------------------------------------------
 
 
-def label(passage: Passage | Block) -> str:
+def passage_heading(passage: Passage | Block) -> str:
     """The line that heads a passage in the content: where it is, and under which headings."""
     span = f"{passage.first}-{passage.last}" if passage.last > passage.first else passage.first
     where = f"ines {span}" if passage.last > passage.first else f"ine {span}"
@@ -384,9 +386,9 @@ def label(passage: Passage | Block) -> str:
     return f"[{where}{': ' + path if path else ''}]"
 
 
-def rendered(passages: Sequence[Passage]) -> str:
+def render_passages(passages: Sequence[Passage]) -> str:
     """The passages as the answer's content: each under its label, blank lines between."""
-    return "\n\n".join(f"{label(p)}\n{p.text}" for p in passages)
+    return "\n\n".join(f"{passage_heading(p)}\n{p.text}" for p in passages)
 
 
 class Room(NamedTuple):
@@ -408,12 +410,12 @@ class Room(NamedTuple):
         return cost[0] <= self.chars and cost[1] <= self.units
 
 
-def within(most_chars: int) -> Room:
+def room_for(most_chars: int) -> Room:
     """Room for `most_chars` characters."""
     return Room(most_chars)
 
 
-def chosen(ranking: Iterable[Ranked], query: str, room: Room) -> list[Passage]:
+def choose_passages(ranking: Iterable[Ranked], query: str, room: Room) -> list[Passage]:
     """The best blocks whose rendering together fits `room`, in rank order; a best block too
     large for the whole room gives its best window of sentences instead. A block that does
     not fit is passed over for smaller ones below it, until MAX_PASSED in a row did not."""
@@ -422,7 +424,9 @@ def chosen(ranking: Iterable[Ranked], query: str, room: Room) -> list[Passage]:
     between = room.cost("\n\n")
     passed = 0
     for _, block in ranking:
-        cost = _plus(room.cost(f"{label(block)}\n{block.text}"), between if out else (0, 0))
+        cost = _plus(
+            room.cost(f"{passage_heading(block)}\n{block.text}"), between if out else (0, 0)
+        )
         if room.left(used).holds(cost):
             out.append(Passage(*block))
             used, passed = _plus(used, cost), 0
@@ -430,7 +434,7 @@ def chosen(ranking: Iterable[Ranked], query: str, room: Room) -> list[Passage]:
             window = _window(block, query, room)
             if window:
                 out.append(Passage(block.first, block.last, window, block.headings, block.page))
-                used = room.cost(f"{label(block)}\n{window}")
+                used = room.cost(f"{passage_heading(block)}\n{window}")
         else:
             passed += 1
             if passed >= MAX_PASSED:
@@ -447,11 +451,11 @@ def _window(block: Block, query: str, room: Room) -> str:
     an ellipsis for each cut end); a first sentence too long to fit, its start."""
     sentences = [s.strip() for s in _SENTENCE_END.split(block.text) if s.strip()]
     sentences = sentences or [block.text]
-    wanted = set(words(query))
-    hits = [len(wanted & set(words(s))) for s in sentences]
+    wanted = set(folded_words(query))
+    hits = [len(wanted & set(folded_words(s))) for s in sentences]
     centre = max(range(len(sentences)), key=lambda i: (hits[i], -i))
     # What is left for the text: the label, its newline and both ellipses are paid first.
-    left = room.left(_plus(room.cost(f"{label(block)}\n"), room.cost("……")))
+    left = room.left(_plus(room.cost(f"{passage_heading(block)}\n"), room.cost("……")))
     costs = [room.cost(f"{s} ") for s in sentences]
     low, high, used = centre, centre + 1, costs[centre]
     grown = True
@@ -486,6 +490,6 @@ def read_for(lines: Sequence[str], query: str, room: Room, start: int = 1) -> Re
     """The passages of `lines` (the first numbered `start`) that answer `query`, as many as
     `room` holds, and the outline."""
     blocks, headings = split_blocks(lines, start)
-    passages = chosen(ranked(blocks, query), query, room)
+    passages = choose_passages(rank_blocks(blocks, query), query, room)
     whole = sorted(passages) == sorted(Passage(*b) for b in blocks)
     return Reading(passages, [] if whole else headings, whole)

@@ -3,7 +3,7 @@ shows it (browser.py drives the browser, through the call's own Session).
 
 It comes after the page as sent is extracted, for it is the extractor that tells an app shell
 (next to no text, scripts to run, or a wall the page's scripts pass by themselves); what the
-browser shows is then extracted in turn, and `chosen` says which of the two is the answer
+browser shows is then extracted in turn, and `answer_document` says which of the two is the answer
 (and refuses one that is nothing but a wall).
 """
 
@@ -66,7 +66,7 @@ def render(session: Session, url: str, first: str | None, sent: Document, mode: 
     return Shown(page.html, settled=page.settled)
 
 
-def chosen(
+def answer_document(
     url: str, sent: Document, shown: Shown, document: Document | None, mode: str
 ) -> Document:
     """The answer's Document: the `document` extracted from what the browser showed, else

@@ -80,7 +80,7 @@ def result(
     structured = masked(answer.result) if answer.result is not None else None
     text = answer.text
     if its is not None and answer.ok and structured is not None:
-        text = rendered(tool, its, arguments, structured) or text
+        text = text_for_model(tool, its, arguments, structured) or text
     return types.CallToolResult(
         content=[types.TextContent(text=text)],
         structured_content=structured,
@@ -100,7 +100,7 @@ def refused_input(tool: Tool, answer: Answer) -> Answer:
     return Answer(ok=False, text=failure_text(tool.name, result), result=result)
 
 
-def rendered(
+def text_for_model(
     tool: Tool, its: Own, arguments: Mapping[str, Any], structured: Mapping[str, Any]
 ) -> str:
     """The answer as the model reads it; "" when the renderer fails (a bug of ours, in the

@@ -304,10 +304,10 @@ def run_forget(args: argparse.Namespace) -> int:
     from ikigai_web.common.errors import ToolError
     from ikigai_web.common.providers import PREFIX
     from ikigai_web.search.pacing import release
-    from ikigai_web.search.registry import every
+    from ikigai_web.search.registry import every_provider
     from ikigai_web.tools.fallback.recall import forget
 
-    known = list(every())
+    known = list(every_provider())
     keys = [name.strip().lower().removeprefix(PREFIX) for name in args.providers]
     named = zip(args.providers, keys, strict=True)
     unknown = [_no_provider(name, key, known) for name, key in named if key not in known]

@@ -250,7 +250,7 @@ def _settings(report: Report) -> list[dict[str, str]]:
 def _setting(settings: Settings, setting: Setting[Any], report: Report) -> dict[str, str]:
     row = {"variable": setting.variable, "meaning": setting.meaning}
     try:
-        row["value"] = shown(getattr(settings, setting.name))
+        row["value"] = setting_text(getattr(settings, setting.name))
         if setting.name == "redis_url":  # its password stays out of the report
             from ikigai_web.common.redact import drop_userinfo
 
@@ -267,7 +267,7 @@ def _setting(settings: Settings, setting: Setting[Any], report: Report) -> dict[
     return row
 
 
-def shown(value: object) -> str:
+def setting_text(value: object) -> str:
     """A setting's value as a person would write it."""
     if isinstance(value, bool):
         return "on" if value else "off"

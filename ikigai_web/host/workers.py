@@ -132,7 +132,7 @@ class Warm:
                 mine.close()
 
     def _attend(self, parent: subprocess.Popen[bytes], control: socket.socket) -> int:
-        if said(control, READY_WAIT) == READY:
+        if next_message(control, READY_WAIT) == READY:
             with self.lock:
                 self.control = control
             self.ready.set()
@@ -142,7 +142,7 @@ class Warm:
         return parent.wait()
 
 
-def said(sock: socket.socket, wait: float) -> bytes | None:
+def next_message(sock: socket.socket, wait: float) -> bytes | None:
     """The next message on `sock` within `wait` seconds: b"" at its end, None when none came."""
     ready, _, _ = select.select([sock], [], [], wait)
     return sock.recv(MESSAGE_MOST) if ready else None
@@ -175,7 +175,7 @@ class WarmCall:
             finally:  # the parent has its own copies now
                 _close(theirs)
                 report.close()
-            return cls._answered(mine, said(mine, PID_WAIT), ours)
+            return cls._answered(mine, next_message(mine, PID_WAIT), ours)
         except BaseException:
             _close(ours)
             mine.close()
@@ -214,7 +214,7 @@ class WarmCall:
     def _status(self, wait: float) -> int | None:
         end = time.monotonic() + wait
         while self.returncode is None:
-            message = said(self.report, max(end - time.monotonic(), 0))
+            message = next_message(self.report, max(end - time.monotonic(), 0))
             if message is None:
                 return None
             words = message.split()

@@ -486,7 +486,7 @@ class Reply(NamedTuple):
         try:
             return loads(self.body)
         except ValueError:
-            shown = excerpt(words(self))
+            shown = excerpt(body_words(self))
             what = f"a body that is not JSON: {shown!r}" if shown else _nothing(self)
             message = f"{provider} answered HTTP {self.status} with {what}; try again later"
             raise ToolError(ErrorCode.API_ERROR, message) from None
@@ -513,7 +513,7 @@ def _finite(text: str) -> float | None:
     return number if number - number == 0 else None  # inf - inf is nan
 
 
-def words(reply: Reply, most: int = 300) -> str:
+def body_words(reply: Reply, most: int = 300) -> str:
     """What an answer's body says, for a message: an HTML page's title or text, else the
     text itself; "" when there is nothing to read."""
     from ikigai_web.common.text import html_words
@@ -525,11 +525,11 @@ def words(reply: Reply, most: int = 300) -> str:
     return excerpt(text, most)
 
 
-def said(provider: str, reply: Reply, detail: str = "") -> str:
+def answer_summary(provider: str, reply: Reply, detail: str = "") -> str:
     """`<provider> answered HTTP <status>`, with the provider's own words or the fact that
     it gave none: the one way every tool reports an answer it cannot use."""
     # The caller ends the sentence: a provider's own final period would double it.
-    detail = (detail or words(reply)).rstrip(". ")
+    detail = (detail or body_words(reply)).rstrip(". ")
     if detail:
         return f"{provider} answered HTTP {reply.status}: {detail}"
     return f"{provider} answered HTTP {reply.status} with {_nothing(reply)}"

@@ -411,7 +411,7 @@ def output_schema(
     """The outputSchema of a search tool whose results may carry `results` (names of
     RESULT_EXTRAS) and whose answer may carry `extras` (of ANSWER_EXTRAS), `required` always."""
     from ikigai_web.search.reading import result_read
-    from ikigai_web.search.registry import every
+    from ikigai_web.search.registry import every_provider
 
     shared = {k: {"type": "string"} for k in ("title", "url", "snippet")}
     result_schema = {
@@ -420,7 +420,10 @@ def output_schema(
         "required": ["title", "url", "snippet"],
     }
     properties: dict[str, Any] = {
-        "provider": {"type": "string", "description": "Who answered: " + ", ".join(every())},
+        "provider": {
+            "type": "string",
+            "description": "Who answered: " + ", ".join(every_provider()),
+        },
         "results": {"type": "array", "items": result_schema, "description": "In rank order."},
         "count": {"type": "integer", "description": "How many results there are."},
     }

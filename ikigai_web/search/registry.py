@@ -46,7 +46,7 @@ def declared(key: str) -> Provider | None:
 
 
 @cache
-def every() -> dict[str, Provider]:
+def every_provider() -> dict[str, Provider]:
     """Every declared provider: those of the default fallback order in it, then the rest by
     key."""
     import pkgutil
@@ -60,13 +60,13 @@ def every() -> dict[str, Provider]:
 
 def fallback_order() -> tuple[str, ...]:
     """The providers the fallback tool tries when the user names none, in order."""
-    return tuple(p.key for p in every().values() if p.place is not None)
+    return tuple(p.key for p in every_provider().values() if p.place is not None)
 
 
 class Registry(Mapping[str, V]):
     """Key -> what `view` takes from each declared provider that `keep` admits, in the order of
-    `every()` (the keyed ones first, when `keyed_first`). A look-up reads one declaration; only
-    iterating reads them all."""
+    `every_provider()` (the keyed ones first, when `keyed_first`). A look-up reads one
+    declaration; only iterating reads them all."""
 
     def __init__(
         self,
@@ -84,7 +84,7 @@ class Registry(Mapping[str, V]):
         return self.view(found)
 
     def _kept(self) -> list[Provider]:
-        kept = [p for p in every().values() if self.keep(p)]
+        kept = [p for p in every_provider().values() if self.keep(p)]
         return sorted(kept, key=lambda p: not p.keyed) if self.keyed_first else kept
 
     def __iter__(self) -> Iterator[str]:
@@ -104,7 +104,7 @@ def alternatives(current: str) -> list[str]:
     from ikigai_web.common.credentials import configured
 
     names = [p.tool for p in WITH_CREDENTIALS.values() if p.tool != current and configured(p)]
-    return names + [p.tool for p in every().values() if not p.fields and p.tool != current]
+    return names + [p.tool for p in every_provider().values() if not p.fields and p.tool != current]
 
 
 def provider_name(key: str) -> str:

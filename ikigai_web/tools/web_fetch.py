@@ -302,7 +302,7 @@ def fetch_page(params: Params, settings: Settings) -> Page:
         html = decoded.kind in decode.HTML_TYPES
         shown = render.render(session, fetched.url, first, sent, mode) if html else render.Shown()
     dom = None if shown.html is None else extract.html_to_markdown(shown.html, url, **how)
-    document = render.chosen(url, sent, shown, None if dom is None else tidied(dom), mode)
+    document = render.answer_document(url, sent, shown, None if dom is None else tidied(dom), mode)
     return Page(url, decoded.kind, document)
 
 
@@ -500,7 +500,7 @@ def with_passages(
     excluded) that answer `query`, at most `max_chars` characters, and where each is; with
     `outline`, the page's headings when they are not the whole page. All of it fits `room`
     bytes of JSON."""
-    from ikigai_web.fetch.passages import Room, read_for, rendered
+    from ikigai_web.fetch.passages import Room, read_for, render_passages
 
     start, end = window
     looked = _searched_end(lines, start, end)
@@ -520,7 +520,7 @@ def with_passages(
     chosen = list(reading.passages)
     while True:
         answer: dict[str, Any] = {
-            "content": rendered(chosen),
+            "content": render_passages(chosen),
             "total_lines": len(lines),
             "truncated": not whole,
             "selected_by": "query",

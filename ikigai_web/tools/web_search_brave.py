@@ -220,7 +220,7 @@ def reset_seconds(reply: Reply) -> int | None:
 
 def error_for(reply: Reply) -> ToolError:
     """Brave's error answer ({"error": {"code", "detail", "meta"}}) as a ToolError."""
-    from ikigai_web.net.http import said
+    from ikigai_web.net.http import answer_summary
 
     error = as_dict(as_dict(reply.data()).get("error"))
     code = str(error.get("code", ""))
@@ -228,7 +228,7 @@ def error_for(reply: Reply) -> ToolError:
     detail = ": ".join(
         part for part in (code, _detail(error)) if part and part != str(reply.status)
     )
-    told = said("Brave", reply, detail)
+    told = answer_summary("Brave", reply, detail)
     if reply.status in (401, 403) or "SUBSCRIPTION_TOKEN" in code.upper():
         advice = "The API key was rejected: check BRAVE_API_KEY or get a new key."
         return rejected("brave", told, advice)

@@ -477,13 +477,13 @@ class Unusable(Exception):  # noqa: N818 - a page state, not a failure of this c
     """A page with no results, no no-results marker and no challenge."""
 
     def __init__(self, endpoint: Endpoint, reply: Reply) -> None:
-        from ikigai_web.net.http import words
+        from ikigai_web.net.http import body_words
 
         super().__init__(endpoint.name)
         self.endpoint = endpoint
         self.status = reply.status
         self.location = reply.headers.get("location", "")
-        self.excerpt = words(reply, 200)
+        self.excerpt = body_words(reply, 200)
 
     def error(self, advice: str) -> ToolError:
         said = f"DuckDuckGo's {self.endpoint.name} page answered HTTP {self.status}"
@@ -522,9 +522,9 @@ def request(channel: Channel, where: Endpoint, data: dict[str, str]) -> Parsed:
 def blocked(reply: Reply, what: str) -> ToolError:
     """RATE_LIMIT: DuckDuckGo has flagged this address; only waiting or another tool helps."""
     from ikigai_web.net.http import retry_after
-    from ikigai_web.search.registry import alternatives, every, fallback_order
+    from ikigai_web.search.registry import alternatives, every_provider, fallback_order
 
-    keyed = [every()[key].tool for key in fallback_order() if every()[key].keyed]
+    keyed = [every_provider()[key].tool for key in fallback_order() if every_provider()[key].keyed]
     ready = alternatives("web_search_duckduckgo")
     wait = retry_after(reply)
     when = f"wait {wait} s" if wait is not None else "wait a while (minutes, sometimes an hour)"

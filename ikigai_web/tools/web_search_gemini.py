@@ -369,13 +369,13 @@ def retry_seconds(reply: Reply) -> int | None:
 
 def error_for(reply: Reply) -> ToolError:
     """Google's error answer (a google.rpc.Status: code, message, status, details)."""
-    from ikigai_web.net.http import said
+    from ikigai_web.net.http import answer_summary
 
     error = _error(reply)
     reasons, status = _reasons(error), _word(error.get("status"))
     tags = ", ".join(dict.fromkeys(t for t in (*reasons, status) if t))
     message = prose(error.get("message"))
-    told = said("Gemini", reply, f"({tags}) {message}".strip() if tags else message)
+    told = answer_summary("Gemini", reply, f"({tags}) {message}".strip() if tags else message)
     if "API_KEY_INVALID" in reasons:
         return rejected("gemini", told, _AUTH_ADVICE)
     if reply.status == 429 or status == "RESOURCE_EXHAUSTED":

@@ -239,13 +239,13 @@ def fetch_page(
 
 def error_for(reply: Reply) -> ToolError:
     """Google's error answer ({"error": {"message", "errors", "details"}}) as a ToolError."""
-    from ikigai_web.net.http import retry_after, said
+    from ikigai_web.net.http import answer_summary, retry_after
 
     error = as_dict(as_dict(reply.data()).get("error"))
     message = prose(error.get("message"))
     found = reasons(error)
     detail = f"({', '.join(found)}) {message}".strip() if found else message
-    told = said("Google", reply, detail)
+    told = answer_summary("Google", reply, detail)
     if reply.status == 429 or RATE_REASONS & set(found):
         return _rate_limit(told, message, found, retry_after(reply))
     if CLOSED_MARKER in message.lower():
@@ -268,9 +268,9 @@ def reasons(error: dict[str, Any]) -> list[str]:
 
 
 def closure_note() -> str:
-    from ikigai_web.search.registry import every, fallback_order
+    from ikigai_web.search.registry import every_provider, fallback_order
 
-    others = sorted(every()[key].tool for key in fallback_order() if key != PROVIDER.key)
+    others = sorted(every_provider()[key].tool for key in fallback_order() if key != PROVIDER.key)
     return (
         "Google has closed the Custom Search JSON API to new customers, and existing customers "
         "lose access on 2027-01-01. Use another search tool instead: "

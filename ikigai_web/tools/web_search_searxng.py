@@ -290,12 +290,12 @@ def fetch_page(
 
 
 def not_json(where: Instance, reply: Reply) -> ToolError:
-    from ikigai_web.net.http import words
+    from ikigai_web.net.http import body_words
 
     return ToolError(
         ErrorCode.API_ERROR,
         f"SearXNG at {where.shown} answered HTTP 200 with an HTML page instead of JSON "
-        f"({words(reply)!r}). Check that SEARXNG_URL is the instance's base URL (the tool "
+        f"({body_words(reply)!r}). Check that SEARXNG_URL is the instance's base URL (the tool "
         "requests <SEARXNG_URL>/search?format=json) and, if a login page sits in front of "
         "the instance, set SEARXNG_AUTH.",
     )
@@ -303,10 +303,10 @@ def not_json(where: Instance, reply: Reply) -> ToolError:
 
 def error_for(reply: Reply, where: Instance) -> ToolError:
     """SearXNG's (or its proxy's) error answer as a ToolError."""
-    from ikigai_web.net.http import retry_after, said
+    from ikigai_web.net.http import answer_summary, retry_after
 
     reason = prose(as_dict(reply.data()).get("error"), 300)
-    told = said(f"SearXNG at {where.shown}", reply, reason)
+    told = answer_summary(f"SearXNG at {where.shown}", reply, reason)
     if reply.status == 401 or (reply.status == 403 and _auth_failure(reply)):
         return _auth_invalid(told, where)
     if reply.status == 403:
@@ -325,9 +325,9 @@ def error_for(reply: Reply, where: Instance) -> ToolError:
 
 
 def _auth_failure(reply: Reply) -> bool:
-    from ikigai_web.net.http import words
+    from ikigai_web.net.http import body_words
 
-    return "www-authenticate" in reply.headers or bool(_AUTH_WORDS.search(words(reply, 4000)))
+    return "www-authenticate" in reply.headers or bool(_AUTH_WORDS.search(body_words(reply, 4000)))
 
 
 def _auth_invalid(told: str, where: Instance) -> ToolError:

@@ -242,10 +242,10 @@ def fetch_page(link: Link, _site: str | None, count: int, *, url: str, params: P
 
 def error_for(reply: Reply) -> ToolError:
     """Tavily's error answer ({"detail": {"error": "..."}}) as a ToolError."""
-    from ikigai_web.net.http import retry_after, said
+    from ikigai_web.net.http import answer_summary, retry_after
 
     detail = _detail(reply.data())
-    told, wait = said("Tavily", reply, detail), retry_after(reply)
+    told, wait = answer_summary("Tavily", reply, detail), retry_after(reply)
     if reply.status in (432, 433) or (reply.status in (403, 429) and _QUOTA.search(detail)):
         why = "The Tavily plan's credits or pay-as-you-go limit are used up: upgrade the plan "
         return rate_limited("tavily", told, why + "or raise the limit at app.tavily.com", wait)
