@@ -32,7 +32,6 @@ from ikigai_web.search.kit import (
     snippets,
 )
 from ikigai_web.search.kit import markdown as search_markdown
-from ikigai_web.search.pacing import rate_limited
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -221,6 +220,7 @@ def reset_seconds(reply: Reply) -> int | None:
 def error_for(reply: Reply) -> ToolError:
     """Brave's error answer ({"error": {"code", "detail", "meta"}}) as a ToolError."""
     from ikigai_web.net.http import answer_summary
+    from ikigai_web.search.pacing import rate_limited  # only an answer that says so
 
     error = as_dict(as_dict(reply.data()).get("error"))
     code = str(error.get("code", ""))

@@ -43,7 +43,6 @@ from ikigai_web.search.kit import (
     search,
     web_url,
 )
-from ikigai_web.search.pacing import rate_limited
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -370,6 +369,7 @@ def retry_seconds(reply: Reply) -> int | None:
 def error_for(reply: Reply) -> ToolError:
     """Google's error answer (a google.rpc.Status: code, message, status, details)."""
     from ikigai_web.net.http import answer_summary
+    from ikigai_web.search.pacing import rate_limited  # only an answer that says so
 
     error = _error(reply)
     reasons, status = _reasons(error), _word(error.get("status"))

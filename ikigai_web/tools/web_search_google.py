@@ -30,7 +30,6 @@ from ikigai_web.search.kit import (
     shaped,
 )
 from ikigai_web.search.kit import markdown as search_markdown
-from ikigai_web.search.pacing import rate_limited
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -280,6 +279,8 @@ def closure_note() -> str:
 
 
 def _rate_limit(told: str, message: str, found: list[str], wait: int | None) -> ToolError:
+    from ikigai_web.search.pacing import rate_limited  # only an answer that says so
+
     daily = "dailyLimitExceeded" in found or "per day" in message.lower()
     if wait is None and daily:
         wait = seconds_to_pacific_midnight()

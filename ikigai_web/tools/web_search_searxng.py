@@ -31,7 +31,6 @@ from ikigai_web.search.kit import (
     web_url,
 )
 from ikigai_web.search.kit import markdown as search_markdown
-from ikigai_web.search.pacing import rate_limited
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -304,6 +303,7 @@ def not_json(where: Instance, reply: Reply) -> ToolError:
 def error_for(reply: Reply, where: Instance) -> ToolError:
     """SearXNG's (or its proxy's) error answer as a ToolError."""
     from ikigai_web.net.http import answer_summary, retry_after
+    from ikigai_web.search.pacing import rate_limited  # only an answer that says so
 
     reason = prose(as_dict(reply.data()).get("error"), 300)
     told = answer_summary(f"SearXNG at {where.shown}", reply, reason)

@@ -29,7 +29,6 @@ from ikigai_web.search.kit import (
     search,
     shaped,
 )
-from ikigai_web.search.pacing import rate_limited
 
 if TYPE_CHECKING:
     from ikigai_web.common.settings import Settings
@@ -243,6 +242,7 @@ def fetch_page(link: Link, _site: str | None, count: int, *, url: str, params: P
 def error_for(reply: Reply) -> ToolError:
     """Tavily's error answer ({"detail": {"error": "..."}}) as a ToolError."""
     from ikigai_web.net.http import answer_summary, retry_after
+    from ikigai_web.search.pacing import rate_limited  # only an answer that says so
 
     detail = _detail(reply.data())
     told, wait = answer_summary("Tavily", reply, detail), retry_after(reply)
