@@ -18,13 +18,23 @@ from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
 from ikigai_web.common.text import lazy
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from lxml.html import HtmlElement
 
     from ikigai_web.fetch.signals import Signals
 
-__all__ = ["WALLS", "Clues", "Verdict", "blocks", "challenge", "clues", "failure", "judge"]
+__all__ = [
+    "WALLS",
+    "Clues",
+    "Verdict",
+    "blocks",
+    "clues",
+    "failure",
+    "judge",
+    "of_status",
+    "refused",
+]
 # Words of visible text read from the page: past this it is not a wall page, whatever it says.
 _READ_WORDS = 1500
 # Extracted words above which a page is content, not a wall (a paywall gate aside).
@@ -783,16 +793,60 @@ def visible_part(markdown: str) -> bool:
     return size(markdown) >= _TEASER
 
 
-def challenge(html: str, title: str, headers: Mapping[str, str]) -> bool:
-    """Whether an error page (403, 429, 503) is a bot check rather than a plain refusal."""
-    if "challenge" in headers.get("cf-mitigated", "").lower():
+# Walls a status names by itself, whatever the page says.
+_BY_STATUS = {
+    401: "sign_in",
+    407: "sign_in",
+    404: "not_found",
+    410: "not_found",
+    451: "region_block",
+}
+# What a refusal's own page may say it is, rather than a bot check.
+_REFUSALS = frozenset({"region_block", "sign_in", "age_gate", "consent", "rate_limited"})
+MARKUP_READ = 1 << 20  # characters of an error answer searched for a firewall's marks
+
+
+def of_status(
+    status: int, headers: Mapping[str, str], html: str, page: Callable[[], str | None]
+) -> str | None:
+    """The wall a 4xx or 5xx answer is, or None for a plain error that is no wall.
+
+    The status says most (401 sign-in, 404 not found, 451 region block); a firewall's or a
+    check's marks make a refusal (403, 405, 429, 503, any other 4xx) a bot check; then the
+    page's own verdict, `page()` (the body judged as a page, asked only when needed), says
+    whether a refusal is a region block, a sign-in or age gate; a plain 429 is a rate limit,
+    a plain 403 or 405 a refusal of this client (a bot check in effect: a person's browser
+    may get through), a 5xx an error page.
+    """
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
+    marked = _checked(status, headers, html[:MARKUP_READ])
+    if marked:
+        return "bot_check"
+    said = page()
+    if status == 429:
+        return "bot_check" if said == "bot_check" else "rate_limited"
+    if said in _REFUSALS or (status < 500 and said == "bot_check"):
+        return said
+    if status in (403, 405):
+        return "bot_check"
+    return "error_page" if status >= 500 else said
+
+
+def _checked(status: int, headers: Mapping[str, str], markup: str) -> bool:
+    """Whether a refusal carries a check's or a firewall's marks: its headers, a challenge's
+    or CAPTCHA's markup, or (a 4xx but 429) a firewall naming itself."""
+    from ikigai_web.fetch import wall_marks
+
+    if status < 400 or (status >= 500 and status != 503):
+        return False
+    if wall_marks.challenge_headers(headers):
         return True
-    kind = KINDS["bot_check"]
-    named = any(kind.heading.match(part) for part in _SEGMENTS.split(title) if part)
-    marked = bool(
-        _CHALLENGE.search(html[: 1 << 20]) or (kind.markup and kind.markup.search(html[: 1 << 20]))
-    )
-    return named or marked or bool(kind.strong.search(html[: 1 << 20].lower()))
+    if wall_marks.CHALLENGE.search(markup) or wall_marks.CAPTCHA_BOX.search(markup):
+        return True
+    if status >= 500 or status == 429:
+        return False
+    return wall_marks.firewall_headers(headers) or bool(wall_marks.FIREWALL.search(markup))
 
 
 def warnings(verdict: Verdict | None, markdown: str) -> list[dict[str, str]]:
@@ -824,21 +878,47 @@ def failure(url: str, wall: str, *, javascript: bool, tried: str) -> ToolError:
     how its scripts were run: "rendered" (in a browser), "no-browser" (auto found none),
     "never" (render was never)."""
     said = f"{url} answered with a page that is not the content: {_WHAT[wall]}"
-    return ToolError(ErrorCode.HTTP_ERROR, f"{said} {_next(wall, javascript, tried)}", wall=wall)
+    if wall in ("not_found", "error_page"):
+        said = f"{said[:-1]}, though sent as a success."
+    return ToolError(
+        ErrorCode.HTTP_ERROR, f"{said} {_next(wall, javascript=javascript, tried=tried)}", wall=wall
+    )
+
+
+_REFUSED = "A block of automated clients (a bot check, or a firewall's refusal)."
+MAX_RETRY_AFTER = 3600  # seconds: a longer wait a site asks for is cut to an hour
+
+
+def refused(head: str, wall: str, retry_after: int | None) -> ToolError:
+    """HTTP_ERROR for an error answer (4xx, 5xx) that is a wall: `head` says the status and
+    the page's own short text; then what the page is and what to do next."""
+    wait = None if retry_after is None else min(retry_after, MAX_RETRY_AFTER)
+    what = _REFUSED if wall == "bot_check" else _WHAT[wall][0].upper() + _WHAT[wall][1:]
+    advice = (
+        _waiting(wait) if wall == "rate_limited" else _next(wall, javascript=False, tried="status")
+    )
+    return ToolError(ErrorCode.HTTP_ERROR, f"{head}{what} {advice}", retry_after=wait, wall=wall)
 
 
 _WHAT = {
     "bot_check": "a bot check (a challenge that decides whether the visitor is a person).",
     "sign_in": "a sign-in page; the content is only shown to signed-in users.",
     "paywall": "a paywall; the article is for subscribers and none of its text is shown.",
-    "not_found": "it says the page does not exist (a not-found page, though sent as a success).",
-    "error_page": "an error or maintenance page, though sent as a success.",
+    "not_found": "it says the page does not exist (a not-found page).",
+    "error_page": "an error or maintenance page.",
     "parked": "a parked domain (a placeholder, or a domain offered for sale), with no content.",
     "empty": "an HTML page with no text at all, and no scripts to fill it in.",
+    "consent": "a consent dialog (cookie or privacy choices) standing where the content "
+    "should be; web-fetch does not make that choice for the user.",
+    "age_gate": 'an age check (a date of birth, or "are you over 18") in front of the '
+    "content; web-fetch does not declare an age for the user.",
+    "region_block": "a block of the region web-fetch connects from: the site does not serve "
+    "this page there (a geographic or legal restriction).",
+    "rate_limited": "a rate limit: the site refuses more requests from this client for now.",
 }
 
 
-def _next(wall: str, javascript: bool, tried: str) -> str:  # noqa: FBT001
+def _next(wall: str, *, javascript: bool, tried: str) -> str:  # noqa: PLR0911
     if wall == "bot_check":
         return _past_check(javascript=javascript, tried=tried)
     if wall in ("sign_in", "paywall"):
@@ -852,10 +932,26 @@ def _next(wall: str, javascript: bool, tried: str) -> str:  # noqa: FBT001
         return f"Try again later, or {_TRY_ELSEWHERE}."
     if wall == "parked":
         return f"The site may have moved: search for it, or {_TRY_ELSEWHERE}."
+    if wall in ("consent", "age_gate"):
+        return f"Use another source for the same information, or {_BROWSER}."
+    if wall == "region_block":
+        return f"Retrying will not help: {_TRY_ELSEWHERE}."
+    if wall == "rate_limited":
+        return _waiting(None)
     return f"Check the URL, or {_TRY_ELSEWHERE}."
 
 
+def _waiting(wait: int | None) -> str:
+    when = f"Wait {wait} s (retry_after)" if wait is not None else "Wait a few minutes"
+    return f"{when} before asking this site again, or {_TRY_ELSEWHERE}."
+
+
 def _past_check(*, javascript: bool, tried: str) -> str:
+    if tried == "status":
+        return (
+            f"The site refuses this client; web-fetch cannot get past it: {_TRY_ELSEWHERE}, "
+            f"or {_BROWSER}."
+        )
     if not javascript:
         return (
             f"It asks a person to solve a puzzle, which web-fetch cannot: {_TRY_ELSEWHERE}, "

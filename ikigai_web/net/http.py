@@ -702,13 +702,16 @@ def _pause(wait: float | None, deadline: Deadline) -> bool:
     return True
 
 
+_MAX_DIGITS = 12  # of a Retry-After in seconds: past this it is "longer than anyone waits"
+
+
 def retry_after(reply: Headed) -> int | None:
     """Seconds from a `Retry-After` header (delta or HTTP date), if any."""
     value = reply.headers.get("retry-after", "").strip()
     if not value:
         return None
-    if value.isdigit():
-        return int(value)
+    if value.isascii() and value.isdigit():  # any length: int() refuses over 4,300 digits
+        return int(value) if len(value) <= _MAX_DIGITS else int("9" * _MAX_DIGITS)
     import email.utils  # only an HTTP-date needs it
 
     try:

@@ -205,7 +205,7 @@ def fetch_page(params: Params, settings: Settings) -> Page:
     how = {"full_page": params.full_page, "include_links": params.include_links}
     with Session(settings, deadline) as session:
         fetched = session.fetch(params.url)
-        from ikigai_web.fetch import decode, extract, render, tidy  # prepared meanwhile
+        from ikigai_web.fetch import decode, extract, render, soft404, tidy  # prepared meanwhile
 
         # What the answer, the cache and the extractor's links see: no user-info, no secrets.
         url = printable_url(fetched.url)
@@ -219,6 +219,8 @@ def fetch_page(params: Params, settings: Settings) -> Page:
         extracted = extract.extracted(decoded, url, **how)
         sent = tidy.tidied(extracted)
         html = decoded.kind in decode.HTML_TYPES
+        if html and soft404.suspect(fetched.url, sent):  # a short page: the site's 404?
+            sent = soft404.checked(session, fetched.url, sent, how)
         shown = render.render(session, fetched.url, first, sent, mode) if html else render.Shown()
     dom = None if shown.html is None else extract.html_to_markdown(shown.html, url, **how)
     document = render.chosen(url, sent, shown, None if dom is None else tidy.tidied(dom), mode)
