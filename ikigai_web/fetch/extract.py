@@ -252,7 +252,8 @@ def html_to_markdown(
         from ikigai_web.fetch.embedded import embedded_markdown
 
         body = tidy(embedded_markdown(signals, include_links=include_links), url)
-    if parsed.shell and not page.note and not _words(body):  # a cut page lost its text
+    # A cut page lost its text; a shell's only line may be its <noscript> asking for scripts.
+    if parsed.shell and not page.note and (not _words(body) or walls.asks_for_javascript(body)):
         warnings.append(_NEEDS_JAVASCRIPT)
     verdict = walls.judge(clues, body, page.html, scripted=parsed.scripted)
     warnings += walls.warnings(verdict, body)

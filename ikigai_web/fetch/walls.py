@@ -1,12 +1,17 @@
-"""Pages that are not the content: bot checks, sign-in walls, paywalls, not-found and error
-pages served as if they were pages, parked domains, empty pages.
+"""Pages that are not the content: bot checks, sign-in walls, paywalls, consent walls, age
+gates, region blocks, rate limits, not-found and error pages served as if they were pages,
+parked domains, empty pages.
 
 Pure functions over what the extractor has already built (the tree before extraction prunes
 it, the page's declarations, the extracted markdown) and the raw HTML, which is only searched
-when the page is short. A false alarm hides real content from the model, which is worse than a
-miss: a page is only called a wall when several weak signals agree and its own text is short.
-No rule names a site; the phrases are the ways such pages say what they are, in several
-languages.
+when the page is short. What a page is decides first, its wording last: an error answer's
+status (`of_status`); then the page's structure (a log-in form, a date-of-birth form, a
+consent dialog standing where the content should be) and the markup of the platforms that
+make walls (wall_marks.py); then the phrases such pages use, in the languages most used on
+the web (wall_phrases.py). A soft-404 that says nothing recognisable is found by comparison
+with the site's own not-found answer (soft404.py). A false alarm hides real content from the
+model, which is worse than a miss: a page is only called a wall when several signals agree
+and its own text is short. No rule names a site.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
 from ikigai_web.common.text import lazy
+from ikigai_web.fetch import wall_marks, wall_phrases
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -28,6 +34,7 @@ __all__ = [
     "WALLS",
     "Clues",
     "Verdict",
+    "asks_for_javascript",
     "blocks",
     "clues",
     "failure",
@@ -40,6 +47,12 @@ _READ_WORDS = 1500
 # Extracted words above which a page is content, not a wall (a paywall gate aside).
 _SHORT = 120
 _VERY_SHORT = 40
+# A consent page or dialog says a lot (purposes, partners): up to this many words of it...
+_CONSENT_WORDS = 700
+# ...while the page outside its dialog shows at most this many.
+_OUTSIDE_DIALOG = 40
+_FORM_SHORT = 60  # a form is the page's main region when the page shows at most this much...
+_BESIDE_FORM = 25  # ...and at most this much outside the form
 # A paywalled article's visible part: at least this many words to be worth returning.
 _TEASER = 20
 # At most this many words shown when the declared paywalled part is empty or missing (whole
@@ -54,13 +67,25 @@ _DECLARED_SHARE = 0.5  # the text shown is under half the length the page declar
 _PART_WORDS = 10  # a declared paywalled part holding fewer words than this is empty
 _NEEDED = 3  # points a wall needs...
 _STRONG = 2  # ...at least one signal of this weight among them
-_MARKUP = 1 << 22  # characters of a short page's source searched for a challenge's markup
+_MARKUP = 1 << 22  # characters of a short page's source searched for a platform's markup
+_JAVASCRIPT_WORDS = 40  # a shell asking for JavaScript says so in a line or two
+_DAYS = 28  # a select of at least this many numbers is a day or year of birth
+_KINDS = (
+    "bot_check",
+    "sign_in",
+    "not_found",
+    "error_page",
+    "parked",
+    "consent",
+    "age_gate",
+    "region_block",
+    "rate_limited",
+)
 
-
-# Every phrase list is compiled when first used: most pages are long and only ever need the
-# paywall prompts, and compiling every list at import cost each call about 25 ms.
 _CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7]\s*")
+_SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7\u00bb\u203a/]\s*")
+# What no phrase list can hold: a domain's own name before "is for sale".
+_DOMAIN_FOR_SALE = lazy(r"[\w-]+(?:\.[\w-]+)+ (?:is|may be|might be) for sale")
 
 
 def _any(*patterns: str) -> re.Pattern[str]:
@@ -68,439 +93,6 @@ def _any(*patterns: str) -> re.Pattern[str]:
     return lazy("|".join(f"(?:{p})" for p in patterns))
 
 
-def _any_case(*patterns: str) -> re.Pattern[str]:
-    """Any of the patterns, in markup, whatever its case."""
-    return lazy("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
-
-
-def _whole(*patterns: str) -> re.Pattern[str]:
-    """Matches a title segment or heading that is nothing but one of the patterns."""
-    return lazy(r"^\W*(?:" + "|".join(patterns) + r")\W*$", re.IGNORECASE)
-
-
-class Kind(NamedTuple):
-    """How one kind of wall names itself: in its title or heading (a whole segment), in its
-    text (strong: only such pages say it; weak: others may too), and in its markup."""
-
-    heading: re.Pattern[str]
-    strong: re.Pattern[str]
-    weak: re.Pattern[str]
-    markup: re.Pattern[str] | None = None
-
-
-KINDS: dict[str, Kind] = {
-    "bot_check": Kind(
-        _whole(
-            r"just a moment\.*",
-            r"(?:einen|un|um|een) moment(?:o)?(?: bitte| geduld| por favor)?\W*",
-            r"un instant\W*",
-            r"подождите\W*",
-            r"少々お待ちください",
-            r"请稍候\W*",
-            r"attention required!?",
-            r"access denied",
-            r"access blocked",
-            r"are you a (?:robot|human)\??",
-            r"security check",
-            r"bot (?:verification|check)",
-            r"human verification",
-            r"verify(?:ing)? you are (?:a )?human",
-            r"checking (?:your|the) browser.*",
-            r"pardon our interruption\.*",
-            r"one more step",
-            r"request (?:blocked|rejected)",
-            r"you have been blocked",
-            r"ddos protection.*",
-            r"captcha",
-            r"robot check",
-            r"zugriff verweigert",
-            r"sicherheitsüberprüfung",
-            r"accès refusé",
-            r"vérification de sécurité",
-            r"acceso denegado",
-            r"verificación de seguridad",
-            r"acesso negado",
-            r"verificação de segurança",
-            r"accesso negato",
-            r"verifica di sicurezza",
-            r"toegang geweigerd",
-            r"beveiligingscontrole",
-            r"доступ запрещ[её]н",
-            r"проверка безопасности",
-            r"アクセスが拒否されました",
-            r"セキュリティ(?:チェック|確認)",
-            r"访问被拒绝",
-            r"安全验证",
-            r"人机验证",
-        ),
-        _any(
-            r"verify (?:that )?you(?:'re| are) (?:a )?human",
-            r"(?:are|not) a robot",
-            r"checking (?:if the site connection is secure|your browser)",
-            r"(?:wir )?überprüfen (?:ihren browser|ob sie ein mensch sind)",
-            r"(?:nous )?vérifions (?:votre navigateur|que vous êtes humain)",
-            r"(?:comprobando|verificando) (?:tu|su|seu|o) navegador",
-            r"verificando se você é humano",
-            r"verificando que eres humano",
-            r"controllo (?:del browser|che tu sia umano)",
-            r"(?:uw|je) browser wordt gecontroleerd",
-            r"controleren of (?:u|je) een mens (?:bent|is)",
-            r"проверка (?:браузера|того, что вы человек)",
-            r"ブラウザを確認しています",
-            r"正在(?:检查|验证)您的浏览器",
-            r"unusual (?:traffic|activity) from your (?:computer|network|device)",
-            r"complete the (?:security check|captcha)",
-            r"automated (?:access|requests|queries)",
-            r"enable (?:javascript and cookies|cookies and javascript) to continue",
-            r"needs to review the security of your connection",
-            r"request (?:was|has been) blocked",
-            r"bitte bestätigen sie, dass sie ein mensch sind",
-            r"kein roboter",
-            r"ungewöhnlich(?:en|er) (?:datenverkehr|aktivität)",
-            r"vérifi\w+ que vous (?:êtes|n'êtes pas) (?:un humain|un robot)",
-            r"pas un robot",
-            r"trafic inhabituel",
-            r"verific\w+ que (?:eres|es|você é|é) (?:un )?humano",
-            r"no (?:eres|soy) un robot",
-            r"não (?:é|sou) um robô",
-            r"tráfego incomum",
-            r"tráfico inusual",
-            r"verifica(?:re)? che (?:sei|tu sia) (?:un )?umano",
-            r"non sono un robot",
-            r"traffico insolito",
-            r"bevestig dat u (?:een mens|geen robot) bent",
-            r"geen robot",
-            r"ongebruikelijk verkeer",
-            r"подтвердите, что вы (?:не робот|человек)",
-            r"я не робот",
-            r"необычный трафик",
-            r"ロボットではありません",
-            r"人間であることを確認",
-            r"不審なトラフィック",
-            r"确认您是真人",
-            r"我不是机器人",
-            r"异常流量",
-            r"请完成安全验证",
-        ),
-        _any(
-            r"captcha",
-            r"robot",
-            r"enable javascript",
-            r"javascript (?:is )?(?:required|disabled)",
-            r"browser check",
-            r"cookies",
-            r"ray id",
-            r"reference (?:id|#)",
-            r"incident id",
-            r"blocked",
-            r"security",
-            r"javascript aktivieren",
-            r"activer javascript",
-            r"habilit\w+ javascript",
-            r"ativ\w+ o javascript",
-            r"abilit\w+ javascript",
-            r"javascript inschakelen",
-            r"включите javascript",
-            r"javascriptを有効",
-            r"启用javascript",
-            r"请开启javascript",
-        ),
-        _any_case(
-            r"challenge-platform",
-            r"cf-turnstile",
-            r"challenges\.cloudflare\.com",
-            r"g-recaptcha",
-            r"recaptcha/(?:api|enterprise)",
-            r"h-captcha",
-            r"hcaptcha\.com",
-            r"captcha-container",
-            r"id=[\"']?captcha",
-        ),
-    ),
-    "sign_in": Kind(
-        _whole(
-            r"(?:sign|log) ?in(?: to (?:continue|your account|[\w .'-]{1,40}))?",
-            r"login(?: required)?",
-            r"member login",
-            r"please (?:sign|log) in",
-            r"anmelden",
-            r"einloggen",
-            r"anmeldung",
-            r"connexion",
-            r"se connecter",
-            r"identifi\w+",
-            r"iniciar sesión",
-            r"inicia sesión",
-            r"acceder",
-            r"entrar",
-            r"fazer login",
-            r"accedi",
-            r"accesso",
-            r"inloggen",
-            r"aanmelden",
-            r"вход",
-            r"войти",
-            r"авторизация",
-            r"ログイン",
-            r"サインイン",
-            r"登录",
-            r"登入",
-        ),
-        _any(
-            r"(?:must|need to|have to) (?:be )?(?:logged|signed) in",
-            r"(?:log|sign) ?in (?:to|in order to) (?:view|see|read|continue|access)",
-            r"please (?:log|sign) ?in",
-            r"(?:login|sign-in) (?:is )?required",
-            r"only (?:available )?(?:to|for) (?:logged-in|registered|signed-in) (?:users|members)",
-            r"müssen (?:sie )?(?:sich )?(?:angemeldet|eingeloggt) sein",
-            r"bitte melden sie sich an",
-            r"devez être connecté",
-            r"connectez-vous pour",
-            r"veuillez vous connecter",
-            r"debes (?:iniciar sesión|estar registrado)",
-            r"inicia sesión para",
-            r"precisa (?:fazer login|estar conectado)",
-            r"faça login para",
-            r"devi (?:effettuare l'accesso|essere registrato)",
-            r"accedi per",
-            r"je moet ingelogd zijn",
-            r"log in om",
-            r"meld je aan om",
-            r"необходимо (?:войти|авторизоваться)",
-            r"войдите, чтобы",
-            r"ログインしてください",
-            r"ログインが必要",
-            r"请先登录",
-            r"登录后(?:查看|继续)",
-        ),
-        _any(
-            r"forgot(?:ten)? (?:your )?password",
-            r"remember me",
-            r"keep me (?:signed|logged) in",
-            r"(?:don't|do not) have an account",
-            r"create an account",
-            r"password",
-            r"passwort vergessen",
-            r"angemeldet bleiben",
-            r"mot de passe oublié",
-            r"se souvenir de moi",
-            r"olvidaste tu contraseña",
-            r"recordarme",
-            r"esqueceu (?:a|sua) senha",
-            r"lembrar de mim",
-            r"password dimenticata",
-            r"ricordami",
-            r"wachtwoord vergeten",
-            r"onthoud mij",
-            r"забыли пароль",
-            r"запомнить меня",
-            r"パスワードを(?:お)?忘れ",
-            r"忘记密码",
-            r"记住我",
-        ),
-    ),
-    "not_found": Kind(
-        _whole(
-            r"(?:error )?404(?: error)?(?: ?[-:|]? ?(?:page )?not found)?",
-            r"(?:page|file|article|post|content) not found",
-            r"not found",
-            r"oops!? page not found",
-            r"page (?:does not|doesn't) exist",
-            r"seite nicht gefunden",
-            r"fehler 404",
-            r"page (?:non )?introuvable",
-            r"erreur 404",
-            r"página no encontrada",
-            r"error 404",
-            r"página não encontrada",
-            r"erro 404",
-            r"pagina non trovata",
-            r"errore 404",
-            r"pagina niet gevonden",
-            r"fout 404",
-            r"страница не найдена",
-            r"ошибка 404",
-            r"ページが見つかりません",
-            r"お探しのページは見つかりませんでした",
-            r"页面不存在",
-            r"找不到页面",
-            r"页面未找到",
-            r"404 ?页面",
-        ),
-        _any(
-            r"(?:we|i) (?:couldn't|could not|can't|cannot|can not) find (?:that|this|the) page",
-            r"(?:that|this|the) page (?:you (?:were|are|'re) looking for |you requested )?"
-            r"(?:doesn't|does not|no longer) exist",
-            r"page you (?:were|are|'re) looking for (?:could not|couldn't|cannot|can't|was "
-            r"not|wasn't|is not|isn't|has|may|might)",
-            r"(?:this|the) page (?:could not|couldn't|cannot|can't) be found",
-            r"nothing (?:was )?found (?:at|for) this (?:location|address|url)",
-            r"die (?:angeforderte |gesuchte )?seite (?:wurde nicht gefunden|existiert nicht)",
-            r"la page (?:que vous (?:cherchez|recherchez|demandez) )?(?:n'existe pas|est "
-            r"introuvable)",
-            r"la página (?:que (?:buscas|busca) )?no existe",
-            r"(?:a|esta) página (?:que (?:você )?procura )?não (?:existe|foi encontrada)",
-            r"la pagina (?:che stai cercando )?non esiste",
-            r"deze pagina bestaat niet",
-            r"de pagina (?:die je zoekt )?(?:bestaat niet|is niet gevonden)",
-            r"страница (?:не существует|не найдена)",
-            r"ページは(?:存在しません|見つかりません)",
-            r"您(?:访问|要找|查找)的页面不存在",
-            r"页面不存在",
-        ),
-        _any(
-            r"\b404\b",
-            r"not found",
-            r"(?:moved|deleted|removed)",
-            r"check the (?:url|address)",
-            r"go (?:back )?(?:to the )?home",
-            r"broken link",
-            r"nicht gefunden",
-            r"introuvable",
-            r"no encontrada",
-            r"não encontrada",
-            r"non trovata",
-            r"niet gevonden",
-            r"не найдена",
-            r"見つかりません",
-            r"不存在",
-        ),
-    ),
-    "error_page": Kind(
-        _whole(
-            r"(?:error |http )?5\d\d(?: error)?(?: ?[-:|]? ?(?:internal server error|server error|"
-            r"service unavailable|bad gateway|gateway time-?out))?",
-            r"internal server error",
-            r"server error",
-            r"service (?:temporarily )?unavailable",
-            r"bad gateway",
-            r"gateway time-?out",
-            r"something went wrong",
-            r"(?:we'll|we will) be (?:right )?back(?: soon)?",
-            r"(?:down for |under )?maintenance",
-            r"site (?:is )?(?:under|down for) maintenance",
-            r"(?:an )?error (?:has )?occurred",
-            r"(?:oops!? )?(?:an )?(?:unexpected )?error",
-            r"wartungsarbeiten",
-            r"interner serverfehler",
-            r"maintenance en cours",
-            r"erreur (?:interne du )?serveur",
-            r"(?:sitio |página )?en mantenimiento",
-            r"error (?:interno )?del servidor",
-            r"em manutenção",
-            r"erro (?:interno )?do servidor",
-            r"in manutenzione",
-            r"errore (?:interno )?del server",
-            r"onderhoud",
-            r"serverfout",
-            r"технические работы",
-            r"ошибка сервера",
-            r"メンテナンス中",
-            r"サーバーエラー",
-            r"系统维护(?:中)?",
-            r"服务器错误",
-            r"网站维护中",
-        ),
-        _any(
-            r"something went wrong",
-            r"(?:we're|we are) (?:currently )?(?:performing|doing|"
-            r"undergoing|carrying out) (?:some )?(?:scheduled )?maintenance",
-            r"(?:we'll|we will) be back (?:soon|shortly|online)",
-            r"internal server error",
-            r"(?:the )?(?:server|service) is (?:temporarily )?unavailable",
-            r"(?:an )?(?:unexpected )?error (?:has )?occurred",
-            r"try again (?:later|in a few)",
-            r"wartungsarbeiten",
-            r"ein fehler ist aufgetreten",
-            r"une erreur (?:est survenue|"
-            r"s'est produite)",
-            r"en cours de maintenance",
-            r"ha ocurrido un error",
-            r"estamos (?:realizando|en) mantenimiento",
-            r"ocorreu um erro",
-            r"estamos em manutenção",
-            r"si è verificato un errore",
-            r"(?:sito )?in manutenzione",
-            r"er is (?:iets )?(?:een fout )?(?:mis ?gegaan|"
-            r"opgetreden)",
-            r"wegens onderhoud",
-            r"произошла ошибка",
-            r"технические работы",
-            r"エラーが発生しました",
-            r"メンテナンス(?:中|を実施)",
-            r"发生错误",
-            r"系统维护",
-            r"出错了",
-        ),
-        _any(
-            r"\b5\d\d\b",
-            r"error",
-            r"maintenance",
-            r"try again",
-            r"unavailable",
-            r"fehler",
-            r"erreur",
-            r"error",
-            r"erro",
-            r"errore",
-            r"fout",
-            r"ошибка",
-            r"エラー",
-            r"错误",
-        ),
-    ),
-    "parked": Kind(
-        _whole(
-            r"(?:this )?domain (?:is )?(?:for sale|parked)",
-            r"parked domain",
-            r"[\w-]+(?:\.[\w-]+)+ is for sale",
-            r"domain (?:name )?for sale",
-            r"domain zu verkaufen",
-            r"domaine à vendre",
-            r"dominio en venta",
-            r"domínio à venda",
-            r"dominio in vendita",
-            r"domein te koop",
-            r"домен продаётся",
-            r"ドメイン販売中",
-            r"域名出售",
-        ),
-        _any(
-            r"(?:this )?domain(?: name)? (?:is|may be|might be) (?:for sale|available|parked)",
-            r"buy this domain",
-            r"(?:make an )?offer (?:on|for) this domain",
-            r"(?:this|the) domain (?:has been|was) (?:registered|parked)",
-            r"parked (?:free|courtesy of|by)",
-            r"domain (?:parking|owner)",
-            r"diese domain (?:steht zum verkauf|kaufen|ist zu verkaufen|wurde registriert)",
-            r"ce (?:nom de )?domaine (?:est (?:à vendre|en vente)|a été réservé)",
-            r"este dominio (?:está (?:a la venta|en venta)|ha sido registrado)",
-            r"este domínio (?:está à venda|foi registrado)",
-            r"questo dominio (?:è in vendita|è stato registrato)",
-            r"(?:dit|deze) domein(?:naam)? (?:is te koop|is geregistreerd)",
-            r"(?:этот )?домен (?:продаётся|продается|зарегистрирован)",
-            r"このドメインは(?:販売中|売却|取得されています)",
-            r"该域名(?:正在)?出售",
-            r"此域名(?:正在)?出售",
-        ),
-        _any(
-            r"related (?:searches|links)",
-            r"sponsored (?:listings|links)",
-            r"inquire",
-            r"domain",
-            r"hosting",
-            r"verwandte suchen",
-            r"recherches associées",
-            r"búsquedas relacionadas",
-            r"pesquisas relacionadas",
-            r"ricerche correlate",
-            r"gerelateerde zoekopdrachten",
-            r"похожие запросы",
-            r"関連検索",
-            r"相关搜索",
-        ),
-    ),
-}
 _PAYWALL = _any(
     r"subscribe (?:now )?to (?:continue|keep) reading",
     r"(?:to )?continue reading,? "
@@ -555,20 +147,6 @@ _PAYWALL = _any(
     r"付费内容",
     r"继续阅读.{0,6}(?:订阅|登录)",
 )
-# Markup only a challenge page carries (a check's own script or frame): as strong as its words.
-_CHALLENGE = _any_case(
-    r"cf-chl",
-    r"cf_chl",
-    r"challenge-platform/h/",
-    r"px-captcha",
-    r"captcha-delivery",
-    r"_incapsula_resource",
-    r"sec-if-cpt",
-    r"bm[-_]verify",
-    r"aws-?waf",
-    r"ddos-guard",
-    r"sucuri_cloudproxy",
-)
 # Words of a check that scripts do by themselves, where a browser may get through.
 _SCRIPTED_CHECK = _any(
     r"javascript",
@@ -585,12 +163,19 @@ _SCRIPTED_CHECK = _any(
     r"お待ちください",
     r"请稍候",
 )
-_CAPTCHA_BOX = lazy(
-    r"g-recaptcha|h-captcha|px-captcha|captcha-delivery|name=[\"']?captcha", re.IGNORECASE
-)
 _MOUNT = ".//*[@id] | .//img | .//video | .//audio | .//canvas"
 _SCRIPT = lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
+# A field that names the account: an e-mail address, a phone number, a user name.
+_IDENTIFIER = lazy(
+    r"e-?mail|user|login|log-in|phone|account|identifier|ident|signin|sign-in|^id$|^uid$",
+    re.IGNORECASE,
+)
+_FIELDS = "//input[not(@type) or @type!='hidden']"
+_BOXES = (
+    "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true']"
+    " | //dialog | //*[@id or @class][self::div or self::section or self::aside or self::form]"
+)
 
 
 class Clues(NamedTuple):
@@ -606,6 +191,13 @@ class Clues(NamedTuple):
     declared_cut: bool = False  # the JSON-LD says not free, and its paywalled part is empty
     declared_free: bool | None = None  # isAccessibleForFree, when declared
     declared_words: int = 0  # the article's length by its JSON-LD (wordCount, articleBody)
+    # The structure of a short page (left at its default on a long one):
+    identifier: bool = False  # a field for an e-mail address, phone or user name
+    birth: bool = False  # fields for a date of birth (a date, selects of days or years)
+    typed: bool = False  # a field to write text in (a search box, a contact form's message)
+    form_words: int = 0  # words of the form around a password or account field
+    dialog_words: int = 0  # words inside a consent dialog (its container named for it)
+    age_box: bool = False  # a container named for an age check
 
 
 class Verdict(NamedTuple):
@@ -619,7 +211,7 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
     title = _squash(tree.findtext(".//title") or "")[:300]
     words, text = _visible(body) if body is not None else (0, "")
     free, part = _declared(signals, tree)
-    return Clues(
+    found = Clues(
         title=title,
         headings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h1", "h2"))[:4],
         text=text,
@@ -631,6 +223,62 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
         declared_free=free,
         declared_words=_declared_words(signals) if free is False else 0,
     )
+    return found._replace(**_structure(tree)) if text else found
+
+
+def _structure(tree: HtmlElement) -> dict[str, Any]:
+    """The forms and dialogs of a short page (see Clues)."""
+    fields = tree.xpath(_FIELDS)
+    kinds = [str(f.get("type") or "text").lower() for f in fields]
+    named = [" ".join(str(f.get(a) or "") for a in ("name", "id", "autocomplete")) for f in fields]
+    identifier = any(
+        kind in ("email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
+        for kind, name in zip(kinds, named, strict=True)
+    )
+    birth = "date" in kinds or any(wall_marks.AGE_GATE.search(name) for name in named)
+    birth = birth or _numbered_selects(tree)
+    typed = bool(tree.xpath("//textarea")) or "search" in kinds
+    signing = [
+        f
+        for f, kind, name in zip(fields, kinds, named, strict=True)
+        if kind in ("password", "email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
+    ]
+    dialog, age_box = 0, False
+    for box in tree.xpath(_BOXES):
+        label = f"{box.get('id') or ''} {box.get('class') or ''}"
+        if wall_marks.AGE_GATE.search(label):
+            age_box = True
+        if box.tag == "dialog" or box.get("role") or wall_marks.CONSENT_BOX.search(label):
+            dialog = max(dialog, len(box.text_content().split()))
+    return {
+        "identifier": identifier,
+        "birth": birth,
+        "typed": typed,
+        "form_words": max((_form_words(field) for field in signing), default=0),
+        "dialog_words": dialog,
+        "age_box": age_box,
+    }
+
+
+def _form_words(field: HtmlElement) -> int:
+    """The words of the form a field belongs to: its <form>, or else the nearest container
+    that holds a button too (an app's form may have no <form>)."""
+    for box in field.iterancestors():
+        if box.tag == "form" or box.xpath(".//button | .//input[@type='submit']"):
+            return len(box.text_content().split()) + len(box.xpath(".//input | .//button"))
+        if box.tag == "body":
+            break
+    return 0
+
+
+def _numbered_selects(tree: HtmlElement) -> bool:
+    """A select of days or years: many options, nearly all numbers."""
+    for select in tree.iter("select"):
+        options = [(o.text or "").strip() for o in select.iter("option")]
+        numbers = sum(o.isdigit() for o in options)
+        if numbers >= _DAYS and numbers >= len(options) - 2:
+            return True
+    return False
 
 
 def _visible(body: HtmlElement) -> tuple[int, str]:
@@ -716,54 +364,117 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     shown = size(markdown)
     if _paywall(found, markdown, shown):
         return Verdict("paywall")
-    if shown > _SHORT:
-        return None
     if shown == 0 and found.words == 0 and not scripted and not found.mount:
         return Verdict("empty")
-    said, markup = _said(found, markdown), html[:_MARKUP]
-    points = {name: _score(name, found, said, markup, shown) for name in KINDS}
+    if shown > _SHORT:
+        return _consent_page(found, html, shown)
+    page = _Page(found, wall_phrases.said(found.text or markdown), html[:_MARKUP], shown)
+    points = {name: _score(name, page) for name in _KINDS}
     best = max(points, key=points.__getitem__)
     if points[best] < _NEEDED:
         return None
-    return Verdict(best, javascript=best == "bot_check" and _scripted_check(said, markup))
+    return Verdict(best, javascript=best == "bot_check" and _scripted_check(page))
 
 
-def _scripted_check(said: str, markup: str) -> bool:
+class _Page(NamedTuple):
+    """A short page as the scores read it."""
+
+    found: Clues
+    said: wall_phrases.Said
+    markup: str
+    shown: int
+
+
+def _consent_page(found: Clues, html: str, shown: int) -> Verdict | None:
+    """A consent page, or a dialog standing where the content should be: long for a wall,
+    so it takes a consent platform's markup or the page's own words, and next to nothing
+    outside the dialog."""
+    if shown > _CONSENT_WORDS or not found.text:
+        return None
+    page = _Page(found, wall_phrases.said(found.text), html[:_MARKUP], shown)
+    return Verdict("consent") if _score("consent", page) >= _NEEDED else None
+
+
+def _scripted_check(page: _Page) -> bool:
     """A check the page's scripts do without a person: no CAPTCHA box, and its words or
     markup say it runs by itself."""
-    if _CAPTCHA_BOX.search(markup) or not _SCRIPT.search(markup):
+    if wall_marks.CAPTCHA_BOX.search(page.markup) or not _SCRIPT.search(page.markup):
         return False
-    return bool(_SCRIPTED_CHECK.search(said) or _CHALLENGE.search(markup))
+    said = page.said.text
+    return bool(_SCRIPTED_CHECK.search(said) or wall_marks.CHALLENGE.search(page.markup))
 
 
-def _said(found: Clues, markdown: str) -> str:
-    return _squash(found.text or markdown).lower()
-
-
-def _score(name: str, found: Clues, said: str, markup: str, shown: int) -> int:
-    """Points for `name`: zero without a strong signal (see _STRONG)."""
-    kind = KINDS[name]
-    heading = any(kind.heading.match(part) for part in _headings(found))
-    strong = bool(kind.strong.search(said))
-    if name == "bot_check":
-        strong = strong or (shown <= _VERY_SHORT and bool(_CHALLENGE.search(markup)))
-    if not (heading or strong) or (name == "sign_in" and not (found.password or strong)):
+def _score(name: str, page: _Page) -> int:
+    """Points for `name`: zero without an anchor (a heading or strong phrase, or a strong
+    sign of structure or markup; see _STRONG)."""
+    phrases = wall_phrases.kind(name)
+    heading = any(wall_phrases.is_heading(phrases.heading, part) for part in _headings(page))
+    strong = wall_phrases.found(phrases.strong, page.said) is not None
+    built = _built(name, page)
+    if not (heading or strong or built >= _STRONG):
         return 0
-    points = _STRONG * heading + _STRONG * strong + bool(kind.weak.search(said))
-    points += shown <= _VERY_SHORT
+    points = _STRONG * heading + _STRONG * strong + built
+    points += wall_phrases.found(phrases.weak, page.said) is not None
+    return points + (page.shown <= _VERY_SHORT)
+
+
+def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
+    """Points for what the page is built of and whose markup it carries."""
+    found, markup = page.found, page.markup
+    short = page.shown <= _FORM_SHORT
+    if name == "bot_check":
+        return _challenge_points(page)
     if name == "sign_in":
-        points += _STRONG * found.password
-    elif name == "bot_check":
-        points += bool(kind.markup and kind.markup.search(markup))
-    elif name in ("not_found", "error_page"):
-        points += found.noindex
-    return points
+        alone = short and page.shown - found.form_words <= _BESIDE_FORM
+        idp = alone and bool(wall_marks.IDENTITY.search(markup))
+        return _STRONG * (found.password and alone) + _STRONG * idp + found.identifier
+    if name == "age_gate":
+        return _STRONG * (found.birth or found.age_box) * short
+    if name == "consent":
+        return _dialog_points(page)
+    if name == "parked":
+        return (
+            _STRONG * bool(wall_marks.PARKED.search(markup))
+            + bool(_DOMAIN_FOR_SALE.search(page.said.text)) * _STRONG
+        )
+    if name in ("not_found", "error_page"):
+        return int(found.noindex)
+    return 0
 
 
-def _headings(found: Clues) -> Iterator[str]:
-    for title in (found.title, *found.headings):
+def _challenge_points(page: _Page) -> int:
+    """A challenge's own markup, or a CAPTCHA box and next to nothing else to fill in."""
+    if page.shown > _VERY_SHORT:
+        return 0
+    if wall_marks.CHALLENGE.search(page.markup):
+        return _STRONG + 1
+    captcha = wall_marks.CAPTCHA_BOX.search(page.markup) and not page.found.typed
+    return _STRONG if captcha else 0
+
+
+def _dialog_points(page: _Page) -> int:
+    """A consent platform's markup counts once; a dialog holding nearly all the page's words
+    is the consent wall's structure."""
+    found = page.found
+    platform = bool(wall_marks.CONSENT.search(page.markup))
+    outside = max(found.words - found.dialog_words, 0)
+    dialog = found.dialog_words > 0 and outside <= _OUTSIDE_DIALOG
+    return platform + _STRONG * dialog
+
+
+def _headings(page: _Page) -> Iterator[str]:
+    for title in (page.found.title, *page.found.headings):
         yield title
         yield from (part for part in _SEGMENTS.split(title) if part)
+
+
+def asks_for_javascript(markdown: str) -> bool:
+    """Whether an app shell's only text asks for JavaScript (its <noscript> line): no
+    content, whatever it says."""
+    if size(markdown) > _JAVASCRIPT_WORDS:
+        return False
+    text = wall_phrases.said(markdown)
+    return wall_phrases.found(wall_phrases.listed("javascript"), text) is not None
 
 
 def _paywall(found: Clues, markdown: str, shown: int) -> bool:
@@ -778,14 +489,30 @@ def _paywall(found: Clues, markdown: str, shown: int) -> bool:
 
 def _prompt(text: str) -> bool:
     """A subscribe prompt standing alone (a gate's own line), not a phrase inside prose."""
-    low = text.lower()
-    for found in _PAYWALL.finditer(low):
-        start = low.rfind("\n", 0, found.start()) + 1
-        end = low.find("\n", found.end())
+    low = wall_phrases.normal(text)
+    spans = [found.span() for found in _PAYWALL.finditer(low)] + _listed_prompts(low)
+    for start_at, end_at in spans:
+        start = low.rfind("\n", 0, start_at) + 1
+        end = low.find("\n", end_at)
         line = low[start : len(low) if end < 0 else end]
-        if size(line) <= _PROMPT_WORDS and size(low[start : found.start()]) <= _LEAD_WORDS:
+        if size(line) <= _PROMPT_WORDS and size(low[start:start_at]) <= _LEAD_WORDS:
             return True
     return False
+
+
+def _listed_prompts(low: str) -> list[tuple[int, int]]:
+    """Where the prompts of the phrase data stand in the short lines of `low`."""
+    prompts = wall_phrases.listed("paywall")
+    spans = []
+    offset = 0
+    for line in low.split("\n"):
+        if size(line) <= _PROMPT_WORDS:
+            for phrase in wall_phrases.all_found(prompts, wall_phrases.said(line)):
+                at = line.find(phrase)  # -1 where the line's own spacing differs: left out
+                if at >= 0:
+                    spans.append((offset + at, offset + at + len(phrase)))
+        offset += len(line) + 1
+    return spans
 
 
 def visible_part(markdown: str) -> bool:
