@@ -158,11 +158,6 @@ CONSENT = _any_case(
     r"cybotcookiebot",
     r"usercentrics",
     r"uc-banner",
-    r"consent\.google\.",
-    r"consent\.youtube\.",
-    r"consent\.yahoo\.",
-    r"guce\.yahoo",
-    r"guce\.oath",
     r"consentmanager\.net",
     r"cmpbox",
     r"iubenda",
@@ -187,11 +182,19 @@ CONSENT = _any_case(
     r"gdpr-consent",
     r"kvkk",
 )
+# A portal's consent page, sent in place of any page until a choice is made: its forms post
+# the choice to a consent service of its own.
+CONSENT_PAGE = _any_case(
+    r"//consent\.[\w.-]+/",
+    r"//guce\.[\w.-]+/",
+    r"//[\w.-]+/consent/(?:save|set|accept|collectconsent)",
+    r"collectconsent",
+)
 # Where a consent dialog stands, by its container's id or class.
 CONSENT_BOX = lazy(
     r"consent|cookie|onetrust|optanon|didomi|qc-cmp|sp_message|truste|cybot|usercentrics|"
     r"cmpbox|iubenda|cky-|gdpr|privacy-?(?:wall|banner|dialog|modal)|kvkk|tarteaucitron|"
-    r"axeptio|klaro|osano",
+    r"axeptio|klaro|osano|\buc-",
     re.IGNORECASE,
 )
 

@@ -114,17 +114,20 @@ def all_found(phrases: Phrases, text: Said) -> list[str]:
 
 
 def is_heading(names: frozenset[str], segment: str) -> bool:
-    """Whether a title segment or heading is one of the phrases, or one of them followed by
-    a few words ("Sign in to Example", "404 Not Found")."""
+    """Whether a title segment or heading is one of the phrases, or one of them with a few
+    words after or before it ("Sign in to Example", "404 Not Found", "Example Security
+    Check")."""
     text = _EDGES.sub("", " ".join(normal(segment).split()))
     if not text or len(text) > _LONGEST:
         return False
     if text in names:
         return True
     words = text.split(" ")
-    for cut in range(1, len(words)):
-        if len(words) - cut <= _MORE_WORDS and " ".join(words[:cut]) in names:
+    for cut in range(max(1, len(words) - _MORE_WORDS), len(words)):
+        if " ".join(words[:cut]) in names or " ".join(words[len(words) - cut :]) in names:
             return True
-    if _UNSPACED.search(text[:1]):
-        return any(text[:end] in names for end in range(max(1, len(text) - _MORE_CHARS), len(text)))
+    if _UNSPACED.search(text):  # a brand or a word more before or after the phrase
+        for cut in range(max(1, len(text) - _MORE_CHARS), len(text)):
+            if text[:cut] in names or text[len(text) - cut :] in names:
+                return True
     return False

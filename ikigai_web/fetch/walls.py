@@ -70,16 +70,19 @@ _STRONG = 2  # ...at least one signal of this weight among them
 _MARKUP = 1 << 22  # characters of a short page's source searched for a platform's markup
 _JAVASCRIPT_WORDS = 40  # a shell asking for JavaScript says so in a line or two
 _DAYS = 28  # a select of at least this many numbers is a day or year of birth
+_DIALOG_CHARS = 20_000  # of a dialog's text read for what it is about
+_MATCHES = 50  # matches of a platform's pattern looked at, at most, to find one in markup
+# Ties go to the kind that says more: the generic ones (an error, a page not found) last.
 _KINDS = (
-    "bot_check",
-    "sign_in",
-    "not_found",
-    "error_page",
-    "parked",
-    "consent",
-    "age_gate",
     "region_block",
     "rate_limited",
+    "age_gate",
+    "consent",
+    "sign_in",
+    "bot_check",
+    "parked",
+    "not_found",
+    "error_page",
 )
 
 _CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -163,7 +166,8 @@ _SCRIPTED_CHECK = _any(
     r"お待ちください",
     r"请稍候",
 )
-_MOUNT = ".//*[@id] | .//img | .//video | .//audio | .//canvas"
+_MEDIA = ".//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
+_IMAGE = lazy(r"!\[[^\]]*\]\([^)]*\)")  # an image in markdown: no text
 _SCRIPT = lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
 # A field that names the account: an e-mail address, a phone number, a user name.
@@ -182,12 +186,13 @@ class Clues(NamedTuple):
     """What the detector reads of a page, taken before extraction prunes the tree."""
 
     title: str = ""
-    headings: tuple[str, ...] = ()
+    headings: tuple[str, ...] = ()  # h1
+    subheadings: tuple[str, ...] = ()  # h2: a sidebar's too, so only read on a very short page
     text: str = ""  # the visible text, when the page has under _READ_WORDS words; else ""
     words: int = 0  # the visible words, counted up to _READ_WORDS
     password: bool = False
     noindex: bool = False
-    mount: bool = False  # an element an app may fill (an id, a media element)
+    media: bool = False  # a player, a canvas or a frame: content without text
     declared_cut: bool = False  # the JSON-LD says not free, and its paywalled part is empty
     declared_free: bool | None = None  # isAccessibleForFree, when declared
     declared_words: int = 0  # the article's length by its JSON-LD (wordCount, articleBody)
@@ -196,7 +201,8 @@ class Clues(NamedTuple):
     birth: bool = False  # fields for a date of birth (a date, selects of days or years)
     typed: bool = False  # a field to write text in (a search box, a contact form's message)
     form_words: int = 0  # words of the form around a password or account field
-    dialog_words: int = 0  # words inside a consent dialog (its container named for it)
+    dialog_words: int = 0  # words inside a consent dialog (its container named for it)...
+    outside_dialog: int = _READ_WORDS  # ...and outside it
     age_box: bool = False  # a container named for an age check
 
 
@@ -213,20 +219,21 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
     free, part = _declared(signals, tree)
     found = Clues(
         title=title,
-        headings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h1", "h2"))[:4],
+        headings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h1"))[:4],
+        subheadings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h2"))[:4],
         text=text,
         words=words,
         password=bool(tree.xpath('//input[@type="password" or @type="PASSWORD"]')),
         noindex="noindex" in str(tree.xpath('string(//meta[@name="robots"]/@content)')).lower(),
-        mount=words == 0 and body is not None and bool(body.xpath(_MOUNT)),  # only asked then
+        media=words == 0 and body is not None and bool(body.xpath(_MEDIA)),  # only asked then
         declared_cut=free is False and part,
         declared_free=free,
         declared_words=_declared_words(signals) if free is False else 0,
     )
-    return found._replace(**_structure(tree)) if text else found
+    return found._replace(**_structure(tree, size(text))) if text else found
 
 
-def _structure(tree: HtmlElement) -> dict[str, Any]:
+def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
     """The forms and dialogs of a short page (see Clues)."""
     fields = tree.xpath(_FIELDS)
     kinds = [str(f.get("type") or "text").lower() for f in fields]
@@ -248,16 +255,26 @@ def _structure(tree: HtmlElement) -> dict[str, Any]:
         label = f"{box.get('id') or ''} {box.get('class') or ''}"
         if wall_marks.AGE_GATE.search(label):
             age_box = True
-        if box.tag == "dialog" or box.get("role") or wall_marks.CONSENT_BOX.search(label):
-            dialog = max(dialog, len(box.text_content().split()))
+        if wall_marks.CONSENT_BOX.search(label) or _about_consent(box):
+            dialog = max(dialog, size(box.text_content()))
     return {
         "identifier": identifier,
         "birth": birth,
         "typed": typed,
         "form_words": max((_form_words(field) for field in signing), default=0),
         "dialog_words": dialog,
+        "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
         "age_box": age_box,
     }
+
+
+def _about_consent(box: HtmlElement) -> bool:
+    """A dialog (by its role or tag) whose words are about consent (cookies, privacy)."""
+    if box.tag != "dialog" and box.get("role") not in ("dialog", "alertdialog"):
+        if box.get("aria-modal") != "true":
+            return False
+    said = wall_phrases.said(box.text_content()[:_DIALOG_CHARS])
+    return wall_phrases.found(wall_phrases.kind("consent").weak, said) is not None
 
 
 def _form_words(field: HtmlElement) -> int:
@@ -364,7 +381,12 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     shown = size(markdown)
     if _paywall(found, markdown, shown):
         return Verdict("paywall")
-    if shown == 0 and found.words == 0 and not scripted and not found.mount:
+    if (
+        found.words == 0
+        and not scripted
+        and not found.media
+        and not _IMAGE.sub("", markdown).split()
+    ):
         return Verdict("empty")
     if shown > _SHORT:
         return _consent_page(found, html, shown)
@@ -398,10 +420,10 @@ def _consent_page(found: Clues, html: str, shown: int) -> Verdict | None:
 def _scripted_check(page: _Page) -> bool:
     """A check the page's scripts do without a person: no CAPTCHA box, and its words or
     markup say it runs by itself."""
-    if wall_marks.CAPTCHA_BOX.search(page.markup) or not _SCRIPT.search(page.markup):
+    if _in_markup(wall_marks.CAPTCHA_BOX, page.markup) or not _SCRIPT.search(page.markup):
         return False
     said = page.said.text
-    return bool(_SCRIPTED_CHECK.search(said) or wall_marks.CHALLENGE.search(page.markup))
+    return bool(_SCRIPTED_CHECK.search(said)) or _in_markup(wall_marks.CHALLENGE, page.markup)
 
 
 def _score(name: str, page: _Page) -> int:
@@ -413,6 +435,8 @@ def _score(name: str, page: _Page) -> int:
     built = _built(name, page)
     if not (heading or strong or built >= _STRONG):
         return 0
+    if name == "consent" and built < _STRONG and not (built and heading and strong):
+        return 0  # a consent wall takes its dialog, or a platform's page that says so
     points = _STRONG * heading + _STRONG * strong + built
     points += wall_phrases.found(phrases.weak, page.said) is not None
     return points + (page.shown <= _VERY_SHORT)
@@ -426,7 +450,7 @@ def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
         return _challenge_points(page)
     if name == "sign_in":
         alone = short and page.shown - found.form_words <= _BESIDE_FORM
-        idp = alone and bool(wall_marks.IDENTITY.search(markup))
+        idp = alone and _in_markup(wall_marks.IDENTITY, markup)
         return _STRONG * (found.password and alone) + _STRONG * idp + found.identifier
     if name == "age_gate":
         return _STRONG * (found.birth or found.age_box) * short
@@ -434,7 +458,7 @@ def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
         return _dialog_points(page)
     if name == "parked":
         return (
-            _STRONG * bool(wall_marks.PARKED.search(markup))
+            _STRONG * _in_markup(wall_marks.PARKED, markup)
             + bool(_DOMAIN_FOR_SALE.search(page.said.text)) * _STRONG
         )
     if name in ("not_found", "error_page"):
@@ -446,24 +470,38 @@ def _challenge_points(page: _Page) -> int:
     """A challenge's own markup, or a CAPTCHA box and next to nothing else to fill in."""
     if page.shown > _VERY_SHORT:
         return 0
-    if wall_marks.CHALLENGE.search(page.markup):
+    if _in_markup(wall_marks.CHALLENGE, page.markup):
         return _STRONG + 1
-    captcha = wall_marks.CAPTCHA_BOX.search(page.markup) and not page.found.typed
+    captcha = _in_markup(wall_marks.CAPTCHA_BOX, page.markup) and not page.found.typed
     return _STRONG if captcha else 0
 
 
 def _dialog_points(page: _Page) -> int:
-    """A consent platform's markup counts once; a dialog holding nearly all the page's words
-    is the consent wall's structure."""
-    found = page.found
-    platform = bool(wall_marks.CONSENT.search(page.markup))
-    outside = max(found.words - found.dialog_words, 0)
-    dialog = found.dialog_words > 0 and outside <= _OUTSIDE_DIALOG
-    return platform + _STRONG * dialog
+    """A consent platform's markup counts once; a dialog holding nearly all the page's words,
+    or forms posting to a consent service, are the consent wall's structure."""
+    platform = _in_markup(wall_marks.CONSENT, page.markup)
+    dialog = page.found.outside_dialog <= _OUTSIDE_DIALOG
+    return platform + _STRONG * (dialog or _in_markup(wall_marks.CONSENT_PAGE, page.markup))
+
+
+def _in_markup(pattern: re.Pattern[str], html: str) -> bool:
+    """Whether `pattern` matches inside a tag or a script or style element: the page's own
+    markup, not its text (an article may name a product it writes about)."""
+    for count, match in enumerate(pattern.finditer(html)):
+        if count == _MATCHES:
+            return False
+        at = match.start()
+        if html.rfind("<", 0, at) > html.rfind(">", 0, at):
+            return True  # inside a tag: an attribute, a URL
+        opened = max(html.rfind("<script", 0, at), html.rfind("<style", 0, at))
+        if opened > max(html.rfind("</script", 0, at), html.rfind("</style", 0, at)):
+            return True
+    return False
 
 
 def _headings(page: _Page) -> Iterator[str]:
-    for title in (page.found.title, *page.found.headings):
+    subheadings = page.found.subheadings if page.shown <= _VERY_SHORT else ()
+    for title in (page.found.title, *page.found.headings, *subheadings):
         yield title
         yield from (part for part in _SEGMENTS.split(title) if part)
 
@@ -538,41 +576,42 @@ def of_status(
 ) -> str | None:
     """The wall a 4xx or 5xx answer is, or None for a plain error that is no wall.
 
-    The status says most (401 sign-in, 404 not found, 451 region block); a firewall's or a
-    check's marks make a refusal (403, 405, 429, 503, any other 4xx) a bot check; then the
-    page's own verdict, `page()` (the body judged as a page, asked only when needed), says
-    whether a refusal is a region block, a sign-in or age gate; a plain 429 is a rate limit,
-    a plain 403 or 405 a refusal of this client (a bot check in effect: a person's browser
-    may get through), a 5xx an error page.
+    The status says most (401 sign-in, 404 not found, 451 region block); a check's own marks
+    (its headers, a challenge's or a CAPTCHA's markup) make a refusal (403, 405, 429, 503, any
+    other 4xx) a bot check; then the page's own verdict, `page()` (the body judged as a page,
+    asked only when needed), says whether a refusal is a region block, a sign-in or age gate;
+    a firewall's name on a refusal makes it a bot check; a plain 429 is a rate limit, a plain
+    403 or 405 a refusal of this client (a bot check in effect: a person's browser may get
+    through), a 5xx an error page.
     """
     if status in _BY_STATUS:
         return _BY_STATUS[status]
-    marked = _checked(status, headers, html[:MARKUP_READ])
-    if marked:
+    markup = html[:MARKUP_READ]
+    if _challenged(status, headers, markup):
         return "bot_check"
     said = page()
     if status == 429:
         return "bot_check" if said == "bot_check" else "rate_limited"
     if said in _REFUSALS or (status < 500 and said == "bot_check"):
         return said
-    if status in (403, 405):
+    if status in (403, 405) or (status < 500 and _firewalled(headers, markup)):
         return "bot_check"
     return "error_page" if status >= 500 else said
 
 
-def _checked(status: int, headers: Mapping[str, str], markup: str) -> bool:
-    """Whether a refusal carries a check's or a firewall's marks: its headers, a challenge's
-    or CAPTCHA's markup, or (a 4xx but 429) a firewall naming itself."""
-    from ikigai_web.fetch import wall_marks
-
-    if status < 400 or (status >= 500 and status != 503):
+def _challenged(status: int, headers: Mapping[str, str], markup: str) -> bool:
+    """Whether a refusal (any 4xx, a 503) carries a check's own marks: a header its product
+    sends with a check, a challenge's or a CAPTCHA's markup."""
+    if status >= 500 and status != 503:
         return False
     if wall_marks.challenge_headers(headers):
         return True
-    if wall_marks.CHALLENGE.search(markup) or wall_marks.CAPTCHA_BOX.search(markup):
-        return True
-    if status >= 500 or status == 429:
-        return False
+    return bool(wall_marks.CHALLENGE.search(markup) or wall_marks.CAPTCHA_BOX.search(markup))
+
+
+def _firewalled(headers: Mapping[str, str], markup: str) -> bool:
+    """Whether a firewall answered in the site's place: its server, its cookie, its name on
+    the page. A refusal from it is a block of this client; an error from it may not be."""
     return wall_marks.firewall_headers(headers) or bool(wall_marks.FIREWALL.search(markup))
 
 
