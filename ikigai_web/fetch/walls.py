@@ -201,6 +201,7 @@ class Clues(NamedTuple):
     birth: bool = False  # fields for a date of birth (a date, selects of days or years)
     typed: bool = False  # a field to write text in (a search box, a contact form's message)
     form_words: int = 0  # words of the form around a password or account field
+    option_words: int = 0  # words of the options of its selects (a list of years, say)
     dialog_words: int = 0  # words inside a consent dialog (its container named for it)...
     outside_dialog: int = _READ_WORDS  # ...and outside it
     age_box: bool = False  # a container named for an age check
@@ -262,6 +263,7 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         "birth": birth,
         "typed": typed,
         "form_words": max((_form_words(field) for field in signing), default=0),
+        "option_words": sum(len((o.text or "").split()) for o in tree.iter("option")),
         "dialog_words": dialog,
         "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
         "age_box": age_box,
@@ -270,9 +272,9 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
 
 def _about_consent(box: HtmlElement) -> bool:
     """A dialog (by its role or tag) whose words are about consent (cookies, privacy)."""
-    if box.tag != "dialog" and box.get("role") not in ("dialog", "alertdialog"):
-        if box.get("aria-modal") != "true":
-            return False
+    dialog = box.tag == "dialog" or box.get("role") in ("dialog", "alertdialog")
+    if not dialog and box.get("aria-modal") != "true":
+        return False
     said = wall_phrases.said(box.text_content()[:_DIALOG_CHARS])
     return wall_phrases.found(wall_phrases.kind("consent").weak, said) is not None
 
@@ -388,6 +390,7 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
         and not _IMAGE.sub("", markdown).split()
     ):
         return Verdict("empty")
+    shown -= min(found.option_words, shown)  # a list of days or years is no text to read
     if shown > _SHORT:
         return _consent_page(found, html, shown)
     page = _Page(found, wall_phrases.said(found.text or markdown), html[:_MARKUP], shown)
