@@ -351,10 +351,15 @@ def _page_wall(url: str, text: str, header: str | None) -> str | None:
 
     if not text.strip() or (media_type(header) not in HTML_TYPES and "<" not in text[:2000]):
         return None
+    from ikigai_web.fetch.walls import named
+
     try:
-        return html_to_markdown(text, url).wall
+        page = html_to_markdown(text, url)
     except ToolError:  # what cannot be read as a page says nothing
         return None
+    # An error is known not to be the content: its words alone may say which wall it is.
+    known = named(page.title, page.markdown)
+    return known if known and page.wall in (None, "error_page", "not_found") else page.wall
 
 
 def _advice(status: int) -> str:

@@ -34,11 +34,14 @@ PROBE_WAIT = 3.0  # seconds of the call's deadline the probe may take at most...
 KEEP = 2.0  # ...leaving at least this much to the rest of the call (else no probe)
 PROBE_BYTES = 256 * 1024  # a not-found page is small; a longer answer is read this far
 SHORT = 150  # words of content: a longer page is no suspect
+SHELL_TEXT = 25  # words an app shell shows, at least, to be compared
 SKETCH = 200  # shingle hashes kept of a page's text (the smallest: a bottom-k sketch)
 SIMILAR = 0.6  # the share of shingles two pages must have in common to be the same page
 _SHINGLE = 3  # words a shingle
 _WORD = re.compile(r"\w+")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
+# What differs between two answers of the same page: a path or URL it echoes, an id or a time.
+_VARYING = re.compile(r"/|\d{4,}|\d[a-z]|[a-z]\d", re.IGNORECASE)
 _MAX_STATUS = 999
 
 
@@ -55,15 +58,17 @@ def suspect(url: str, document: Document) -> bool:
     shell, not the site's root."""
     from ikigai_web.fetch.walls import size
 
-    if document.wall is not None or document.app_shell:
+    if document.wall is not None or urlsplit(url).path in ("", "/"):
         return False
-    if urlsplit(url).path in ("", "/"):
-        return False
-    return size(document.markdown) <= SHORT
+    shown = size(document.markdown)
+    # An app's shell is the same on every path: only one that shows text of its own is
+    # compared (the extractor calls a page in a script without spaces a shell too).
+    return (shown >= SHELL_TEXT or not document.app_shell) and shown <= SHORT
 
 
 def checked(session: Session, url: str, document: Document, how: dict[str, bool]) -> Document:
-    """The page, as `not_found` when it looks like its site's answer to a missing path.
+    """The page, as a wall when it looks like its site's answer to a missing path: the wall
+    its words name, else `not_found`.
     `how`: the extraction options (full_page, include_links), the same for the probe."""
     site = origin(url)
     missing = _remembered(site)
@@ -76,7 +81,11 @@ def checked(session: Session, url: str, document: Document, how: dict[str, bool]
         return document
     if similarity(sketch(document.title, document.markdown, url), missing.sketch) < SIMILAR:
         return document
-    return replace(document, wall="not_found")
+    # The site's answer to any path: a not-found page, unless it says it is another wall (a
+    # maintenance page, a parked domain's, a sign-in every path leads to).
+    from ikigai_web.fetch.walls import named
+
+    return replace(document, wall=named(document.title, document.markdown) or "not_found")
 
 
 def _asked(session: Session, site: str, how: dict[str, bool]) -> Missing | None:
@@ -140,11 +149,12 @@ def _sketch_of(url: str, body: bytes, header: str | None, how: dict[str, bool]) 
 
 def sketch(title: str | None, markdown: str, url: str) -> frozenset[int]:
     """The smallest SKETCH hashes of the page's word shingles: its title and text, without
-    link targets and without the words of its own path (a not-found page often repeats the
-    path it was asked for)."""
+    link targets, paths, ids and the words of its own path (a not-found page often repeats
+    the path it was asked for, or a request id)."""
     own = {w.lower() for w in _WORD.findall(urlsplit(url).path)}
     text = _LINK_TARGET.sub("]", f"{title or ''}\n{markdown}")
-    words = [w for w in (m.lower() for m in _WORD.findall(text)) if w not in own]
+    kept = " ".join(token for token in text.split() if not _VARYING.search(token))
+    words = [w for w in (m.lower() for m in _WORD.findall(kept)) if w not in own]
     if len(words) < _SHINGLE:
         words += [""] * (_SHINGLE - len(words))  # a page of a word or two: one shingle
     shingles = {" ".join(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1)}

@@ -39,6 +39,7 @@ __all__ = [
     "clues",
     "failure",
     "judge",
+    "named",
     "of_status",
     "refused",
 ]
@@ -420,6 +421,20 @@ def _consent_page(found: Clues, html: str, shown: int) -> Verdict | None:
     return Verdict("consent") if _score("consent", page) >= _NEEDED else None
 
 
+def named(title: str | None, markdown: str) -> str | None:
+    """The wall a page already known not to be the content says it is (an error answer's
+    page, a page that is its site's answer to a missing path), by its title, headings and
+    words alone: a page of a few sentences need not name itself in its title then."""
+    if size(markdown) > _SHORT:
+        return None
+    headings = tuple(line.lstrip("#").strip() for line in markdown.splitlines() if line[:1] == "#")
+    found = Clues(title=title or "", headings=headings[:4], text=markdown)
+    page = _Page(found, wall_phrases.said(markdown), "", size(markdown))
+    points = {name: _score(name, page, known=True) for name in _KINDS}
+    best = max(points, key=points.__getitem__)
+    return best if points[best] >= _NEEDED else None
+
+
 def _scripted_check(page: _Page) -> bool:
     """A check the page's scripts do without a person: no CAPTCHA box, and its words or
     markup say it runs by itself."""
@@ -429,7 +444,7 @@ def _scripted_check(page: _Page) -> bool:
     return bool(_SCRIPTED_CHECK.search(said)) or _in_markup(wall_marks.CHALLENGE, page.markup)
 
 
-def _score(name: str, page: _Page) -> int:
+def _score(name: str, page: _Page, *, known: bool = False) -> int:
     """Points for `name`: zero without an anchor (a heading or strong phrase, or a strong
     sign of structure or markup; see _STRONG)."""
     phrases = wall_phrases.kind(name)
@@ -438,6 +453,8 @@ def _score(name: str, page: _Page) -> int:
     built = _built(name, page)
     if not (heading or strong or built >= _STRONG):
         return 0
+    if not (heading or built or known) and page.shown > _VERY_SHORT:
+        return 0  # a page of a few sentences that only quotes such words may be about them
     if name == "consent" and built < _STRONG and not (built and heading and strong):
         return 0  # a consent wall takes its dialog, or a platform's page that says so
     points = _STRONG * heading + _STRONG * strong + built
