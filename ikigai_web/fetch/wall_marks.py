@@ -190,12 +190,14 @@ CONSENT_PAGE = _any_case(
     r"//[\w.-]+/consent/(?:save|set|accept|collectconsent)",
     r"collectconsent",
 )
-# Where a consent dialog stands, by its container's id or class.
-CONSENT_BOX = lazy(
-    r"consent|cookie|onetrust|optanon|didomi|qc-cmp|sp_message|truste|cybot|usercentrics|"
-    r"cmpbox|iubenda|cky-|gdpr|privacy-?(?:wall|banner|dialog|modal)|kvkk|tarteaucitron|"
-    r"axeptio|klaro|osano|\buc-",
-    re.IGNORECASE,
+# Where a consent dialog or an age check stands, by its container's id or class (lower case):
+# one pattern, its groups saying which, run once over all of a page's labels.
+BOX_LABEL = lazy(
+    r"(?P<consent>consent|cookie|onetrust|optanon|didomi|qc-cmp|sp_message|truste|cybot|"
+    r"usercentrics|cmpbox|iubenda|cky-|gdpr|privacy-?(?:wall|banner|dialog|modal)|kvkk|"
+    r"tarteaucitron|axeptio|klaro|osano|\buc-)"
+    r"|(?P<age>(?<![a-z])age[-_]?(?:gate|verif|check|confirm)|av[-_]overlay|verify[-_]?age|"
+    r"legal[-_]?age|over[-_]?18|adult[-_]?(?:warning|check|gate))"
 )
 
 # Parking services and registrars' placeholder pages.
@@ -259,23 +261,18 @@ PARKED = _any_case(
     r"wanwang",
     r"west\.cn",
 )
-# An age gate's own container or form, by id, class or name.
+# A date-of-birth field, by its name or id.
 AGE_GATE = _any_case(
-    r"age[-_ ]?gate",
-    r"age[-_ ]?verif",
-    r"age[-_ ]?check",
-    r"age[-_ ]?confirm",
+    r"(?<![a-z])age[-_ ]?(?:gate|verif|check|confirm)",
     r"agecheck",
     r"ageverif",
-    r"av[-_]overlay",
     r"verify[-_]?age",
     r"legal[-_]?age",
     r"over[-_]?18",
-    r"adult[-_]?(?:warning|check|content[-_]?warning|gate)",
     r"(?:dob|birth)[-_ ]?(?:day|month|year|date)",
     r"date[-_]?of[-_]?birth",
     r"birthdate",
-    r"birthday",
+    r"\bdob\b",
 )
 # Sign-in with another account: the identity providers' endpoints and buttons.
 IDENTITY = _any_case(

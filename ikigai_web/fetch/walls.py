@@ -17,6 +17,8 @@ and its own text is short. No rule names a site.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
@@ -177,10 +179,9 @@ _IDENTIFIER = lazy(
     re.IGNORECASE,
 )
 _FIELDS = "//input[not(@type) or @type!='hidden']"
-_BOXES = (
-    "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true']"
-    " | //dialog | //*[@id or @class][self::div or self::section or self::aside or self::form]"
-)
+_BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::form]"
+_DIALOGS = "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'] | //dialog"
+_STRUCTURE_WORDS = 800  # visible words past which no structure makes the page a wall
 
 
 class Clues(NamedTuple):
@@ -232,7 +233,9 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
         declared_free=free,
         declared_words=_declared_words(signals) if free is False else 0,
     )
-    return found._replace(**_structure(tree, size(text))) if text else found
+    if not text or words > _STRUCTURE_WORDS:
+        return found
+    return found._replace(**_structure(tree, size(text)))
 
 
 def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
@@ -252,13 +255,7 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         for f, kind, name in zip(fields, kinds, named, strict=True)
         if kind in ("password", "email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
     ]
-    dialog, age_box = 0, False
-    for box in tree.xpath(_BOXES):
-        label = f"{box.get('id') or ''} {box.get('class') or ''}"
-        if wall_marks.AGE_GATE.search(label):
-            age_box = True
-        if wall_marks.CONSENT_BOX.search(label) or _about_consent(box):
-            dialog = max(dialog, size(box.text_content()))
+    dialog, age_box = _boxes(tree)
     return {
         "identifier": identifier,
         "birth": birth,
@@ -271,11 +268,30 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
     }
 
 
+def _boxes(tree: HtmlElement) -> tuple[int, bool]:
+    """The words of the largest consent dialog (a container named for one, or a dialog
+    about consent), and whether a container is named for an age check. Every label is
+    searched at once: a page has thousands of them."""
+    boxes = tree.xpath(_BOXES)
+    labels = [f"{box.get('id') or ''} {box.get('class') or ''}" for box in boxes]
+    starts = list(accumulate((len(label) + 1 for label in labels), initial=0))
+    dialog, age_box = 0, False
+    measured: set[HtmlElement] = set()
+    for found in wall_marks.BOX_LABEL.finditer("\n".join(labels).lower()):
+        box = boxes[bisect_right(starts, found.start()) - 1]
+        if found.group("age"):
+            age_box = True
+        elif box not in measured and not any(a in measured for a in box.iterancestors()):
+            measured.add(box)  # the outermost: what it holds, its inner boxes hold less
+            dialog = max(dialog, size(box.text_content()))
+    for box in tree.xpath(_DIALOGS):
+        if _about_consent(box):
+            dialog = max(dialog, size(box.text_content()))
+    return dialog, age_box
+
+
 def _about_consent(box: HtmlElement) -> bool:
-    """A dialog (by its role or tag) whose words are about consent (cookies, privacy)."""
-    dialog = box.tag == "dialog" or box.get("role") in ("dialog", "alertdialog")
-    if not dialog and box.get("aria-modal") != "true":
-        return False
+    """Whether a dialog's words are about consent (cookies, privacy)."""
     said = wall_phrases.said(box.text_content()[:_DIALOG_CHARS])
     return wall_phrases.found(wall_phrases.kind("consent").weak, said) is not None
 
