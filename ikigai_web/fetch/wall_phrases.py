@@ -24,6 +24,7 @@ _EDGES = re.compile(r"^[\W_]+|[\W_]+$")
 _MORE_WORDS = 3  # a heading may run this many words past its phrase ("Sign in to Example")
 _MORE_CHARS = 8  # ...or this many characters, in a script without spaces
 _LONGEST = 200  # characters: no heading phrase is this long
+_SHORTEST = 3  # characters of a phrase without spaces that a heading may run past
 
 
 class Phrases(NamedTuple):
@@ -53,8 +54,12 @@ def said(text: str) -> Said:
 
 
 def normal(text: str) -> str:
-    """Lower case, without the dot Turkish İ leaves (İ lowers to i and a combining dot)."""
-    return text.lower().replace("\u0307", "")
+    """Lower case, without the dot Turkish İ leaves (İ lowers to i and a combining dot), and
+    with typographic apostrophes as the data writes them."""
+    return text.lower().translate(_NORMAL)
+
+
+_NORMAL = str.maketrans({"\u0307": None, "\u2019": "'", "\u02bc": "'", "\u2018": "'"})
 
 
 @cache
@@ -122,12 +127,13 @@ def is_heading(names: frozenset[str], segment: str) -> bool:
         return False
     if text in names:
         return True
+    # A phrase of one word ("Error", "Oops") names a heading only when it is the heading.
     words = text.split(" ")
-    for cut in range(max(1, len(words) - _MORE_WORDS), len(words)):
+    for cut in range(max(2, len(words) - _MORE_WORDS), len(words)):
         if " ".join(words[:cut]) in names or " ".join(words[len(words) - cut :]) in names:
             return True
     if _UNSPACED.search(text):  # a brand or a word more before or after the phrase
-        for cut in range(max(1, len(text) - _MORE_CHARS), len(text)):
+        for cut in range(max(_SHORTEST, len(text) - _MORE_CHARS), len(text)):
             if text[:cut] in names or text[len(text) - cut :] in names:
                 return True
     return False

@@ -72,6 +72,8 @@ _NEEDED = 3  # points a wall needs...
 _STRONG = 2  # ...at least one signal of this weight among them
 _MARKUP = 1 << 22  # characters of a short page's source searched for a platform's markup
 _JAVASCRIPT_WORDS = 40  # a shell asking for JavaScript says so in a line or two
+_PROSE_SENTENCE = 12  # words: a sentence this long is prose...
+_PROSE = 12  # ...and this many words of it that say nothing of a wall make a page content
 _DAYS = 28  # a select of at least this many numbers is a day or year of birth
 _DIALOG_CHARS = 20_000  # of a dialog's text read for what it is about
 _MATCHES = 50  # matches of a platform's pattern looked at, at most, to find one in markup
@@ -89,7 +91,10 @@ _KINDS = (
 )
 
 _CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_UNSPACED = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7\u00bb\u203a/]\s*")
+_SENTENCES = lazy(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
+_LINK_TARGET = lazy(r"\]\([^)]*\)")
 # What no phrase list can hold: a domain's own name before "is for sale".
 _DOMAIN_FOR_SALE = lazy(r"[\w-]+(?:\.[\w-]+)+ (?:is|may be|might be) for sale")
 
@@ -180,6 +185,9 @@ _IDENTIFIER = lazy(
 )
 _FIELDS = "//input[not(@type) or @type!='hidden']"
 _BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::form]"
+_TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
+_MOST_TARGETS = 2000
+_WAY_IN = lazy(r"log-?in|log-?on|sign-?in|sign-?on|auth|session|sso|account|member", re.IGNORECASE)
 _DIALOGS = "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'] | //dialog"
 _STRUCTURE_WORDS = 800  # visible words past which no structure makes the page a wall
 
@@ -207,6 +215,7 @@ class Clues(NamedTuple):
     dialog_words: int = 0  # words inside a consent dialog (its container named for it)...
     outside_dialog: int = _READ_WORDS  # ...and outside it
     age_box: bool = False  # a container named for an age check
+    way_in: bool = False  # a form, a field, a link or button that leads to signing in
 
 
 class Verdict(NamedTuple):
@@ -256,7 +265,11 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         if kind in ("password", "email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
     ]
     dialog, age_box = _boxes(tree)
+    way_in = bool(signing) or any(
+        _WAY_IN.search(str(target)) for target in tree.xpath(_TARGETS)[:_MOST_TARGETS]
+    )
     return {
+        "way_in": way_in,
         "identifier": identifier,
         "birth": birth,
         "typed": typed,
@@ -410,7 +423,8 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     shown -= min(found.option_words, shown)  # a list of days or years is no text to read
     if shown > _SHORT:
         return _consent_page(found, html, shown)
-    page = _Page(found, wall_phrases.said(found.text or markdown), html[:_MARKUP], shown)
+    said = wall_phrases.said(found.text or markdown)
+    page = _Page(found, said, html[:_MARKUP], shown, markdown)
     points = {name: _score(name, page) for name in _KINDS}
     best = max(points, key=points.__getitem__)
     if points[best] < _NEEDED:
@@ -425,6 +439,7 @@ class _Page(NamedTuple):
     said: wall_phrases.Said
     markup: str
     shown: int
+    markdown: str = ""
 
 
 def _consent_page(found: Clues, html: str, shown: int) -> Verdict | None:
@@ -445,7 +460,8 @@ def named(title: str | None, markdown: str) -> str | None:
         return None
     headings = tuple(line.lstrip("#").strip() for line in markdown.splitlines() if line[:1] == "#")
     found = Clues(title=title or "", headings=headings[:4], text=markdown)
-    page = _Page(found, wall_phrases.said(markdown), "", size(markdown))
+    said = wall_phrases.said(f"{title or ''}\n{markdown}")
+    page = _Page(found, said, "", size(markdown), markdown)
     points = {name: _score(name, page, known=True) for name in _KINDS}
     best = max(points, key=points.__getitem__)
     return best if points[best] >= _NEEDED else None
@@ -471,11 +487,35 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
         return 0
     if not (heading or built or known) and page.shown > _VERY_SHORT:
         return 0  # a page of a few sentences that only quotes such words may be about them
+    if built < _STRONG and not known and _prose(name, page.markdown) >= _PROSE:
+        return 0  # sentences of its own beside the words: an article, a post, a product
     if name == "consent" and built < _STRONG and not (built and heading and strong):
         return 0  # a consent wall takes its dialog, or a platform's page that says so
+    if name == "sign_in" and not (page.found.way_in or page.found.password or known):
+        return 0  # no form, field or link to sign in with: a page about signing in
     points = _STRONG * heading + _STRONG * strong + built
     points += wall_phrases.found(phrases.weak, page.said) is not None
     return points + (page.shown <= _VERY_SHORT)
+
+
+def _prose(name: str, markdown: str) -> int:
+    """Words of the page's own sentences: long ones that do not say what a wall of kind
+    `name` says (a wall's own sentences do; an article's, a post's, a product's do not)."""
+    phrases = wall_phrases.kind(name)
+    total = 0
+    for sentence in _SENTENCES.split(_LINK_TARGET.sub("]", markdown)):
+        words = _words(sentence)
+        if words >= _PROSE_SENTENCE:
+            said = wall_phrases.said(sentence)
+            strong = wall_phrases.found(phrases.strong, said)
+            total += 0 if strong or wall_phrases.found(phrases.weak, said) else words
+    return total
+
+
+def _words(sentence: str) -> int:
+    """A sentence's words; in Chinese and Japanese, written without spaces, two characters
+    a word (size() counts Korean's characters too, whose words are spaced)."""
+    return len(sentence.split()) + len(_UNSPACED.findall(sentence)) // 2
 
 
 def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
