@@ -502,13 +502,12 @@ def _prose(name: str, markdown: str) -> int:
     """Words of the page's own sentences: long ones that do not say what a wall of kind
     `name` says (a wall's own sentences do; an article's, a post's, a product's do not)."""
     phrases = wall_phrases.kind(name)
-    total = 0
+    total = 0  # a wall's own sentences say what it is; a word it shares with others does not
     for sentence in _SENTENCES.split(_LINK_TARGET.sub("]", markdown)):
         words = _words(sentence)
         if words >= _PROSE_SENTENCE:
-            said = wall_phrases.said(sentence)
-            strong = wall_phrases.found(phrases.strong, said)
-            total += 0 if strong or wall_phrases.found(phrases.weak, said) else words
+            strong = wall_phrases.found(phrases.strong, wall_phrases.said(sentence))
+            total += 0 if strong else words
     return total
 
 
