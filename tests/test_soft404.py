@@ -242,3 +242,11 @@ def test_the_sketch_leaves_out_the_path_and_link_targets():
     )
     assert soft404.similarity(one, other) < soft404.SIMILAR
     assert soft404.similarity(frozenset(), frozenset()) == 0.0
+
+
+def test_a_site_that_answers_every_path_with_a_maintenance_page_is_an_error_page(serve):
+    down = html("Trail Gear", "<h1>We'll be back soon</h1><p>We are performing maintenance.</p>")
+    site = serve(lambda _: (200, {}, down))
+    site.pages["/trails"] = (200, {}, down)
+    out = fetch(site.url + "/trails")
+    assert out.get("wall") == "error_page", out

@@ -209,3 +209,46 @@ def test_each_new_kind_says_what_to_do(fetched, html, status, wall, said):
     assert (out["success"], out["wall"]) == (False, wall), out
     assert said in out["error"]
     assert "another source" in out["error"] or "Wait" in out["error"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A forum post quoting an error, a notice about maintenance, a song's lyrics.
+        (
+            "<main><h1>502 Bad Gateway after upgrading nginx</h1><p>Every request to my app "
+            'returns "502 Bad Gateway" since the upgrade.</p><p>Check that gunicorn listens on '
+            "the port that proxy_pass points at, and not on the unix socket of the old config."
+            "</p></main>"
+        ),
+        (
+            "<main><h1>Scheduled maintenance on Sunday</h1><p>Water supply in the north "
+            "district will be interrupted on Sunday from eight to noon while crews replace a "
+            "main valve.</p></main>"
+        ),
+        (
+            "<main><h1>Access Denied</h1><p>I knocked upon your door at night, the light was on "
+            "but you said no, access denied, I'm standing in the cold outside.</p></main>"
+        ),
+    ],
+)
+def test_a_short_page_of_sentences_of_its_own_is_content_whatever_its_heading(body):
+    assert wall(page(body, title="Forum")) is None
+
+
+def test_a_sign_in_by_its_words_needs_a_way_to_sign_in_on_the_page():
+    told = "<main><h1>Iniciar sesión</h1><p>Debes iniciar sesión para ver esta página.</p>"
+    assert wall(page(told + "</main>")) is None  # a page about signing in
+    assert wall(page(told + '<a href="/cuenta/entrar">Entrar</a></main>')) == "sign_in"
+
+
+def test_a_page_known_not_to_be_the_content_is_named_by_its_words():
+    from ikigai_web.fetch.walls import named
+
+    text = (
+        "We are upgrading our systems to serve you better and the shop will reopen shortly, "
+        "we'll be back soon."
+    )
+    assert named("Shop", text) == "error_page"
+    assert named("Shop", "Our shop sells bread, cakes and coffee every day of the week.") is None
+    assert named("Shop", text * 20) is None  # a long page is content even then

@@ -187,7 +187,14 @@ _FIELDS = "//input[not(@type) or @type!='hidden']"
 _BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::form]"
 _TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
 _MOST_TARGETS = 2000
-_WAY_IN = lazy(r"log-?in|log-?on|sign-?in|sign-?on|auth|session|sso|account|member", re.IGNORECASE)
+# Where a link or form that signs in leads: the words sites use in those paths.
+_WAY_IN = lazy(
+    r"log-?in|log-?on|sign-?in|sign-?on|auth|session|sso|account|member|entrar|acced|iniciar|"
+    r"ingres|anmeld|einlogg|connexion|connect|accedi|accesso|inlogg|aanmeld|logowanie|zaloguj|"
+    r"giris|oturum|masuk|dang-?nhap|vhod|voiti|prihlas|belep|bejelentkez|kirjaudu|logga|"
+    r"prijav|autentific|identif|cuenta|conta|konto|compte",
+    re.IGNORECASE,
+)
 _DIALOGS = "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'] | //dialog"
 _STRUCTURE_WORDS = 800  # visible words past which no structure makes the page a wall
 
