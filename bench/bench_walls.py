@@ -296,7 +296,7 @@ def _html(title: str, body: str) -> bytes:
     return f"{head}<body><main>{body}</main></body></html>".encode()
 
 
-PROBE_DELAY = 0.5  # seconds the probe site takes to answer a missing path
+PROBE_DELAY = 2.0  # seconds the probe site takes to answer a missing path: a probe shows
 
 
 def probe() -> None:
