@@ -250,3 +250,10 @@ def test_a_site_that_answers_every_path_with_a_maintenance_page_is_an_error_page
     site.pages["/trails"] = (200, {}, down)
     out = fetch(site.url + "/trails")
     assert out.get("wall") == "error_page", out
+
+
+def test_an_empty_answer_to_the_probe_decides_nothing(serve):
+    site = serve(lambda _: (200, {}, ""))
+    site.pages["/x"] = soft("/x")
+    assert fetch(site.url + "/x")["success"] is True
+    assert len(site.probes) == 1

@@ -252,3 +252,19 @@ def test_a_page_known_not_to_be_the_content_is_named_by_its_words():
     assert named("Shop", text) == "error_page"
     assert named("Shop", "Our shop sells bread, cakes and coffee every day of the week.") is None
     assert named("Shop", text * 20) is None  # a long page is content even then
+
+
+def test_a_dialog_about_cookies_is_a_consent_dialog_whatever_its_class():
+    body = (
+        '<div role="dialog" class="x9f"><p>Tunatumia cookies na washirika wetu kwa matangazo.'
+        "</p><button>Kubali</button><button>Kataa</button></div><main></main>"
+    )
+    assert wall(page(body, head=ONETRUST)) == "consent"
+
+
+def test_a_password_field_alone_is_a_sign_in_wall_and_a_captcha_alone_a_bot_check():
+    assert wall(page('<input type="password" name="p">')) == "sign_in"
+    captcha = '<div class="g-recaptcha" data-sitekey="k"></div><p>Endelea</p>'
+    assert wall(page(captcha)) == "bot_check"
+    form = f'<form>{captcha}<textarea name="ujumbe"></textarea><button>Tuma</button></form>'
+    assert wall(page(f"<main><h1>Wasiliana nasi</h1>{form}</main>")) is None  # a contact form

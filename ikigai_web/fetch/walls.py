@@ -424,6 +424,7 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
         found.words == 0
         and not scripted
         and not found.media
+        and not found.password  # a lone password field is a sign-in, text or none
         and not _IMAGE.sub("", markdown).split()
     ):
         return Verdict("empty")
