@@ -263,7 +263,7 @@ def test_a_dialog_about_cookies_is_a_consent_dialog_whatever_its_class():
 
 
 def test_a_password_field_alone_is_a_sign_in_wall_and_a_captcha_alone_a_bot_check():
-    assert wall(page('<input type="password" name="p">')) == "sign_in"
+    assert wall(page('<label>Nenosiri <input type="password" name="p"></label>')) == "sign_in"
     captcha = '<div class="g-recaptcha" data-sitekey="k"></div><p>Endelea</p>'
     assert wall(page(captcha)) == "bot_check"
     form = f'<form>{captcha}<textarea name="ujumbe"></textarea><button>Tuma</button></form>'

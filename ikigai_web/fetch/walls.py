@@ -174,7 +174,9 @@ _SCRIPTED_CHECK = _any(
     r"お待ちください",
     r"请稍候",
 )
-_MEDIA = ".//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
+# An element an app may fill, or a player, a canvas, a frame: a page with one is no empty page
+# (a page of nothing but images is).
+_MEDIA = ".//*[@id] | .//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
 _IMAGE = lazy(r"!\[[^\]]*\]\([^)]*\)")  # an image in markdown: no text
 _SCRIPT = lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
@@ -302,6 +304,8 @@ def _boxes(tree: HtmlElement) -> tuple[int, bool]:
         if found.group("age"):
             age_box = True
         elif box not in measured and not any(a in measured for a in box.iterancestors()):
+            if box.find(".//main") is not None or box.find(".//article") is not None:
+                continue  # a wrapper named for a banner it holds, around the content
             measured.add(box)  # the outermost: what it holds, its inner boxes hold less
             dialog = max(dialog, size(box.text_content()))
     for box in tree.xpath(_DIALOGS):
@@ -457,6 +461,8 @@ def _consent_page(found: Clues, html: str, shown: int) -> Verdict | None:
     if shown > _CONSENT_WORDS or not found.text:
         return None
     page = _Page(found, wall_phrases.said(found.text), html[:_MARKUP], shown)
+    if _dialog_points(page) < _STRONG:  # a long page takes the dialog itself
+        return None
     return Verdict("consent") if _score("consent", page) >= _NEEDED else None
 
 
@@ -531,8 +537,8 @@ def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
     short = page.shown <= _FORM_SHORT
     if name == "bot_check":
         return _challenge_points(page)
-    if name == "sign_in":
-        alone = short and page.shown - found.form_words <= _BESIDE_FORM
+    if name == "sign_in":  # a form and not one word: a page whose text did not come
+        alone = short and page.shown - found.form_words <= _BESIDE_FORM and found.words > 0
         idp = alone and _in_markup(wall_marks.IDENTITY, markup)
         return _STRONG * (found.password and alone) + _STRONG * idp + found.identifier
     if name == "age_gate":
