@@ -118,9 +118,11 @@ def test_a_short_page_like_the_sites_missing_answer_is_not_found(serve):
 
 def test_the_sites_answer_is_remembered_so_a_host_is_asked_once_an_hour(serve, monkeypatch):
     site = serve(soft)
-    for path in ("/a", "/b", "/c"):
+    for path in ("/gear/a", "/gear/b", "/gear/c"):
         site.pages[path] = soft(path)
-    assert [fetch(site.url + p).get("wall") for p in ("/a", "/b", "/c")] == ["not_found"] * 3
+    assert [fetch(site.url + p).get("wall") for p in ("/gear/a", "/gear/b", "/gear/c")] == [
+        "not_found"
+    ] * 3
     assert len(site.probes) == 1
     import time
 
@@ -128,7 +130,7 @@ def test_the_sites_answer_is_remembered_so_a_host_is_asked_once_an_hour(serve, m
 
     later = time.time() + soft404.REMEMBER + 1
     monkeypatch.setattr(state, "_now", lambda: later)
-    assert fetch(site.url + "/a")["wall"] == "not_found"
+    assert fetch(site.url + "/gear/a")["wall"] == "not_found"
     assert len(site.probes) == 2  # an hour on, asked again
 
 
@@ -141,10 +143,24 @@ def test_a_page_that_is_not_suspect_costs_no_request(serve):
     assert site.seen == ["/story", "/"]
 
 
-def test_a_short_real_page_of_a_soft_404_site_stays_content(serve):
+HOURS = "<h1>Opening hours</h1><p>Monday to Friday, nine to five. Closed on holidays.</p>"
+
+
+def test_a_short_ordinary_page_costs_no_request(serve):
+    """Short, but nothing about it says it may be a not-found page: no probe."""
     site = serve(soft)
-    hours = "<h1>Opening hours</h1><p>Monday to Friday, nine to five. Closed on holidays.</p>"
-    site.pages["/hours"] = (200, {}, html("Trail Gear", hours))
+    site.pages["/hours"] = (200, {}, html("Opening hours | Trail Gear", HOURS))
+    out = fetch(site.url + "/hours")
+    assert out["success"] is True, out
+    assert site.seen == ["/hours"]
+
+
+def test_a_short_real_page_of_a_soft_404_site_stays_content(serve):
+    """A short page whose title is the site's name alone is compared (a reason to ask), and
+    stays content: it is not the site's answer to a missing path."""
+    site = serve(soft)
+    home = '<a href="/">Trail Gear</a>'
+    site.pages["/hours"] = (200, {}, html("Trail Gear", home + HOURS))
     out = fetch(site.url + "/hours")
     assert out["success"] is True, out
     assert "wall" not in out
@@ -153,8 +169,8 @@ def test_a_short_real_page_of_a_soft_404_site_stays_content(serve):
 
 def test_a_site_that_answers_404_decides_nothing(serve):
     site = serve(lambda path: (404, {}, gone(path)))
-    site.pages["/x"] = soft("/x")
-    out = fetch(site.url + "/x")
+    site.pages["/gear/x"] = soft("/gear/x")
+    out = fetch(site.url + "/gear/x")
     assert out["success"] is True  # what its own words say is all that is left
     assert len(site.probes) == 1
 
@@ -167,43 +183,43 @@ def test_a_probe_that_fails_decides_nothing_and_is_remembered(serve, monkeypatch
         return soft(path)
 
     site = serve(slow)
-    site.pages["/x"] = soft("/x")
-    site.pages["/y"] = soft("/y")
-    assert fetch(site.url + "/x")["success"] is True
-    assert fetch(site.url + "/y")["success"] is True
+    site.pages["/gear/x"] = soft("/gear/x")
+    site.pages["/gear/y"] = soft("/gear/y")
+    assert fetch(site.url + "/gear/x")["success"] is True
+    assert fetch(site.url + "/gear/y")["success"] is True
     assert len(site.probes) == 1
 
 
 def test_without_time_left_no_probe_is_made(serve, monkeypatch):
     monkeypatch.setattr(soft404, "KEEP", 10**6)
     site = serve(soft)
-    site.pages["/x"] = soft("/x")
-    assert fetch(site.url + "/x")["success"] is True
+    site.pages["/gear/x"] = soft("/gear/x")
+    assert fetch(site.url + "/gear/x")["success"] is True
     assert site.probes == []
 
 
 def test_robots_txt_holds_for_the_probe(serve, monkeypatch):
     monkeypatch.setenv("IKIGAI_WEB_FETCH_ROBOTS", "1")
-    rules = "User-agent: *\nAllow: /x\nDisallow: /\n"
+    rules = "User-agent: *\nAllow: /gear/x\nDisallow: /\n"
     site = serve(soft)
     site.pages["/robots.txt"] = (200, {"Content-Type": "text/plain"}, rules)
-    site.pages["/x"] = soft("/x")
-    assert fetch(site.url + "/x")["success"] is True
-    assert site.seen == ["/robots.txt", "/x"]  # the probe's path is disallowed: not asked
+    site.pages["/gear/x"] = soft("/gear/x")
+    assert fetch(site.url + "/gear/x")["success"] is True
+    assert site.seen == ["/robots.txt", "/gear/x"]  # the probe's path is disallowed: not asked
 
 
 def test_the_guard_holds_for_the_probes_redirects(serve):
     site = serve(lambda _: (302, {"Location": "http://127.0.0.2/elsewhere"}, ""))
-    site.pages["/x"] = soft("/x")
-    assert fetch(site.url + "/x")["success"] is True  # 127.0.0.2 is private: not followed
+    site.pages["/gear/x"] = soft("/gear/x")
+    assert fetch(site.url + "/gear/x")["success"] is True  # 127.0.0.2 is private: not followed
     assert len(site.probes) == 1
 
 
 def test_a_redirected_probe_is_followed_on_the_site(serve):
     site = serve(lambda _: (302, {"Location": "/lost"}, ""))
     site.pages["/lost"] = soft("/lost")
-    site.pages["/x"] = soft("/x")
-    assert fetch(site.url + "/x")["wall"] == "not_found"
+    site.pages["/gear/x"] = soft("/gear/x")
+    assert fetch(site.url + "/gear/x")["wall"] == "not_found"
     assert site.seen[-1] == "/lost"
 
 
@@ -225,9 +241,9 @@ def test_what_the_shared_state_holds_is_checked_like_any_input(serve, stored):
     from ikigai_web.fetch.robots import origin
 
     site = serve(soft)
-    site.pages["/x"] = soft("/x")
+    site.pages["/gear/x"] = soft("/gear/x")
     store().put(soft404.SPACE, origin(site.url), stored, 60)
-    assert fetch(site.url + "/x")["wall"] == "not_found"
+    assert fetch(site.url + "/gear/x")["wall"] == "not_found"
     assert len(site.probes) == 1  # asked anew
 
 
@@ -254,6 +270,37 @@ def test_a_site_that_answers_every_path_with_a_maintenance_page_is_an_error_page
 
 def test_an_empty_answer_to_the_probe_decides_nothing(serve):
     site = serve(lambda _: (200, {}, ""))
-    site.pages["/x"] = soft("/x")
-    assert fetch(site.url + "/x")["success"] is True
+    site.pages["/gear/x"] = soft("/gear/x")
+    assert fetch(site.url + "/gear/x")["success"] is True
     assert len(site.probes) == 1
+
+
+def test_an_unusable_state_is_a_warning_and_each_call_asks_once(serve, monkeypatch, tmp_path):
+    """Where the probe's memo can be neither read nor written, the answer says so (STATE),
+    and each call asks the site once, never more."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))  # the state dir would be under a file
+    site = serve(lambda path: (404, {}, gone(path)))  # the page stays content: warnings shown
+    for calls, path in enumerate(("/gear/x", "/gear/y"), start=1):
+        site.pages[path] = soft(path)
+        out = fetch(site.url + path)
+        assert out["success"] is True, out
+        [warning] = [w for w in out.get("warnings", []) if w["code"] == "STATE"]
+        assert "soft-404 probe's memo" in warning["message"]
+        assert str(blocker) in warning["message"]  # the store's own reason, where it failed
+        assert len(site.probes) == calls
+    # The same page again comes from the cache: no request, and no stale STATE warning.
+    again = fetch(site.url + "/gear/x")
+    assert again.get("cached") is True, again
+    assert all(w["code"] != "STATE" for w in again.get("warnings", []))
+    assert len(site.probes) == 2
+
+
+def test_a_usable_state_gives_no_warning(serve):
+    site = serve(lambda path: (404, {}, gone(path)))
+    site.pages["/gear/x"] = soft("/gear/x")
+    out = fetch(site.url + "/gear/x")
+    assert out["success"] is True, out
+    assert len(site.probes) == 1
+    assert all(w["code"] != "STATE" for w in out.get("warnings", []))

@@ -115,14 +115,16 @@ def test_a_plain_client_error_carries_no_wall(fake_server):
     [
         ("30", 30),
         ("0", 0),
-        ("7200", MAX_RETRY_AFTER),
+        ("7200", 7200),
+        ("86400", 86400),
+        ("172800", 86400),  # two days: cut to one
         ("9" * 5000, MAX_RETRY_AFTER),  # past int()'s 4,300 digits: still a number
         ("Fri, 31 Dec 2999 23:59:59 GMT", MAX_RETRY_AFTER),
         ("\u00b2\u00b3", None),  # str.isdigit() says yes to "²³"; they are no delta-seconds
         ("soon", None),
     ],
 )
-def test_a_rate_limit_says_how_long_to_wait_at_most_an_hour(fake_server, sent, wait):
+def test_a_rate_limit_says_how_long_to_wait_at_most_a_day(fake_server, sent, wait):
     out = fetch(fake_server, 429, page("Too Many Requests"), **{"Retry-After": sent})
     assert out["wall"] == "rate_limited"
     assert out.get("retry_after") == wait

@@ -269,6 +269,7 @@ def html_to_markdown(
         # other wall is worth a browser.
         app_shell=(verdict.javascript if verdict else parsed.shell) and parsed.scripted,
         wall=verdict.wall if verdict else None,
+        maybe_not_found=verdict is None and walls.maybe_not_found(clues, body, url),
         warnings=warnings,
     )
 

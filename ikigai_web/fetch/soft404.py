@@ -6,9 +6,14 @@ that cannot exist: one request for a random path on the same origin, made inside
 deadline through the call's own Session (the address guard, robots.txt, redirects vetted hop
 by hop). The origin's answer, its status and a sketch of its text, is remembered in the
 shared state for an hour, so a host is asked at most once an hour whatever the calls; a probe
-that fails or is too slow is remembered too, and decides nothing. Only a suspect page is ever
-compared: short, HTML, no wall already, not an app shell (whose every path is the same
-shell), not a site's root. Any other page costs nothing.
+that fails or is too slow is remembered too, and decides nothing. Where the shared state
+cannot be used the answer carries a STATE warning, and each call asks again (once: a call
+fetches one page). Only a suspect page is ever
+compared: short, HTML, no wall already, a page that gives a reason to think it may be a
+not-found page (walls.maybe_not_found: its markup, noindex, a search box of its own, a title
+that names only the site, its own path repeated, a not-found or error page's heading), not an
+app shell (whose every path is the same shell), not a site's root. Any other page, a short
+ordinary one included, costs nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +38,6 @@ REMEMBER = 3600.0  # seconds an origin's answer is kept: at most one probe per h
 PROBE_WAIT = 3.0  # seconds of the call's deadline the probe may take at most...
 KEEP = 2.0  # ...leaving at least this much to the rest of the call (else no probe)
 PROBE_BYTES = 256 * 1024  # a not-found page is small; a longer answer is read this far
-SHORT = 150  # words of content: a longer page is no suspect
 SHELL_TEXT = 25  # words an app shell shows, at least, to be compared
 SKETCH = 200  # shingle hashes kept of a page's text (the smallest: a bottom-k sketch)
 SIMILAR = 0.6  # the share of shingles two pages must have in common to be the same page
@@ -54,16 +58,17 @@ class Missing(NamedTuple):
 
 
 def suspect(url: str, document: Document) -> bool:
-    """Whether a page may be a soft-404 worth a probe: short, no wall found, not an app
-    shell, not the site's root."""
+    """Whether a page may be a soft-404 worth a probe: short, no wall found, a reason to
+    think it may be its site's not-found page (walls.maybe_not_found), not an app shell,
+    not the site's root."""
     from ikigai_web.fetch.walls import size
 
-    if document.wall is not None or urlsplit(url).path in ("", "/"):
+    if not document.maybe_not_found or urlsplit(url).path in ("", "/"):
         return False
     shown = size(document.markdown)
     # An app's shell is the same on every path: only one that shows text of its own is
     # compared (the extractor calls a page in a script without spaces a shell too).
-    return (shown >= SHELL_TEXT or not document.app_shell) and shown <= SHORT
+    return shown >= SHELL_TEXT or not document.app_shell
 
 
 def checked(session: Session, url: str, document: Document, how: dict[str, bool]) -> Document:
@@ -75,8 +80,9 @@ def checked(session: Session, url: str, document: Document, how: dict[str, bool]
     if missing is None:
         missing = _asked(session, site, how)
         if missing is None:  # no time left to ask: nothing decided, nothing remembered
-            return document
+            return _state_warned(document)
         _remember(site, missing)
+    document = _state_warned(document)
     if not 200 <= missing.status < 300 or not missing.sketch:
         return document
     if similarity(sketch(document.title, document.markdown, url), missing.sketch) < SIMILAR:
@@ -86,6 +92,24 @@ def checked(session: Session, url: str, document: Document, how: dict[str, bool]
     from ikigai_web.fetch.walls import named
 
     return replace(document, wall=named(document.title, document.markdown) or "not_found")
+
+
+def _state_warned(document: Document) -> Document:
+    """The page with a STATE warning when the shared state has failed (each failure is said
+    once a process, so any said at all counts): the site's answer may not be remembered, and
+    another call may ask it again (at most once a call still: a call fetches one page)."""
+    from ikigai_web.common.state import store
+
+    failures = [w["message"] for w in store().warnings]
+    if not failures:
+        return document
+    warning = {
+        "code": "STATE",
+        "message": "The soft-404 probe's memo (this site's answer to a path that does not "
+        "exist) could not be kept in the shared state, so another call may ask the site again: "
+        + "; ".join(dict.fromkeys(failures)),
+    }
+    return replace(document, warnings=[*document.warnings, warning])
 
 
 def _asked(session: Session, site: str, how: dict[str, bool]) -> Missing | None:

@@ -20,6 +20,7 @@ import re
 from bisect import bisect_right
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import unquote, urlsplit
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
 from ikigai_web.common.text import lazy
@@ -41,6 +42,7 @@ __all__ = [
     "clues",
     "failure",
     "judge",
+    "maybe_not_found",
     "named",
     "of_status",
     "refused",
@@ -199,6 +201,28 @@ _WAY_IN = lazy(
 )
 _DIALOGS = "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'] | //dialog"
 _STRUCTURE_WORDS = 800  # visible words past which no structure makes the page a wall
+# A search field (by its type, its form's role or address, or the names search engines and
+# site software give it)...
+_SEARCH = (
+    "//input[@type='search' or @name='q' or @name='s' or @name='query' or @name='search'] "
+    "| //*[@role='search']//input | //form[contains(@action, 'search')]//input"
+)
+# ...counts as the page's own when no header or menu holds it: a not-found page offers one.
+_SITE_PARTS = frozenset({"header", "nav"})
+_SITE_ROLES = frozenset({"banner", "navigation"})
+_NOT_TYPED = frozenset({"hidden", "submit", "button", "image", "reset", "checkbox", "radio"})
+# The containers whose class or id may name the page an error page (WordPress's `error404`
+# body class, a theme's `section.error-404`), and a prerenderer's status for the page.
+_PAGE_PARTS = "//body | //main | //article | //section | //*[@role='main']"
+_ERROR_MARK = lazy(
+    r"(?<![a-z0-9])(?:error-?404|page-?404|404|error-?page|not-?found|page-?not-?found)"
+    r"(?![a-z0-9])",
+    re.IGNORECASE,
+)
+_PRERENDER_STATUS = "//meta[@name='prerender-status-code' or @name='render:status_code']/@content"
+# What names the site itself: its declared name, and the text of its links home.
+_SITE_NAMES = "//meta[@property='og:site_name' or @name='application-name']/@content | //a[@href]"
+MAYBE_MISSING_WORDS = 150  # words of content: a longer page is never its site's not-found page
 
 
 class Clues(NamedTuple):
@@ -225,6 +249,10 @@ class Clues(NamedTuple):
     outside_dialog: int = _READ_WORDS  # ...and outside it
     age_box: bool = False  # a container named for an age check
     way_in: bool = False  # a form, a field, a link or button that leads to signing in
+    # What makes a short page worth comparing with its site's not-found page (soft404.py):
+    search_box: bool = False  # a search field of the page's own, not its header's
+    error_marks: bool = False  # a container's class or id, or a prerender status, says 404
+    site_title: bool = False  # the title is the site's name alone: the page names nothing
 
 
 class Verdict(NamedTuple):
@@ -274,6 +302,7 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         if kind in ("password", "email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
     ]
     dialog, age_box = _boxes(tree)
+    title = _squash(tree.findtext(".//title") or "").casefold()
     way_in = bool(signing) or any(
         _WAY_IN.search(str(target)) for target in tree.xpath(_TARGETS)[:_MOST_TARGETS]
     )
@@ -287,7 +316,47 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         "dialog_words": dialog,
         "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
         "age_box": age_box,
+        "search_box": _own_search(tree),
+        "error_marks": _error_marks(tree),
+        "site_title": bool(title) and title in _site_names(tree),
     }
+
+
+def _own_search(tree: HtmlElement) -> bool:
+    """Whether a search field stands in the page's own region rather than its header or menu."""
+    for field in tree.xpath(_SEARCH):
+        if str(field.get("type") or "text").lower() in _NOT_TYPED:
+            continue
+        if not any(
+            box.tag in _SITE_PARTS or box.get("role") in _SITE_ROLES
+            for box in field.iterancestors()
+        ):
+            return True
+    return False
+
+
+def _error_marks(tree: HtmlElement) -> bool:
+    """Whether the page's markup calls it an error page: a class or id of its body or main
+    region, or the status it tells prerenderers to send (a 404 the server did not send)."""
+    if any(s.strip() in ("404", "410") for s in tree.xpath(_PRERENDER_STATUS)):
+        return True
+    return any(
+        _ERROR_MARK.search(f"{part.get('id') or ''} {part.get('class') or ''}")
+        for part in tree.xpath(_PAGE_PARTS)
+    )
+
+
+def _site_names(tree: HtmlElement) -> set[str]:
+    """The site's own name as the page gives it: declared, or the words of a link to the
+    site's root (a logo's alt text included)."""
+    names = set()
+    for found in tree.xpath(_SITE_NAMES):
+        if isinstance(found, str):
+            names.add(_squash(found).casefold())
+        elif urlsplit(str(found.get("href"))).path in ("", "/"):
+            alt = " ".join(str(i.get("alt") or "") for i in found.iter("img"))
+            names.add(_squash(f"{found.text_content()} {alt}").casefold())
+    return names
 
 
 def _boxes(tree: HtmlElement) -> tuple[int, bool]:
@@ -479,6 +548,46 @@ def named(title: str | None, markdown: str) -> str | None:
     points = {name: _score(name, page, known=True) for name in _KINDS}
     best = max(points, key=points.__getitem__)
     return best if points[best] >= _NEEDED else None
+
+
+def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
+    """Whether a short page that is no wall gives a reason to compare it with its site's
+    answer to a missing path (soft404.py), which costs a request: its markup says 404, it is
+    kept out of search engines (noindex), it offers a search box of its own, its title is the
+    site's name alone, it repeats the path it was asked for, or its title, a heading or a
+    sentence says what a not-found or error page says in any language of the phrase data.
+    An ordinary short page (opening hours, a contact page) gives none, and costs nothing."""
+    if size(markdown) > MAYBE_MISSING_WORDS:
+        return False
+    if found.noindex or found.search_box or found.error_marks or found.site_title:
+        return True
+    if _echoes_path(markdown, url):
+        return True
+    page = _Page(found, wall_phrases.said(found.text or markdown), "", size(markdown), markdown)
+    for name in ("not_found", "error_page"):
+        phrases = wall_phrases.kind(name)
+        if any(wall_phrases.is_heading(phrases.heading, part) for part in _headings(page)):
+            return True
+    return wall_phrases.found(wall_phrases.kind("not_found").strong, page.said) is not None
+
+
+_ECHOED_PATH = 3  # characters a path needs to be recognised when a page repeats it
+
+
+def _echoes_path(markdown: str, url: str) -> bool:
+    """Whether the page's text (not its links) repeats the path it was asked for, as a
+    not-found page does ("/old/route was not found"), in any language."""
+    path = unquote(urlsplit(url).path).rstrip("/")
+    if len(path) < _ECHOED_PATH:
+        return False
+    text = _LINK_TARGET.sub("]", markdown)
+    at = text.find(path)
+    while at >= 0:
+        end = at + len(path)
+        if end == len(text) or not (text[end].isalnum() or text[end] in "-_"):
+            return True
+        at = text.find(path, end)
+    return False
 
 
 def _scripted_check(page: _Page) -> bool:
@@ -741,7 +850,9 @@ def failure(url: str, wall: str, *, javascript: bool, tried: str) -> ToolError:
 
 
 _REFUSED = "A block of automated clients (a bot check, or a firewall's refusal)."
-MAX_RETRY_AFTER = 3600  # seconds: a longer wait a site asks for is cut to an hour
+# seconds: a longer wait a site asks for is cut to a day. A page's 429 holds nothing back in
+# web-fetch (nothing is locked); retry_after only tells the agent what the site asked.
+MAX_RETRY_AFTER = 86400
 
 
 def refused(head: str, wall: str, retry_after: int | None) -> ToolError:

@@ -24,6 +24,9 @@ MAX_OFFSET = 10**9
 MAX_LIMIT = 10**6
 CACHE_NAMESPACE = "web_fetch"
 KEEP_FOR_RENDER = 1 << 20  # an app shell is small; a larger page the browser asks for again
+# What a Document carries for the fetch that made it alone (the soft-404 probe's cue): never
+# cached, so entries written before it existed stay valid.
+_FOR_THIS_FETCH = frozenset({"maybe_not_found"})
 # Metadata is a label, not content: long values are cut so the content keeps the budget.
 META_LIMITS = {
     "title": 300,
@@ -265,7 +268,11 @@ def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any
     if hit.value is not None:
         return _stored_page(hit.value), {"cached": True}
     page = fetch_page(params, settings)
-    value = {"url": page.url, "content_type": page.content_type, "document": asdict(page.document)}
+    stored = {k: v for k, v in asdict(page.document).items() if k not in _FOR_THIS_FETCH}
+    # The shared state failing is this call's trouble, not the page's: a cached copy says
+    # nothing of it.
+    stored["warnings"] = [w for w in stored["warnings"] if w["code"] != "STATE"]
+    value = {"url": page.url, "content_type": page.content_type, "document": stored}
     notes = cache.warnings(hit.warning, cache.put(CACHE_NAMESPACE, key, value, ttl))
     return page, {"warnings": notes} if notes else {}
 
@@ -277,7 +284,10 @@ def _is_stored_page(value: Any) -> bool:
     if not isinstance(value, dict) or set(value) != {"url", "content_type", "document"}:
         return False
     doc = value["document"]
-    if not isinstance(doc, dict) or set(doc) != {f.name for f in fields(Document)}:
+    if (
+        not isinstance(doc, dict)
+        or set(doc) != {f.name for f in fields(Document)} - _FOR_THIS_FETCH
+    ):
         return False
     # A Document is text, its metadata None when the page had none, and its warnings a
     # list of {"code", "message"} texts.
