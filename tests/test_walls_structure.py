@@ -64,6 +64,15 @@ def test_a_log_in_form_beside_real_content_is_content():
     assert wall(page(body)) is None
 
 
+@pytest.mark.parametrize("hidden", ['style="display: none;"', 'style="DISPLAY:NONE"', "hidden"])
+def test_a_log_in_form_a_person_cannot_see_is_no_wall(hidden):
+    """A forum shell whose posts did not come, and the log-in form every page of the site
+    carries hidden until a click: few words, but no wall a person sees."""
+    body = f"<header><a href='/'>Jukwaa</a></header><div {hidden}>{LOGIN}</div>"
+    assert wall(page(body, title="Mnaonaje?")) is None
+    assert wall(page(body.replace(hidden, ""), title="Mnaonaje?")) == "sign_in"
+
+
 def test_date_of_birth_fields_are_an_age_gate():
     days = "".join(f"<option>{d}</option>" for d in range(1, 32))
     years = "".join(f"<option>{y}</option>" for y in range(1930, 2025))

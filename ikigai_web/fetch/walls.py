@@ -187,7 +187,14 @@ _IDENTIFIER = lazy(
     r"e-?mail|user|login|log-in|phone|account|identifier|ident|signin|sign-in|^id$|^uid$",
     re.IGNORECASE,
 )
-_FIELDS = "//input[not(@type) or @type!='hidden']"
+# The fields a person sees: not hidden by type, nor inside an element its own markup hides
+# (a site's log-in form kept in every page with `display: none`, shown on a click).
+_SEEN = (
+    "not(ancestor-or-self::*[@hidden or "
+    "contains(translate(@style, 'DISPLAYNOE ', 'displaynoe'), 'display:none')])"
+)
+_FIELDS = f"//input[(not(@type) or @type!='hidden') and {_SEEN}]"
+_PASSWORD = f"//input[translate(@type, 'PASSWORD', 'password')='password' and {_SEEN}]"
 _BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::form]"
 _TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
 _MOST_TARGETS = 2000
@@ -272,7 +279,7 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
         subheadings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h2"))[:4],
         text=text,
         words=words,
-        password=bool(tree.xpath('//input[@type="password" or @type="PASSWORD"]')),
+        password=bool(tree.xpath(_PASSWORD)),
         noindex="noindex" in str(tree.xpath('string(//meta[@name="robots"]/@content)')).lower(),
         media=words == 0 and body is not None and bool(body.xpath(_MEDIA)),  # only asked then
         declared_cut=free is False and part,
