@@ -104,8 +104,16 @@ def test_the_pages_own_words_stay_in_the_message(fake_server):
     assert "does not exist" in out["error"]
 
 
-def test_a_plain_client_error_carries_no_wall(fake_server):
-    out = fetch(fake_server, 400, page("Bad Request", "The query is malformed."))
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (400, page("Bad Request", "The query is malformed.")),
+        (418, "<title>Teapot</title>"),  # a page without a word is no `empty` wall here
+        (409, ""),
+    ],
+)
+def test_a_plain_client_error_carries_no_wall(fake_server, status, body):
+    out = fetch(fake_server, status, body)
     assert "wall" not in out
     assert "check the URL" in out["error"]
 

@@ -801,7 +801,8 @@ def of_status(
         return said
     if status in (403, 405) or (status < 500 and _firewalled(headers, markup)):
         return "bot_check"
-    return "error_page" if status >= 500 else said
+    # An error page without a word says nothing the status does not: a plain error, no wall.
+    return "error_page" if status >= 500 else None if said == "empty" else said
 
 
 def _challenged(status: int, headers: Mapping[str, str], markup: str) -> bool:
