@@ -304,3 +304,73 @@ def test_a_usable_state_gives_no_warning(serve):
     assert out["success"] is True, out
     assert len(site.probes) == 1
     assert all(w["code"] != "STATE" for w in out.get("warnings", []))
+
+
+SHORT = "<p>Monday to Friday, nine to five. Closed on public holidays.</p>"
+OWN_SENTENCES = (
+    "<p>La tienda abre de lunes a viernes de nueve a cinco, y cierra los días festivos del "
+    "calendario nacional.</p><p>Los pedidos en línea se envían en un plazo de tres días "
+    "hábiles desde la confirmación del pago.</p>"
+)
+
+
+@pytest.mark.parametrize(
+    ("head", "body", "title"),
+    [
+        ('<meta name="robots" content="noindex, follow">', SHORT, "Hours"),
+        ("", f'<form action="/find"><input type="search" name="q"></form>{SHORT}', "Hours"),
+        ("", f'<div role="search"><input name="term"></div>{SHORT}', "Hours"),
+        ("", f'<section class="error-404 not-found">{SHORT}</section>', "Hours"),
+        ('<meta name="prerender-status-code" content="404">', SHORT, "Hours"),
+        ('<meta property="og:site_name" content="Trail Gear">', SHORT, "Trail Gear"),
+        ("", f'<a href="/"><img src="/l.png" alt="Trail Gear"></a>{SHORT}', "Trail Gear"),
+        ("", "<p>Nothing lives at /gear/old-boots any more.</p>", "Hours"),
+        # A not-found heading (the phrase data's) over sentences of the page's own: no wall
+        # by its words, but worth comparing.
+        ("", f"<h1>Página no encontrada</h1>{OWN_SENTENCES}", "Tienda"),
+    ],
+)
+def test_a_short_page_that_gives_a_reason_is_worth_the_probe(head, body, title):
+    page = f"<html><head><title>{title}</title>{head}</head><body><main>{body}</main></body></html>"
+    from ikigai_web.fetch.extract import html_to_markdown
+
+    document = html_to_markdown(page, "https://trail.test/gear/old-boots")
+    assert document.wall is None
+    assert document.maybe_not_found is True
+    assert soft404.suspect("https://trail.test/gear/old-boots", document)
+
+
+@pytest.mark.parametrize(
+    ("body", "title"),
+    [
+        (SHORT, "Opening hours"),  # short and ordinary
+        (f'<header><form action="/find"><input type="search" name="q"></form></header>{SHORT}',
+         "Opening hours"),  # the site's search box, in its header: every page has it
+        (f'<nav><input type="search" name="q"></nav>{SHORT}', "Opening hours"),
+        (f'<input type="hidden" name="q">{SHORT}', "Opening hours"),
+        (f"<p>{ARTICLE}</p>", "Trail Gear"),  # long: never its site's not-found page
+        ("<p>See /gear, our catalogue.</p><p>Old boots: /gear/old-bootsies.</p>", "Boots"),
+    ],
+)  # fmt: skip
+def test_a_page_without_a_reason_costs_no_probe(body, title):
+    page = f"<html><head><title>{title}</title></head><body><main>{body}</main></body></html>"
+    from ikigai_web.fetch.extract import html_to_markdown
+
+    document = html_to_markdown(page, "https://trail.test/gear/old-boots")
+    assert document.maybe_not_found is False
+    assert not soft404.suspect("https://trail.test/gear/old-boots", document)
+
+
+def test_a_sites_root_and_a_wall_are_never_probed():
+    from ikigai_web.fetch.extract import html_to_markdown
+
+    noindex = '<meta name="robots" content="noindex">'
+    page = f"<html><head><title>Hours</title>{noindex}</head><body>{SHORT}</body></html>"
+    assert not soft404.suspect("https://trail.test/", html_to_markdown(page, "https://trail.test/"))
+    login = (
+        '<main><h1>Sign in</h1><form action="/login"><input type="email" name="email">'
+        '<input type="password" name="p"><button>Sign in</button></form></main>'
+    )
+    gate = html_to_markdown(page.replace(SHORT, login), "https://trail.test/gear/x")
+    assert gate.wall == "sign_in"
+    assert gate.maybe_not_found is False
