@@ -260,6 +260,25 @@ def test_the_sketch_leaves_out_the_path_and_link_targets():
     assert soft404.similarity(frozenset(), frozenset()) == 0.0
 
 
+@pytest.mark.parametrize(
+    ("heading", "wall"),
+    [("Scheduled maintenance", "error_page"), ("Not available in your region", "region_block")],
+)
+def test_a_site_that_answers_every_path_with_one_notice_is_named_by_it(serve, heading, wall):
+    """Words that name no wall alone beside the page's own sentences: compared with the
+    site's answer to a missing path, the same notice everywhere is that wall."""
+    notice = html("Trail Gear", f"<h1>{heading}</h1>{OWN_SENTENCES}")
+    site = serve(lambda _: (200, {}, notice))
+    site.pages["/gear/boots"] = (200, {}, notice)
+    assert fetch(site.url + "/gear/boots").get("wall") == wall
+    assert len(site.probes) == 1
+    other = serve(lambda path: (404, {}, gone(path)))  # the same page on a site that 404s
+    other.pages["/gear/boots"] = (200, {}, notice)
+    out = fetch(other.url + "/gear/boots")
+    assert out["success"] is True, out
+    assert len(other.probes) == 1
+
+
 def test_a_site_that_answers_every_path_with_a_maintenance_page_is_an_error_page(serve):
     down = html("Trail Gear", "<h1>We'll be back soon</h1><p>We are performing maintenance.</p>")
     site = serve(lambda _: (200, {}, down))
@@ -328,6 +347,9 @@ OWN_SENTENCES = (
         # A not-found heading (the phrase data's) over sentences of the page's own: no wall
         # by its words, but worth comparing.
         ("", f"<h1>Página no encontrada</h1>{OWN_SENTENCES}", "Tienda"),
+        # ...and any wall's: a site may answer every path with its age check or notice.
+        ("", f"<h1>¿Eres mayor de edad?</h1>{OWN_SENTENCES}", "Tienda"),
+        ("", f"<h1>Scheduled maintenance</h1>{OWN_SENTENCES}", "Tienda"),
     ],
 )
 def test_a_short_page_that_gives_a_reason_is_worth_the_probe(head, body, title):

@@ -11,7 +11,7 @@ cannot be used the answer carries a STATE warning, and each call asks again (onc
 fetches one page). Only a suspect page is ever
 compared: short, HTML, no wall already, a page that gives a reason to think it may be a
 not-found page (walls.maybe_not_found: its markup, noindex, a search box of its own, a title
-that names only the site, its own path repeated, a not-found or error page's heading), not an
+that names only the site, its own path repeated, a wall's heading or phrase), not an
 app shell (whose every path is the same shell), not a site's root. Any other page, a short
 ordinary one included, costs nothing.
 """

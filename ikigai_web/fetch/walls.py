@@ -562,8 +562,10 @@ def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
     answer to a missing path (soft404.py), which costs a request: its markup says 404, it is
     kept out of search engines (noindex), it offers a search box of its own, its title is the
     site's name alone, it repeats the path it was asked for, or its title, a heading or a
-    sentence says what a not-found or error page says in any language of the phrase data.
-    An ordinary short page (opening hours, a contact page) gives none, and costs nothing."""
+    sentence says what a wall says in any language of the phrase data, though not enough to
+    name it alone (a site that answers every path with its maintenance notice, its age check
+    or its region block is known by the comparison). An ordinary short page (opening hours,
+    a contact page) gives none, and costs nothing."""
     if size(markdown) > MAYBE_MISSING_WORDS:
         return False
     if found.noindex or found.search_box or found.error_marks or found.site_title:
@@ -571,11 +573,14 @@ def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
     if _echoes_path(markdown, url):
         return True
     page = _Page(found, wall_phrases.said(found.text or markdown), "", size(markdown), markdown)
-    for name in ("not_found", "error_page"):
+    headings = tuple(_headings(page))
+    for name in _KINDS:
         phrases = wall_phrases.kind(name)
-        if any(wall_phrases.is_heading(phrases.heading, part) for part in _headings(page)):
+        if any(wall_phrases.is_heading(phrases.heading, part) for part in headings):
             return True
-    return wall_phrases.found(wall_phrases.kind("not_found").strong, page.said) is not None
+        if wall_phrases.found(phrases.strong, page.said) is not None:
+            return True
+    return False
 
 
 _ECHOED_PATH = 3  # characters a path needs to be recognised when a page repeats it
