@@ -8,12 +8,11 @@ by hop). The origin's answer, its status and a sketch of its text, is remembered
 shared state for an hour, so a host is asked at most once an hour whatever the calls; a probe
 that fails or is too slow is remembered too, and decides nothing. Where the shared state
 cannot be used the answer carries a STATE warning, and each call asks again (once: a call
-fetches one page). Only a suspect page is ever
-compared: short, HTML, no wall already, a page that gives a reason to think it may be a
-not-found page (walls.maybe_not_found: its markup, noindex, a search box of its own, a title
-that names only the site, its own path repeated, a wall's heading or phrase), not an
-app shell (whose every path is the same shell), not a site's root. Any other page, a short
-ordinary one included, costs nothing.
+fetches one page). Only a suspect page is ever compared: short, HTML, no wall already, a
+page that gives a reason to think it may be a not-found page (walls.maybe_not_found: its
+markup, noindex, a search box of its own, a title that names only the site, its own path
+repeated, a wall's heading or phrase), not an app shell (whose every path is the same
+shell), not a site's root. Any other page, a short ordinary one included, costs nothing.
 """
 
 from __future__ import annotations
