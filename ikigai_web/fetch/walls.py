@@ -300,7 +300,7 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         kind in ("email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
         for kind, name in zip(kinds, named, strict=True)
     )
-    birth = "date" in kinds or any(wall_marks.AGE_GATE.search(name) for name in named)
+    birth = "date" in kinds or any(wall_marks.AGE_GATE.search(name.lower()) for name in named)
     birth = birth or _numbered_selects(tree)
     typed = bool(tree.xpath("//textarea")) or "search" in kinds
     signing = [
@@ -512,7 +512,7 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     if shown > _SHORT:
         return _consent_page(found, html, shown)
     said = wall_phrases.said(found.text or markdown)
-    page = _Page(found, said, html[:_MARKUP], shown, markdown)
+    page = _Page(found, said, html[:_MARKUP].lower(), shown, markdown)
     points = {name: _score(name, page) for name in _KINDS}
     best = max(points, key=points.__getitem__)
     if points[best] < _NEEDED:
@@ -536,7 +536,7 @@ def _consent_page(found: Clues, html: str, shown: int) -> Verdict | None:
     outside the dialog."""
     if shown > _CONSENT_WORDS or not found.text:
         return None
-    page = _Page(found, wall_phrases.said(found.text), html[:_MARKUP], shown)
+    page = _Page(found, wall_phrases.said(found.text), html[:_MARKUP].lower(), shown)
     if _dialog_points(page) < _STRONG:  # a long page takes the dialog itself
         return None
     return Verdict("consent") if _score("consent", page) >= _NEEDED else None
@@ -796,7 +796,7 @@ def of_status(
     """
     if status in _BY_STATUS:
         return _BY_STATUS[status]
-    markup = html[:MARKUP_READ]
+    markup = html[:MARKUP_READ].lower()  # wall_marks' patterns are searched lower-cased
     if _challenged(status, headers, markup):
         return "bot_check"
     said = page()
