@@ -15,7 +15,7 @@ SHARED ?= ../shared
 # `make install EXTRAS=browser` adds the optional extras (comma-separated) to the install.
 EXTRAS ?=
 
-.PHONY: all launchers demo test test-install lint bench bench-extract fit-pagetype fit-blocks oracle-type oracle-units install install-user \
+.PHONY: all launchers demo test test-install lint bench bench-extract fit-pagetype fit-blocks oracle-type oracle-units reading-corpus install install-user \
 	uninstall clean tools
 
 all: launchers demo
@@ -113,6 +113,13 @@ oracle-units: $(BIN)/.installed
 # the thresholds by cross-validation inside it.
 fit-blocks: $(BIN)/.installed
 	$(BIN)/python bench/fit_blocks.py '$(SHARED)/bench/extraction'
+
+# Writes the reading benchmark's pages and questions (bench/reading_corpus.py: XQuAD and SQuAD 2.0,
+# CC BY-SA 4.0) from git mirrors of their repositories to where `make bench` reads them.
+MIRRORS ?= /work/.mirror
+reading-corpus: $(BIN)/.installed
+	$(BIN)/python bench/reading_corpus.py '$(MIRRORS)/google-deepmind+xquad/repo' \
+	  '$(MIRRORS)/VinACE+san_mrc/repo/.git' '$(SHARED)/bench/reading/reading.json.gz'
 
 install:
 	$(PYTHON) -m venv '$(LIBDIR)/venv'

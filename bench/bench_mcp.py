@@ -1,5 +1,14 @@
-"""MCP latency: web-fetch called through `web-tools mcp` by the official MCP SDK's client over
-stdio, in the server's warm workers and as a program per call (`--no-warm`), side by side.
+"""MCP latency: how soon `web-tools mcp` lists its tools, and web-fetch called through it by the
+official MCP SDK's client over stdio, in the server's warm workers and as a program per call
+(`--no-warm`), side by side.
+
+Start-up: from starting the server to its answer of `tools/list` (the handshake a client makes
+first: `initialize`, `notifications/initialized`, `tools/list`, written as raw JSON-RPC lines so
+that the clock holds the server alone), STARTS times on the machine as it is ("quiet") and
+STARTS times beside a busy background this script starts and stops itself: two processes per
+core spinning the CPU, as many as `make test` runs workers (JOBS = 2 x cores). Some clients give
+up on a server that has not listed its tools within a few seconds. Targets: the medians, quiet
+within STARTUP_QUIET and busy within STARTUP_BUSY seconds.
 
 Two servers run at once, each serving web_fetch only, with the same cache directory; a loopback
 server, a process of its own, serves a small article page (bench_fetch's `article`, about 10 KB
@@ -27,7 +36,7 @@ import time
 from contextlib import AsyncExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 from bench_fetch import article
@@ -41,9 +50,22 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 WEB_TOOLS = ROOT / ".venv" / "bin" / "web-tools"
 ROUNDS = 25
+STARTS = 10
+STARTUP_QUIET = 1.5  # seconds, median
+STARTUP_BUSY = 4.0
+SPINNERS_PER_CORE = 2
+HANDSHAKE = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "bench_mcp", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]  # fmt: skip
 WARM_UP = 5
 PAUSE = 0.2  # seconds between two calls
 READY_WAIT = 60.0
+# A machine's keys would change what is served: the start-up is measured without any.
+KEY_SUFFIXES = ("_API_KEY", "_ENGINE_ID", "SEARXNG_URL", "SEARXNG_AUTH")
 CACHED_TARGET_MS = 50.0
 UNCACHED_TARGET = 1.5
 PAGE = (
@@ -169,6 +191,93 @@ async def measure(base: str, env: dict[str, str], folder: Path) -> dict[str, lis
     return samples
 
 
+class Listed(NamedTuple):
+    """One start of the server, to its answer of tools/list."""
+
+    seconds: float
+    cpu: float  # seconds of CPU the server and everything it started had used by then
+    size: int  # bytes of the answer
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time of `pid`, its children reaped so far and its living descendants."""
+    from ikigai_web.common.procs import descendants
+
+    ticks = 0
+    for index, each in enumerate([pid, *descendants(pid)]):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{each}/stat").read_text().rpartition(")")[2].split()
+            ticks += sum(int(f) for f in fields[11 : 15 if index == 0 else 13])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def listed(argv: list[str], env: dict[str, str]) -> Listed:
+    """From starting the server `argv` to its answer of `tools/list`: the time, the CPU it
+    took, and the bytes of that answer. The server is then let go (stdin closed) and waited
+    for, with all it started, so that nothing of it runs into the next measure."""
+    start = time.perf_counter()
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, env=env) as server:  # fmt: skip
+        assert server.stdin is not None
+        assert server.stdout is not None
+        initialize, initialized, listing = (json.dumps(m).encode() + b"\n" for m in HANDSHAKE)
+        server.stdin.write(initialize)
+        server.stdin.flush()
+        server.stdout.readline()
+        server.stdin.write(initialized + listing)
+        server.stdin.flush()
+        answer = server.stdout.readline()
+        took = time.perf_counter() - start
+        used = cpu_seconds(server.pid)
+        assert b'"tools"' in answer, answer[:300]
+        server.stdin.close()
+        server.wait(READY_WAIT)
+    return Listed(took, used, len(answer))
+
+
+@contextlib.contextmanager
+def busy() -> Iterator[int]:
+    """The machine kept busy while the block runs: SPINNERS_PER_CORE processes a core, each
+    spinning the CPU; how many."""
+    count = SPINNERS_PER_CORE * (os.cpu_count() or 1)
+    spin = [sys.executable, "-c", "while True: pass"]
+    spinners = [subprocess.Popen(spin) for _ in range(count)]
+    try:
+        time.sleep(0.5)  # under way
+        yield count
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def startup(env: dict[str, str]) -> dict[str, list[Listed]]:
+    """STARTS starts to the tools' list, quiet and busy, alternating one start of each kind
+    so that a change in the machine's own load meets both."""
+    argv = [str(WEB_TOOLS), "mcp"]
+    starts: dict[str, list[Listed]] = {"quiet": [], "busy": []}
+    for _ in range(STARTS):
+        starts["quiet"].append(listed(argv, env))
+        with busy():
+            starts["busy"].append(listed(argv, env))
+    return starts
+
+
+def report_startup(starts: dict[str, list[Listed]]) -> None:
+    count = SPINNERS_PER_CORE * (os.cpu_count() or 1)
+    size = starts["quiet"][0].size
+    print(f"`web-tools mcp` from start to its answer of tools/list ({size:,} bytes, a machine "
+          f"without keys), {STARTS} starts each; busy: {count} processes spinning the CPU "
+          f"beside it ({SPINNERS_PER_CORE} a core, as `make test` runs its workers):")  # fmt: skip
+    for kind, target in (("quiet", STARTUP_QUIET), ("busy", STARTUP_BUSY)):
+        seconds = [start.seconds for start in starts[kind]]
+        median = check(f"MCP start-up to tools/list ({kind})", statistics.median(seconds),
+                       target, " s")  # fmt: skip
+        cpu = statistics.median(start.cpu for start in starts[kind])
+        print(f"  {kind:5}  median {median}, range {min(seconds):.2f}-{max(seconds):.2f} s; "
+              f"CPU used by then {cpu:.2f} s (the server and what it started)")  # fmt: skip
+
+
 def report(samples: dict[str, list[float]]) -> None:
     ms = {name: statistics.median(values) * 1000 for name, values in samples.items()}
     here = samples["in process"]
@@ -190,20 +299,30 @@ def report(samples: dict[str, list[float]]) -> None:
 
 
 def main() -> None:
-    print(f"bench_mcp on {sys.platform}, {os.cpu_count()} cores")
+    print(f"bench_mcp on {sys.platform}, {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f} at the start")  # fmt: skip
     with tempfile.TemporaryDirectory() as temp, page_server() as base:
         folder = Path(temp)
         # The servers and this process alike: one cache, loopback allowed, no user settings.
         settings = {"XDG_CACHE_HOME": str(folder / "cache"), "IKIGAI_CONFIG_DIR": str(folder),
-                    "IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1"}  # fmt: skip
+                    "IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1", "HOME": str(folder)}  # fmt: skip
         os.environ.update(settings)
+        env = {k: v for k, v in os.environ.items() if not k.endswith(KEY_SUFFIXES)}
+        starts = startup(env)
         samples = anyio.run(measure, base, dict(os.environ), folder)
+    report_startup(starts)
     report(samples)
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--serve"]:
         serve()
+    elif sys.argv[1:] == ["--startup"]:  # the start-up alone
+        with tempfile.TemporaryDirectory() as temp:
+            clean = {k: v for k, v in os.environ.items() if not k.endswith(KEY_SUFFIXES)}
+            env = clean | {"IKIGAI_CONFIG_DIR": temp, "HOME": temp, "XDG_CACHE_HOME": temp}
+            report_startup(startup(env))
+        sys.exit(exit_code())
     else:
         main()
         sys.exit(exit_code())

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 BIN = Path(sys.executable).parent
+# The benchmarks' builders (bench/hostile_documents.py, document_corpus.py) make the tests'
+# documents too: one builder of each, importable from every test module.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 # Time in tests: no verdict may depend on how fast the machine is. A deadline under test is
 # short, and what it waits for never comes within the test (a server or program stalls for
 # STALL, or until the test ends), so only the deadline can end the wait; the verdict is the

@@ -208,7 +208,7 @@ def test_failures_of_every_kind_meet_the_schemas(fake_server, monkeypatch):
     assert set(codes.values()) == {"AUTH_MISSING"}
     monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", "brave,tavily")
     every = answered("web_search_auto", {"query": "ikigai"})
-    assert every["error"].startswith("every search provider failed")
+    assert every["error"].startswith("No provider could search: no provider has a key. ")
     monkeypatch.setenv("BRAVE_API_KEY", "BSA-key-1234")
     limited = Reply(429, {"type": "ErrorResponse"}, {"X-RateLimit-Reset": "1, 30"})
     monkeypatch.setenv("BRAVE_SEARCH_API_URL", fake_server.route("/limited", limited))

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
+import shlex
 import shutil
+import subprocess
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +45,8 @@ SETTINGS = Settings.every()
 SETTINGS_HEADER = ["variable", "meaning", "allowed", "default"]
 ENDPOINTS_HEADER = ["variable", "replaces", "default"]
 # The example web-tools.toml shows each setting's default, but for these a sample is clearer.
-SAMPLED = {"user_agent", "fetch_allow_hosts", "fetch_browser", "redis_url", "rate_limits"}
+SAMPLED = {"user_agent", "fetch_allow_hosts", "fetch_browser", "redis_url", "redis_secret",
+           "rate_limits"}  # fmt: skip
 
 
 def nested_keys() -> dict[str, str]:
@@ -121,6 +126,44 @@ def test_the_readme_starts_short_and_leads_to_the_reference():
     assert "IKIGAI_WEB_FETCH_ALLOW_HOSTS" in README.split("## Troubleshooting")[1]
     documents = {path.name for path in (ROOT / "docs").glob("*.md")}
     assert set(re.findall(r"\]\(docs/([a-z-]+\.md)\)", README)) == documents
+
+
+def _duckduckgo_on(fake_server: Any) -> dict[str, str]:
+    """The environment that points DuckDuckGo at the loopback server, answering one result."""
+    from conftest import Reply
+    from toolbox import duckduckgo_answer
+
+    body, kind = duckduckgo_answer("Ikigai - Wikipedia", "A reason for being.", IKIGAI)
+    for path in ("/html/", "/lite/"):
+        fake_server.route(path, Reply(body=body, headers={"Content-Type": kind}))
+    url = fake_server.url
+    return {"DUCKDUCKGO_HTML_URL": f"{url}/html/", "DUCKDUCKGO_LITE_URL": f"{url}/lite/"}
+
+
+IKIGAI = "https://en.wikipedia.org/wiki/Ikigai"
+
+
+@pytest.mark.loopback
+def test_the_readmes_first_example_runs_in_a_clone_as_written(fake_server):
+    first = next(line for line in README.splitlines() if line.startswith("$ "))
+    argv = shlex.split(first.removeprefix("$ "))
+    assert (ROOT / argv[0]).is_file(), argv[0]  # in the clone after `make`, not on a PATH
+    env = os.environ | _duckduckgo_on(fake_server)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# Search Results for: what is ikigai\n"), done.stdout
+    assert f"Source: {IKIGAI}" in done.stdout
+
+
+@pytest.mark.loopback
+def test_makes_demo_runs_its_search(fake_server):
+    env = os.environ | _duckduckgo_on(fake_server)  # `-o launchers`: as built, not remade
+    argv = ["make", "--no-print-directory", "-s", "-o", "launchers", "demo"]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    said, answer = done.stdout.splitlines()
+    assert said.endswith("| libexec/ikigai/web-search-duckduckgo-tool")
+    assert json.loads(answer)["results"][0]["url"] == IKIGAI
 
 
 @pytest.mark.parametrize("text", [CONFIGURATION, PROTOCOL], ids=["configuration", "protocol"])

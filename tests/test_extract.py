@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.common.text import visible
 from ikigai_web.fetch import extract
 from ikigai_web.fetch.extract import html_to_markdown
 
@@ -214,7 +215,7 @@ def test_an_underline_leaves_its_text_and_no_html_in_the_markdown():
 def test_falls_back_to_readability_when_trafilatura_finds_nothing(monkeypatch):
     import trafilatura
 
-    monkeypatch.setattr(trafilatura, "extract", lambda *_args, **_kwargs: None)
+    monkeypatch.setattr(trafilatura, "bare_extraction", lambda *_args, **_kwargs: None)
     doc = html_to_markdown(ARTICLE, URL)
     assert "Tomatoes grow well on a sunny windowsill." in doc.markdown
     assert "[soil guide](https://example.com/blog/guides/soil.html)" in doc.markdown
@@ -227,6 +228,71 @@ def test_falls_back_when_trafilatura_stops_short(monkeypatch):
     monkeypatch.setattr(extract, "_trafilatura", lambda *_args, **_kwargs: "Tomatoes grow well.")
     doc = html_to_markdown(ARTICLE, URL)
     assert "Harvest when the fruit is fully red." in doc.markdown
+
+
+# --- quotations: a quoted speaker's words never read as the writer's -------------------------
+
+SAID = "We heard from hundreds of residents who told us the library matters more than anything."
+REPORTED = (
+    "<p>" + "The council met on Tuesday and heard residents on the new budget at length. " * 4
+)
+
+
+def _news(quote: str) -> str:
+    return (f"<html><head><title>Council passes budget</title></head><body><nav><a href='/'>Home"
+            f"</a></nav><article><h1>Council passes budget</h1>{REPORTED}</p>{quote}{REPORTED}"
+            "</p></article><footer>Copyright</footer></body></html>")  # fmt: skip
+
+
+ATTRIBUTED = {
+    "a footer in the quote": f"<blockquote><p>{SAID}</p><footer>\u2014 <cite>Jane Doe, mayor"
+                             "</cite></footer></blockquote>",
+    "a figure's caption": f"<figure><blockquote><p>{SAID}</p></blockquote><figcaption "
+                          "class='caption'>Jane Doe, mayor</figcaption></figure>",
+    "a cite that ends it": f"<blockquote><p>{SAID}</p><cite>Jane Doe, mayor</cite></blockquote>",
+    "a cite after it": f"<blockquote><p>{SAID}</p></blockquote><cite>Jane Doe, mayor</cite>",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("full_page", [False, True], ids=["article", "full_page"])
+@pytest.mark.parametrize("quote", list(ATTRIBUTED.values()), ids=list(ATTRIBUTED))
+def test_a_quotation_and_its_attribution_keep_their_marks_in_every_mode(quote, full_page):
+    markdown = html_to_markdown(_news(quote), URL, full_page=full_page).markdown
+    assert f"> {SAID}\n>\n> \u2014 Jane Doe, mayor\n" in markdown, markdown
+    assert markdown.count("Jane Doe") == 1
+
+
+def test_a_quotation_read_by_readability_keeps_its_marks_too(monkeypatch):
+    import trafilatura
+
+    monkeypatch.setattr(trafilatura, "bare_extraction", lambda *_args, **_kwargs: None)
+    markdown = html_to_markdown(_news(ATTRIBUTED["a figure's caption"]), URL).markdown
+    assert f"> {SAID}\n>\n> \u2014 Jane Doe, mayor" in markdown, markdown
+
+
+def test_a_quotation_of_several_paragraphs_is_one_quote():
+    quote = f"<blockquote><p>{SAID}</p><p>And then: {SAID}</p></blockquote>"
+    markdown = html_to_markdown(_news(quote), URL).markdown
+    assert f"> {SAID}\n>\n> And then: {SAID}" in markdown, markdown
+
+
+def test_an_inline_quotation_stays_in_its_sentence_with_its_marks():
+    sentence = (
+        "<p>The mayor called it <q>a budget for <q>every</q> reader</q> and left the room.</p>"
+    )
+    markdown = html_to_markdown(_news(sentence), URL).markdown
+    assert (
+        "The mayor called it \u201ca budget for \u2018every\u2019 reader\u201d and left" in markdown
+    )
+
+
+def test_a_page_cannot_forge_where_a_quotation_goes():
+    # Text that looks like a stand-in for a quote is the page's text, left as it is.
+    forged = "<p>quote0000000000000000n0</p>"
+    quote = f"<blockquote><p>{SAID}</p></blockquote>"
+    markdown = html_to_markdown(_news(forged + quote), URL).markdown
+    assert "quote0000000000000000n0" in markdown
+    assert markdown.count(SAID) == 1
 
 
 def test_readability_fallback_when_both_find_nothing_gives_empty_markdown():
@@ -880,6 +946,33 @@ def test_a_character_xml_forbids_costs_the_page_nothing(char):
     document = html_to_markdown(html + "</p></article></body></html>", "https://example.org/a")
     assert document.markdown == paragraph
     assert document.warnings == []
+
+
+@pytest.mark.parametrize(
+    "hiding",
+    [
+        "&#27;]<div hidden>&#27;\\SECRET words here</div>",
+        "a &#27;[<span hidden>SECRET words here</span>",
+        "a &#27; <span style='display:none'>SECRET words here</span>",
+        "\x1b]<div hidden>\x07SECRET words here</div>",
+        '<span title="&#27;[" hidden>SECRET words here</span>',
+    ],
+)
+def test_an_escape_sequence_never_unmakes_the_markup_that_hides_text(hiding):
+    """A terminal's escape sequence can hold `<`, `>` and quotes: it is taken out of the
+    text once the tree is built, never out of the markup, where it would unmake a tag."""
+    paragraph = "The committee met on Tuesday to discuss the annual budget and a new library."
+    html = f"<html><body><article><p>{paragraph}</p>{hiding}<p>{paragraph}</p></article></body>"
+    for full_page in (False, True):
+        document = html_to_markdown(html + "</html>", "https://example.org/a", full_page=full_page)
+        assert "SECRET" not in document.markdown
+        assert paragraph in document.markdown
+
+
+def test_a_stray_esc_takes_no_word_with_it():
+    assert visible("foo\x1b bar") == "foo bar"
+    assert visible("a\x1b, b") == "a, b"
+    assert visible("x\x1b(By") == "xy"  # a charset switch goes whole
 
 
 @pytest.mark.parametrize(

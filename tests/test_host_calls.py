@@ -43,21 +43,43 @@ def test_a_failure_without_event_or_code():
 
 def test_unusable_input_is_the_tools_one_line():
     got = answer(status=1, stderr=b"x: missing required field 'query'\n")
-    assert got == calls.Answer(False, "x: missing required field 'query'")
+    assert got == calls.Answer(False, "x: missing required field 'query'", refused=True)
+    assert not answer(status=1, stderr=b"two\nlines\n").refused  # a crash's, not a refusal
+    assert not answer(status=2, stderr=b"one line\n").refused
 
 
-def test_a_crash_shows_the_end_of_its_stderr():
+def test_a_crash_shows_the_error_its_traceback_ends_with_and_not_the_traceback():
     trace = b"Traceback (most recent call last):\n" + b"  frame\n" * 500 + b"ValueError: bug\n"
     got = answer(status=1, stderr=trace)
     assert not got.ok
-    assert got.text.startswith("x failed: it exited with status 1. Its error output:\n…")
-    assert got.text.endswith("ValueError: bug")
-    assert len(got.text) < 2100
+    assert got.text == "x failed: it exited with status 1: ValueError: bug"
+    long = answer(status=2, stderr=b"Error: " + b"x" * 5000)
+    assert len(long.text) < 600
+    assert long.text.endswith("…")
 
 
-def test_crashes_without_output_and_by_signal():
+def test_crashes_without_output():
     assert answer(status=3).text == "x failed: it exited with status 3, without an error message."
-    assert answer(status=-9).text.startswith("x failed: it was killed by signal SIGKILL")
+
+
+@pytest.mark.parametrize(
+    ("signal", "stderr"),
+    [
+        (-6, b"memory allocation of 1610612736 bytes failed\n"),
+        (-6, b"Fatal Python error: Cannot recover from stack overflow.\nThread 0x1:\n  File x\n"),
+        (-9, b""),
+        (-11, b"Segmentation fault\n"),
+    ],
+    ids=["allocator", "stack-overflow", "killed", "crash"],
+)
+def test_a_program_the_system_ended_is_named_by_what_happened_not_by_its_signal(signal, stderr):
+    """Issue 55: an out-of-memory death read "killed by signal SIGABRT", or an allocator's
+    own words; the model is told what happened and what to do."""
+    got = answer(status=signal, stderr=stderr)
+    assert got.text == (
+        "x stopped before it answered: it ran out of memory or crashed, and the system ended "
+        "it. Try again with a smaller request, or another tool."
+    )
 
 
 def test_time_and_size_limits():
@@ -83,11 +105,12 @@ def test_answers_that_are_not_json_objects():
     ],
     ids=["timeout", "too-much", "not-json", "not-an-object"],
 )
-def test_every_failure_of_the_program_shows_its_stderr(outcome, said):
+def test_every_failure_of_the_program_shows_the_last_line_of_its_stderr(outcome, said):
     got = answer(stderr=b"warming up\nconnection refused: 127.0.0.1:9\n", **outcome)
     assert not got.ok
     assert said in got.text
-    assert got.text.endswith(". Its error output:\nwarming up\nconnection refused: 127.0.0.1:9")
+    assert got.text.endswith(": connection refused: 127.0.0.1:9")
+    assert "warming up" not in got.text
 
 
 def test_a_tools_own_failure_needs_no_stderr():

@@ -117,13 +117,16 @@ def test_a_bad_timeout_is_a_usage_error(capsys, value):
 def test_mcp_serves_the_chosen_tools_and_reports_the_rest(capsys, monkeypatch, fake_tool):
     fake_tool(Path(".ikigai/tools").resolve(), "broken-tool", schema_script="exit 9")
     served: dict[str, object] = {}
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: served.update(
-        tools, t=timeout, warm=warm))  # fmt: skip
+
+    def serve(tools: dict[str, object], timeout: float, warm: bool, output_schemas: bool) -> None:
+        served.update(tools, t=timeout, warm=warm, schemas=output_schemas)
+
+    monkeypatch.setattr(mcp_server, "serve", serve)
     assert cli.main(["mcp", "--only", "web_fetch,nothing", "--timeout", "2.5"]) == 0
-    assert set(served) == {"web_fetch", "t", "warm"}
-    assert (served["t"], served["warm"]) == (2.5, True)
-    assert cli.main(["mcp", "--no-warm"]) == 0
-    assert served["warm"] is False
+    assert set(served) == {"web_fetch", "t", "warm", "schemas"}
+    assert (served["t"], served["warm"], served["schemas"]) == (2.5, True, True)
+    assert cli.main(["mcp", "--no-warm", "--no-output-schemas"]) == 0
+    assert (served["warm"], served["schemas"]) == (False, False)
     err = capsys.readouterr().err
     assert "not serving" in err
     assert "broken-tool: --schema exited with status 9" in err
@@ -133,7 +136,7 @@ def test_mcp_serves_the_chosen_tools_and_reports_the_rest(capsys, monkeypatch, f
 def served_by(monkeypatch, *args: str) -> set[str]:
     """The tools `web-tools mcp ARGS` would serve."""
     served: dict[str, object] = {}
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: served.update(tools))
+    monkeypatch.setattr(mcp_server, "serve", lambda tools, *_, **__: served.update(tools))
     assert cli.main(["mcp", *args]) == 0
     return set(served)
 
@@ -163,7 +166,7 @@ def test_mcp_serves_every_tool_with_all_or_the_ones_named_with_only(capsys, monk
 
 
 def test_mcp_says_when_nothing_is_left_to_serve(capsys, monkeypatch):
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: None)
+    monkeypatch.setattr(mcp_server, "serve", lambda *_, **__: None)
     assert cli.main(["mcp", "--exclude", ",".join(doctor.own_tools())]) == 0
     assert "no tool to serve; `web-tools doctor` says why" in capsys.readouterr().err
 
@@ -178,7 +181,7 @@ def test_mcp_does_not_start_when_only_matches_no_tool(capsys, monkeypatch):
 
 @pytest.mark.parametrize("flag", ["--only", "--exclude"])
 def test_a_misspelt_name_is_told_the_names_it_may_mean(capsys, monkeypatch, flag):
-    monkeypatch.setattr(mcp_server, "serve", lambda tools, timeout, warm: None)
+    monkeypatch.setattr(mcp_server, "serve", lambda *_, **__: None)
     cli.main(["mcp", flag, "web_serch_brave,web-fech-tool,nothing_like_it"])
     lines = capsys.readouterr().err.splitlines()
     assert (
@@ -234,15 +237,21 @@ def test_list_shows_each_tool_its_origin_and_path(capsys, host_dirs, fake_tool, 
     assert overridden[0].endswith(f"(overridden: overridden by {system / 'web-fetch-tool'})")
 
 
-def test_list_json(capsys, fake_tool):
+def test_list_json(capsys, fake_tool, monkeypatch):
     fake_tool(Path(".ikigai/tools").resolve(), "broken-tool", schema_script="exit 3")
     code, out = main(capsys, "list", "--json")
     rows = json.loads(out)
     assert code == 0
     brave = next(r for r in rows if r["name"] == "web_search_brave")
-    assert brave["status"] == "served"
+    assert brave["status"] == "not_served"  # as `web-tools mcp` leaves it out: no key
+    assert brave["reason"] == "not set up: BRAVE_API_KEY not set (web-tools mcp --all serves it)"
     assert brave["origin"] == "installation"
     assert Path(brave["path"]).name == "web-search-brave-tool"
+    monkeypatch.setenv("BRAVE_API_KEY", KEY)
+    brave = next(
+        r for r in json.loads(main(capsys, "list", "--json")[1]) if r["name"] == brave["name"]
+    )
+    assert brave["status"] == "served"
     assert "reason" not in brave
     broken = next(r for r in rows if r["name"] == "broken")
     assert broken == {
@@ -341,6 +350,11 @@ def test_doctor_on_a_keyless_machine_is_green_and_says_what_is_optional(capsys, 
     assert "Problems:" not in out
     assert out.count("\n  - web_search_") == NEEDING  # one line each says how to set it up
     assert out.endswith(f"All good ({NEEDING} optional tools not set up).\n")
+    # As the docs say: no new Google key can be had, so doctor does not send one to make it.
+    google = next(line for line in out.splitlines() if line.startswith("  - web_search_google"))
+    assert "closed the Custom Search JSON API to new customers" in google
+    assert "Create a key" not in google
+    assert "web_search_duckduckgo needs no key" in google
 
 
 def test_doctor_calls_a_half_set_up_provider_a_problem(capsys, monkeypatch):
@@ -410,9 +424,16 @@ def test_doctor_settings_in_effect(capsys, isolated_env, monkeypatch):
     )
     assert "IKIGAI_WEB_FETCH_ROBOTS               off  (IKIGAI_WEB_FETCH_ROBOTS)" in settings
     assert (
-        "IKIGAI_WEB_SEARCH_ORDER               brave,google,tavily,searxng,duckduckgo  (default)"
-        in settings
+        "IKIGAI_WEB_SEARCH_ORDER               unset (default: brave,google,tavily,searxng,"
+        "duckduckgo)" in settings
     )
+    # An unset setting is said to be, with its default, never shown blank.
+    assert "\n  IKIGAI_WEB_FETCH_BROWSER              unset (default: found)\n" in settings
+    assert "\n  IKIGAI_WEB_REDIS_URL                  unset (default: none)\n" in settings
+    assert all(line.split()[1:] for line in settings.splitlines()[1:])
+    report = json.loads(main(capsys, "doctor", "--json")[1])
+    browser = next(r for r in report["settings"] if r["variable"] == "IKIGAI_WEB_FETCH_BROWSER")
+    assert (browser["value"], browser["source"]) == ("found", "unset")
     assert "sets 'timout', which is no setting: it has no effect. Did you mean 'timeout'?" in out
     assert "Cache: " + str(Path(isolated_env).parent / "cache" / "ikigai-web-tools") in out
 
@@ -644,3 +665,23 @@ def test_doctor_says_whether_web_fetch_can_render(capsys, monkeypatch, tmp_path)
     monkeypatch.setenv("IKIGAI_WEB_FETCH_BROWSER", str(fake))
     _, out = main(capsys, "doctor")
     assert f"Rendering pages that need JavaScript (web-fetch): available, with {fake}" in out
+
+
+def test_forget_refuses_a_name_that_is_no_provider_and_says_which_it_may_mean(capsys):
+    from ikigai_web.common.errors import ErrorCode
+    from ikigai_web.tools.fallback.recall import Recall, remembered
+
+    noted = Recall(["brave"])
+    noted.failed("brave", (ErrorCode.RATE_LIMIT, "Brave answered 429", 600))
+    noted.save()
+    for names in (["bravve"], ["brave", "web_search_bravve"], ["nothing-like-it"]):
+        assert cli.main(["forget", *names]) == 1
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err.startswith(f"web-tools forget: no search provider is named {names[-1]!r}")
+        meant = "; did you mean 'brave'? " if "brav" in names[-1] else ". "
+        assert f"{meant}Nothing was forgotten (providers: brave, " in err
+        assert [row["tool"] for row in remembered()[0]] == ["web_search_brave"]  # kept
+    assert cli.main(["forget", "Web_Search_Brave"]) == 0
+    assert capsys.readouterr().out == "forgot 1 note and 0 holds about brave\n"
+    assert remembered()[0] == []

@@ -247,3 +247,22 @@ def test_the_server_hears_when_its_guardian_watches(program, wait, watching):
         guardian_process.wait()
         assert guardian_process.stdin is not None
         guardian_process.stdin.close()
+
+
+def test_an_adopted_orphan_is_reaped_and_an_own_child_is_left_to_its_owner():
+    """What the MCP server's reaper does (process.reap_adopted): a child none of its own is
+    reaped; its own children keep their status for whoever waits for them."""
+    from ikigai_web.common.procs import zombies
+
+    mine = process.own(lambda: subprocess.Popen(["true"]))
+    orphan = os.fork()
+    if orphan == 0:  # pragma: no cover - the child
+        os._exit(7)
+    end = time.monotonic() + HANG_GUARD
+    while not {orphan, mine.pid} <= set(zombies(os.getpid())):
+        assert time.monotonic() < end, "the children did not end"
+        time.sleep(0.01)
+    assert process.reap_orphans() == [orphan]
+    assert orphan not in zombies(os.getpid())
+    assert mine.wait() == 0  # its own status, not the one a stolen reap leaves
+    assert process.reap_orphans() == []

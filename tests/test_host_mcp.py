@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from importlib import import_module
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 import pytest
-from conftest import BIN, HANG_GUARD, Reply
+from conftest import BIN, HANG_GUARD, STALL, Reply
 from deaths import gone
 from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
@@ -112,6 +113,27 @@ def test_lists_every_tool_with_its_schema(tmp_path, fake_tool):
     assert f"not serving {tmp_path}/.ikigai/tools/broken-tool: --schema exited with status 4" in log
 
 
+def test_output_schemas_can_be_left_out_of_the_list(tmp_path, fake_server):
+    url = fake_server.route("/page", page("A page whose answer comes as JSON all the same."))
+    sizes: dict[str, int] = {}
+
+    async def scenario() -> None:
+        for args in ((), ("--no-output-schemas",)):
+            async with connect(tmp_path, *args, env=LOOPBACK_PAGES) as session:
+                listed = (await session.list_tools()).tools
+                sizes[" ".join(args)] = len(json.dumps([t.model_dump() for t in listed]))
+                assert {t.name for t in listed} >= {"web_fetch", "web_search_auto"}
+                assert all((t.output_schema is None) is bool(args) for t in listed)
+                assert all(t.title and t.annotations for t in listed)  # the rest is as ever
+                result = await session.call_tool("web_fetch", {"url": url})
+                assert not result.is_error
+                assert result.structured_content is not None  # the JSON still comes
+                assert result.structured_content["title"] == "Warm"
+
+    run(scenario)
+    assert sizes["--no-output-schemas"] < sizes[""] / 2
+
+
 def test_a_search_against_a_loopback_brave(tmp_path, fake_server):
     body = json.loads((FIXTURES / "search.json").read_text())
     url = fake_server.route("/res/v1/web/search", Reply(body=body))
@@ -155,6 +177,12 @@ def test_by_default_only_what_can_work_is_served(tmp_path, fake_tool):
     run(scenario)
     keyless = {"web_fetch", "web_search_auto", "web_search_duckduckgo", "third_party"}
     assert listed == [keyless, keyless | {"web_search_tavily"}]
+    for env, served in zip(({}, {"TAVILY_API_KEY": KEY}), listed, strict=True):
+        rows = json.loads(subprocess.run(
+            [BIN / "web-tools", "list", "--json"], capture_output=True, check=True,
+            env=os.environ | server_env(tmp_path, env), cwd=tmp_path,
+        ).stdout)  # fmt: skip
+        assert {row["name"] for row in rows if row["status"] == "served"} == served
     log = (tmp_path / "server.log").read_text()
     assert "not serving web_search_brave, not set up: BRAVE_API_KEY not set" in log
 
@@ -172,12 +200,6 @@ def test_failures_and_bad_input_are_error_results(tmp_path, isolated_env):
             assert "\n\n⚠ Configuration Required\n\n" in text
             assert str(isolated_env / "credentials.json") in text
             assert 'export BRAVE_API_KEY="' in text
-            no_query = await session.call_tool("web_search_brave", {})
-            assert no_query.is_error
-            assert text_of(no_query) == "web_search_brave: missing required field 'query'"
-            assert no_query.structured_content is None  # the tool gave no JSON
-            wrong = await session.call_tool("web_fetch", {"url": 5})
-            assert text_of(wrong) == "web_fetch: field 'url' must be a string, got integer"
             out_of_range = await session.call_tool("web_search_brave", {"query": "x", "count": 99})
             assert out_of_range.is_error
             assert text_of(out_of_range).startswith("INVALID_INPUT: ")
@@ -185,6 +207,47 @@ def test_failures_and_bad_input_are_error_results(tmp_path, isolated_env):
             assert out_of_range.structured_content["error"] in text_of(out_of_range)
             with pytest.raises(MCPError, match="No tool 'nope'; tools: web_fetch, "):
                 await session.call_tool("nope", {})
+
+    run(scenario)
+
+
+# Input the tool refuses as unusable (exit 1 for a host) has the shape of any other bad value.
+UNUSABLE: list[tuple[str, dict[str, Any], str]] = [
+    ("web_search_brave", {}, "missing required field 'query'"),
+    ("web_fetch", {"url": 5}, "field 'url' must be a string, got integer"),
+    ("web_fetch", {"url": None}, "field 'url' must be a string, got null"),
+    ("web_search_auto", {"query": ["x"]}, "field 'query' must be a string, got array"),
+    ("web_fetch", {"url": "https://example.com/", "pad": "x" * 2_000_000},
+     "input is larger than 1048576 bytes"),
+]  # fmt: skip
+
+
+def test_every_bad_input_is_invalid_input_with_its_structure(tmp_path):
+    results: list[types.CallToolResult] = []
+
+    async def scenario() -> None:
+        async with connect(tmp_path, "--all") as session:
+            # The SDK's client checks structuredContent against the listed outputSchema.
+            for name, arguments, _ in UNUSABLE:
+                results.append(await session.call_tool(name, arguments))
+
+    run(scenario)
+    for result, (_, _, said) in zip(results, UNUSABLE, strict=True):
+        assert result.is_error
+        assert text_of(result) == f"INVALID_INPUT: {said}"
+        failure = {"success": False, "error": said, "error_code": "INVALID_INPUT"}
+        assert result.structured_content == failure
+
+
+def test_a_third_party_tools_refusal_stays_its_text(tmp_path, fake_tool):
+    fake_tool(tmp_path / "system", "third-party-tool", call="echo 'bad input' >&2; exit 1")
+
+    async def scenario() -> None:
+        async with connect(tmp_path) as session:
+            result = await session.call_tool("third_party", {"query": "x"})
+            assert result.is_error
+            assert text_of(result) == "bad input"
+            assert result.structured_content is None  # its own words: no code is known
 
     run(scenario)
 
@@ -220,6 +283,80 @@ def test_a_cut_page_reads_as_a_page_and_says_how_to_read_on(tmp_path, fake_serve
             assert rest.structured_content["content"].strip() == "Paragraph 2 of the release notes."
 
     run(scenario)
+
+
+GUIDE = (
+    "<html><head><title>Kiln guide</title></head><body><main><article><h1>Kiln guide</h1>"
+    "<h2>Loading</h2><p>Stack the shelves loosely so the heat can move between the pots.</p>"
+    "<h2>Firing</h2><h3>Stoneware</h3><p>Stoneware matures at about 1,240 degrees, held for "
+    "twenty minutes before the kiln is left to cool.</p>"
+    "<h2>Cooling</h2><p>Open the lid only once the kiln has fallen below 100 degrees.</p>"
+    + "".join(f"<p>Log entry {i}: a firing of bowls and cups.</p>" for i in range(40))
+    + "</article></main></body></html>"
+)
+HTML = {"Content-Type": "text/html"}
+
+
+def test_a_query_reads_as_passages_with_their_headings_lines_and_the_outline(tmp_path, fake_server):
+    url = fake_server.route("/guide", Reply(body=GUIDE, headers=HTML))
+
+    async def scenario() -> None:
+        async with connect(tmp_path, env=LOOPBACK_PAGES) as session:
+            # The client checks structuredContent against the listed outputSchema itself.
+            call = {"url": url, "query": "stoneware firing temperature", "max_chars": 300}
+            result = await session.call_tool("web_fetch", call)
+            answer = result.structured_content
+            assert answer is not None
+            assert (answer["selected_by"], answer["truncated"]) == ("query", True)
+            first = answer["passages"][0]
+            assert first["headings"] == ["Firing", "Stoneware"]
+            text = text_of(result)
+            line = first["first_line"]
+            assert text.startswith(
+                f"# Kiln guide\n\nSource: {url}\n\n[Line {line}: Firing > Stoneware]\n"
+                "Stoneware matures at about 1,240 degrees"
+            )
+            assert "Outline of the page (line: heading):\n- " in text
+            assert f"- {line - 2}: Stoneware" in text
+            assert text.endswith(
+                f"to read on from one, call web_fetch again with offset {line} and no query.]"
+            )
+            around = await session.call_tool("web_fetch", {"url": url, "offset": line, "limit": 1})
+            assert around.structured_content is not None
+            assert around.structured_content["cached"] is True
+            assert around.structured_content["content"].startswith("Stoneware matures")
+
+    run(scenario)
+    assert [s.path for s in fake_server.seen].count("/guide") == 1
+
+
+def test_a_search_that_reads_shows_passages_under_each_result(tmp_path, fake_server):
+    page = fake_server.route("/guide", Reply(body=GUIDE, headers=HTML))
+    item = {"title": "Kiln guide", "url": page, "description": "How to fire a kiln."}
+    body = {"type": "search", "web": {"type": "search", "results": [item]}}
+    url = fake_server.route("/res/v1/web/search", Reply(body=body))
+    env = {"BRAVE_API_KEY": KEY, "BRAVE_SEARCH_API_URL": url} | LOOPBACK_PAGES
+
+    async def scenario() -> None:
+        async with connect(tmp_path, env=env) as session:
+            call = {"query": "when to open the kiln lid", "read": 1}
+            result = await session.call_tool("web_search_brave", call)
+            answer = result.structured_content
+            assert answer is not None
+            read = answer["results"][0]["read"]
+            assert read["passages"][0]["headings"] == ["Cooling"]
+            line = read["passages"][0]["first_line"]
+            assert (
+                "Source: " + page + "\n\nHow to fire a kiln.\n\nFrom the page:\n\n"
+                f"[Line {line}: Cooling]\nOpen the lid only once the kiln has fallen below"
+            ) in text_of(result)
+            # the page it read is web_fetch's to reuse
+            again = await session.call_tool("web_fetch", {"url": page, "query": "lid"})
+            assert again.structured_content is not None
+            assert again.structured_content["cached"] is True
+
+    run(scenario)
+    assert [s.path for s in fake_server.seen].count("/guide") == 1
 
 
 def test_a_page_at_the_budget_is_twice_its_bytes_on_the_wire(tmp_path, fake_server):
@@ -275,10 +412,7 @@ def test_a_crashing_tool_is_an_error_result_and_the_server_lives_on(tmp_path, fa
         async with connect(tmp_path) as session:
             crashed = await session.call_tool("crash", {"query": "q"})
             assert crashed.is_error
-            assert text_of(crashed) == (
-                "crash failed: it exited with status 2. Its error output:\n"
-                "Traceback (most recent call last):\nKeyError: x"
-            )
+            assert text_of(crashed) == "crash failed: it exited with status 2: KeyError: x"
             assert crashed.structured_content is None
             echoed = await session.call_tool("echo", {"query": "still here"})
             assert not echoed.is_error
@@ -335,7 +469,10 @@ def test_misbehaving_tools_never_take_the_server_down(tmp_path, fake_tool):
     assert "more than 65,536 bytes" in texts["huge-tool"][1]
     assert texts["signal-tool"] == (
         True,
-        "signal failed: it was killed by signal SIGSEGV, without an error message.",
+        (
+            "signal stopped before it answered: it ran out of memory or crashed, and the system "
+            "ended it. Try again with a smaller request, or another tool."
+        ),
     )
     assert texts["deaf-tool"] == (False, '{"success": true}')
     assert texts["quiet-fail-tool"] == (
@@ -390,6 +527,59 @@ def test_in_process_list_and_call(tmp_path, fake_tool):
     run(scenario)
 
 
+class Starts:
+    """Warm workers that only say when they were started."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+
+    def start(self) -> None:
+        self.started.set()
+
+    def starter(self, _tool: discovery.Tool) -> None:
+        return None  # every call as a program
+
+
+def _guardian(said: bytes) -> subprocess.Popen[bytes]:
+    """A guardian that says `said` once it is told to (its stdin closes)."""
+    script = f"import sys; sys.stdin.read(); sys.stdout.buffer.write({said!r})"
+    return subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)  # fmt: skip
+
+
+def test_the_list_waits_for_nothing_a_call_needs_and_a_call_for_the_guardian(
+    tmp_path, fake_tool, monkeypatch
+):
+    # Neither wait ends by the clock here: only the guardian's word and the list start them.
+    monkeypatch.setattr(mcp_server, "LIST_WAIT", STALL)
+    monkeypatch.setattr(mcp_server, "GUARDIAN_WAIT", STALL)
+    tools = served(tmp_path, fake_tool, "echo-tool")
+    workers, guardian = Starts(), _guardian(b"\n")
+    calls = mcp_server.Preparing(guardian, workers)  # type: ignore[arg-type]
+    answered: list[bool] = []
+
+    async def call(client: Client) -> None:
+        result = await client.call_tool("echo", {"a": 1})
+        answered.append(not result.is_error)
+
+    async def scenario() -> None:
+        async with Client(mcp_server.build(tools, 5, calls=calls)) as client:
+            # Listed while the guardian is not watching yet.
+            assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, client)
+                await anyio.sleep(0.5)
+                assert answered == []  # no tool starts before the guardian watches
+                assert not workers.started.is_set()  # nor the warm workers
+                assert guardian.stdin is not None
+                guardian.stdin.close()  # it watches now
+
+    run(scenario)
+    assert answered == [True]
+    assert workers.started.wait(HANG_GUARD)  # once the list was answered and it watched
+    guardian.wait(HANG_GUARD)
+
+
 def test_in_process_own_tools_are_called_in_warm_workers(tmp_path, fake_tool):
     assert mcp_server.warm_workers(served(tmp_path, fake_tool, "echo-tool")) is None
     own = discovery.discover([discovery.installation()]).tools
@@ -403,7 +593,7 @@ def test_in_process_own_tools_are_called_in_warm_workers(tmp_path, fake_tool):
     async def scenario() -> None:
         async with Client(mcp_server.build(own, 30, workers)) as client:
             wrong = await client.call_tool("web_fetch", {"url": 5})
-            assert text_of(wrong) == "web_fetch: field 'url' must be a string, got integer"
+            assert text_of(wrong) == "INVALID_INPUT: field 'url' must be a string, got integer"
 
     try:
         assert workers.ready.wait(60)
@@ -468,8 +658,8 @@ def test_a_renderer_bug_leaves_the_json_as_the_text(tmp_path, fake_server, monke
          '{"success": true, "l": [1]}', {"success": True, "l": [1]}),
         (Answer(False, "API_ERROR: down", {"success": False, "error": "down"}),
          "API_ERROR: down", {"success": False, "error": "down"}),
-        (Answer(False, "x: missing required field 'query'"), "x: missing required field 'query'",
-         None),
+        (Answer(False, "x: missing required field 'query'", refused=True),
+         "x: missing required field 'query'", None),
     ],
     ids=["success", "its-own-failure", "no-json"],
 )  # fmt: skip
@@ -677,3 +867,48 @@ def test_nothing_warm_outlives_the_server(tmp_path, fake_server, signum):
     assert calls[0]
     assert set(calls[0]) < set(warm)  # the call, the parent (and maybe a spare)
     assert gone(warm)
+
+
+# Runs a program with a hard limit on its data (RLIMIT_DATA), which it and what it starts keep.
+CAPPED = (
+    "import os, resource, sys; limit = int(sys.argv[1]); "
+    "resource.setrlimit(resource.RLIMIT_DATA, (limit, limit)); os.execv(sys.argv[2], sys.argv[2:])"
+)
+
+
+def test_a_document_too_large_for_a_warm_worker_is_too_large_not_a_signal(tmp_path, fake_server):
+    """Issue 55: through MCP the per-call cap stopped a PDF whose content stream inflates to
+    gigabytes, but the answer read "killed by signal SIGABRT". The server runs under a hard
+    limit on its data (1.5 GiB a process), so a regression cannot take the machine's memory."""
+    import hostile_documents
+
+    body = hostile_documents.pdf_content_bomb(1536 << 20)
+    url = fake_server.route("/bomb.pdf", Reply(200, body, {"Content-Type": "application/pdf"}))
+    env = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_MAX_MEMORY_MB": "256"}
+    trust.trust(tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", CAPPED, str(1536 << 20), str(BIN / "web-tools"), "mcp", "--only", "web_fetch"],
+        env=server_env(tmp_path, env),
+        cwd=tmp_path,
+    )
+    said: list[str] = []
+
+    async def scenario() -> None:
+        with (tmp_path / "server.log").open("w") as log:
+            async with (
+                stdio_client(params, errlog=log) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                logged(tmp_path, WARM_READY)
+                result = await session.call_tool("web_fetch", {"url": url})
+                assert result.is_error
+                said.append(text_of(result))
+
+    run(scenario)
+    assert said[0].startswith("TOO_LARGE: The PDF at http://127.0.0.1:"), said
+    assert said[0].endswith(
+        "could not be read: page 1 needs more memory than one call may take (256 MiB, "
+        "IKIGAI_WEB_MAX_MEMORY_MB), or it is damaged."
+    )

@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import warm_probe
+from conftest import HANG_GUARD
 from deaths import gone
 
+from ikigai_web.common import procs
 from ikigai_web.host import process, warm, workers
 from ikigai_web.host.discovery import Tool
 
@@ -32,13 +34,15 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 TESTS = Path(__file__).resolve().parent
+# The probes, and the tree under test before any installed copy of it.
+SEARCHED = os.pathsep.join((str(TESTS), str(TESTS.parent)))
 PROBES = ("report", "exit_with", "sleeper", "chatty", "hog")
 ENTRIES = [f"warm_probe:{name}" for name in PROBES]
 
 
 @pytest.fixture
 def probes_importable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    monkeypatch.setenv("PYTHONPATH", SEARCHED)
     monkeypatch.setenv("WARM_PROBE_MARK", "the server's environment")
 
 
@@ -283,7 +287,7 @@ def test_the_parent_and_its_calls_die_with_their_caller_killed_outright(tmp_path
         f"data = json.dumps({{'pids': {str(pid_file)!r}}}).encode()\n"
         "process.run(['x'], data, timeout=60, limit=100, tied=True, start=made.starter(tool))\n"
     )
-    env = os.environ | {"PYTHONPATH": str(TESTS)}
+    env = os.environ | {"PYTHONPATH": SEARCHED}
     caller = subprocess.Popen([sys.executable, "-c", script], cwd=TESTS.parent, env=env)
     running: list[int] = []
     try:
@@ -298,6 +302,57 @@ def test_the_parent_and_its_calls_die_with_their_caller_killed_outright(tmp_path
         for pid in running:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_parent_that_setpriv_could_not_tie_still_dies_with_its_caller(tmp_path):
+    """Where setpriv is missing (or too old), the warm parent sets its parent-death signal
+    itself: it never lingers after the server, killed outright, nor after a server that died
+    before it could set it."""
+    pid_file = tmp_path / "pid"
+    script = (
+        "import os, sys, time\n"
+        "from ikigai_web.host import process, workers\n"
+        "process._tie = lambda: ()  # no setpriv here\n"
+        "made = workers.Warm(['warm_probe:report']); made.start(); made.ready.wait(60)\n"
+        f"open({str(pid_file)!r}, 'w').write(f'{{made.parent.pid}}\\n')\n"
+        "time.sleep(60)\n"
+    )
+    env = os.environ | {"PYTHONPATH": SEARCHED}
+    caller = subprocess.Popen([sys.executable, "-c", script], cwd=TESTS.parent, env=env)
+    running: list[int] = []
+    try:
+        running = _pids(pid_file, wait=60)
+        assert b"setpriv" not in Path(f"/proc/{running[0]}/cmdline").read_bytes()
+        caller.kill()
+        caller.wait()
+        assert gone(running), "the warm parent outlived its caller"
+    finally:
+        caller.kill()
+        caller.wait()
+        for pid in running:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_parent_whose_server_is_already_gone_ends_at_once(probes_importable):
+    """A server that died while its warm parent was being started never signals it (a
+    parent-death signal set after the death never comes): the parent sees that its parent is
+    not the server it was started for, and ends before importing anything or answering."""
+    import socket
+
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with theirs:
+        orphan = subprocess.Popen(  # its parent is this test, not the "server" it names
+            [sys.executable, "-P", "-m", "ikigai_web.host.warm", "--server", "1",
+             "warm_probe:report"], stdin=theirs.fileno(), cwd=TESTS.parent)  # fmt: skip
+    try:
+        assert orphan.wait(HANG_GUARD) == 0
+        mine.setblocking(False)
+        assert mine.recv(64) == b""  # it ended without saying it was ready
+    finally:
+        orphan.kill()
+        orphan.wait()
+        mine.close()
 
 
 def _pids(path: Path, wait: float = 30) -> list[int]:
@@ -317,17 +372,25 @@ def _parent_of(pid: int) -> int:
 
 
 def test_the_memory_cap_is_added_to_what_a_child_holds_and_never_raises_a_limit():
-    cap = warm.MEMORY_CAP
+    cap = warm.memory_cap()
     infinite = resource.RLIM_INFINITY
-    assert warm.data_limit(100, (infinite, infinite)) == (100 + cap, infinite)
-    assert warm.data_limit(100, (50, infinite)) == (50, infinite)
-    assert warm.data_limit(100, (infinite, 70)) == (70, 70)
+    assert procs.data_limit(100, cap, (infinite, infinite)) == (100 + cap, infinite)
+    assert procs.data_limit(100, cap, (50, infinite)) == (50, infinite)
+    assert procs.data_limit(100, cap, (infinite, 70)) == (70, 70)
+
+
+def test_the_warm_cap_is_the_servers_memory_setting(monkeypatch):
+    assert warm.memory_cap() == warm.MEMORY_CAP  # the default: 1,024 MiB
+    monkeypatch.setenv("IKIGAI_WEB_MAX_MEMORY_MB", "2048")
+    assert warm.memory_cap() == 2048 << 20
+    monkeypatch.setenv("IKIGAI_WEB_MAX_MEMORY_MB", "lots")
+    assert warm.memory_cap() == warm.MEMORY_CAP
 
 
 def test_the_data_size_comes_from_proc_status():
-    assert warm.data_used("Name:\tx\nVmData:\t  1234 kB\nVmStk:\t 1 kB\n") == 1234 * 1024
-    assert warm.data_used("Name:\tx\n") is None
-    assert warm.data_used(Path("/proc/self/status").read_text()) is not None
+    assert procs.data_used("Name:\tx\nVmData:\t  1234 kB\nVmStk:\t 1 kB\n") == 1234 * 1024
+    assert procs.data_used("Name:\tx\n") is None
+    assert procs.data_used(Path("/proc/self/status").read_text()) is not None
 
 
 def test_the_pages_copied_ahead_are_the_private_writable_ones():

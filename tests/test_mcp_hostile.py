@@ -8,6 +8,7 @@ on stderr and fails.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -243,3 +244,130 @@ def test_a_tools_error_output_reaches_the_client_masked(server):
     text = server.answer(6)["result"]["content"][0]["text"]
     assert "key is ***" in text
     assert KEY not in text
+
+
+# --- warm workers under attack (issue 55): a killed warm parent, hundreds of calls, many at once
+
+
+WARM_READY = b"own tools run in a warm worker"
+
+
+def warm_parent(server: Server, root: Path, wait: float = 60) -> int:
+    """The pid of the server's warm parent, once it is ready and has forked its spare."""
+    end = time.monotonic() + wait
+    while True:
+        assert time.monotonic() < end, "no warm parent with a spare in time"
+        if WARM_READY in (root / "server.log").read_bytes():
+            found = [
+                p
+                for p in descendants(server.proc.pid)
+                if b"ikigai_web.host.warm" in _cmdline(p) and _parent(p) == server.proc.pid
+            ]
+            if found and descendants(found[-1]):
+                return found[-1]
+        time.sleep(0.05)
+
+
+def _zombies(pid: int) -> list[int]:
+    """The children of `pid` that ended and were not reaped, read from /proc here."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rpartition(")")[2].split()
+            if fields[0] == "Z" and fields[1] == str(pid):
+                found.append(int(stat.parent.name))
+    return found
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+    except OSError:
+        return 0
+
+
+def answers_to(server: Server, idents: range) -> dict[int, dict[str, Any]]:
+    """The answers to every one of `idents`, in whatever order they come."""
+    found: dict[int, dict[str, Any]] = {}
+    end = time.monotonic() + HANG_GUARD
+    while len(found) < len(idents):
+        try:
+            got = server.answers.get(timeout=max(end - time.monotonic(), 0))
+        except queue.Empty:
+            pytest.fail(f"no answers to {sorted(set(idents) - set(found))} in {HANG_GUARD} s")
+        if got.get("id") in idents:
+            found[got["id"]] = got
+    return found
+
+
+def fetch_call(server: Server, ident: int, url: str) -> None:
+    server.send({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+                 "params": {"name": "web_fetch", "arguments": {"url": url}}})  # fmt: skip
+
+
+def test_a_killed_warm_parent_leaves_no_zombie_and_calls_go_on(server, project):
+    root, _ = project
+    killed = warm_parent(server, root)
+    orphans = descendants(killed)  # its spare: killed with it, then the server's to reap
+    os.kill(killed, signal.SIGKILL)
+    end = time.monotonic() + HANG_GUARD
+    while _zombies(server.proc.pid) or any(p in orphans for p in descendants(server.proc.pid)):
+        assert time.monotonic() < end, f"zombies left under the server: {_zombies(server.proc.pid)}"
+        time.sleep(0.05)
+    fetch_call(server, 21, "gopher://after.example/")
+    assert "gopher://after.example/" in server.answer(21)["result"]["content"][0]["text"]
+    assert warm_parent(server, root) != killed  # a new one serves
+    assert not _zombies(server.proc.pid)
+
+
+def _footprint(pid: int) -> dict[str, int]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    rss = int(status.split("VmRSS:")[1].split()[0]) * 1024
+    return {
+        "fds": len(list(Path(f"/proc/{pid}/fd").iterdir())),
+        "threads": len(list(Path(f"/proc/{pid}/task").iterdir())),
+        "children": sum(1 for p in descendants(pid) if _parent(p) == pid),
+        "rss": rss,
+    }
+
+
+def test_three_hundred_calls_leave_the_server_as_it_was(server, project):
+    root, _ = project
+    warm_parent(server, root)
+    ident = 1000
+
+    def calls(count: int) -> None:
+        nonlocal ident
+        for start in range(0, count, 10):  # ten at a time, each answered before the next ten
+            batch = range(ident + start, ident + min(start + 10, count))
+            for n in batch:
+                if n % 3:
+                    fetch_call(server, n, f"gopher://call-{n}.example/")
+                else:
+                    server.call(n, "leak")  # a program: exits 3, its stderr masked
+            assert all("result" in got for got in answers_to(server, batch).values())
+        ident += count
+
+    calls(50)  # what a first use loads and keeps (lessons learned, pools) is loaded
+    time.sleep(1)  # the spare forked again, the lessons taken
+    before = _footprint(server.proc.pid)
+    calls(250)
+    time.sleep(1)
+    after = _footprint(server.proc.pid)
+    assert after["fds"] <= before["fds"], (before, after)
+    assert after["children"] <= before["children"], (before, after)
+    assert after["threads"] <= before["threads"] + 4, (before, after)  # anyio's pool may grow
+    assert after["rss"] - before["rss"] < 32 << 20, (before, after)
+    assert not _zombies(server.proc.pid)
+
+
+def test_twenty_calls_at_once_each_get_their_own_answer(server, project):
+    root, _ = project
+    warm_parent(server, root)
+    for n in range(20):
+        fetch_call(server, 300 + n, f"gopher://host-{n}.example/")
+    for ident, got in answers_to(server, range(300, 320)).items():
+        text = got["result"]["content"][0]["text"]
+        assert f'"gopher://host-{ident - 300}.example/"' in text, (ident, text)
+    server.send({"jsonrpc": "2.0", "id": 399, "method": "ping"})
+    assert server.answer(399)["result"] == {}

@@ -184,3 +184,17 @@ def test_schema_path_imports_nothing_heavy():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_tools_are_this_distributions_own_and_none_when_it_is_not_installed(monkeypatch):
+    from importlib.metadata import PackageNotFoundError
+
+    found = launchers.tools()
+    assert set(found) == set(SCRIPTS)
+    assert found["web-fetch-tool"] == "ikigai_web.tools.web_fetch:main"
+
+    def missing(name: str) -> None:
+        raise PackageNotFoundError(name)
+
+    monkeypatch.setattr(launchers, "distribution", missing)
+    assert launchers.tools() == {}

@@ -137,7 +137,9 @@ def test_a_rejected_key_is_set_aside_and_the_other_serves(httpx_mock, monkeypatc
     assert tokens(httpx_mock).count(ONE) == 1
     assert tokens(httpx_mock).count(TWO) == 3
     entry = state.store().get("keys", f"brave:{state.key_id(ONE)}")
-    assert entry == {"why": "AUTH_INVALID"}
+    assert isinstance(entry, dict)
+    assert entry["why"] == "AUTH_INVALID"
+    assert 0 < entry["until"] - time.time() <= pacing.REJECTED_FOR
 
 
 def test_every_key_rejected_is_auth_invalid(httpx_mock, monkeypatch):

@@ -528,7 +528,7 @@ main(SCHEMA, execute)
 """
 
 
-def slow_tool(tmp_path: Path, limit: float, sleep: float):
+def slow_tool(tmp_path: Path, limit: float, sleep: float, **env: str):
     import os
     import subprocess
     import sys
@@ -539,7 +539,8 @@ def slow_tool(tmp_path: Path, limit: float, sleep: float):
     with call.open("rb") as stdin:
         return subprocess.Popen(
             [sys.executable, "-c", SLOW_TOOL, str(limit)], stdin=stdin,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ | {"PYTHONPATH": root},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=os.environ | {"PYTHONPATH": root} | env,
         )  # fmt: skip
 
 
@@ -560,6 +561,99 @@ def test_the_watchdog_answers_before_the_host_gives_up(tmp_path):
     assert out.count(b"\n") == 1
     assert data["error_code"] == "NETWORK_ERROR"
     assert data["error"].startswith("timeout: the call did not finish within 1 s")
+
+
+def test_the_watchdog_answers_by_the_calls_own_deadline(tmp_path):
+    """Issue 55: the watchdog answered at a fixed 28.5 s, also with IKIGAI_WEB_TIMEOUT at 1:
+    it answers WATCHDOG_GRACE after the call's own deadline, and says which."""
+    proc = slow_tool(tmp_path, runner.HARD_LIMIT, 60, IKIGAI_WEB_TIMEOUT="1")
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, err) == (0, b"READY\n")
+    assert json.loads(out) == {
+        "success": False,
+        "error": "timeout: the call did not finish by its 1 s deadline (IKIGAI_WEB_TIMEOUT); "
+        "try again later, or a smaller page or query",
+        "error_code": "NETWORK_ERROR",
+    }
+
+
+def test_the_calls_own_deadline_sets_its_watchdog():
+    """The watchdog is measured from the call's deadline as the call counts it (its
+    Deadline.of_call), which a busy machine may start seconds after the settings were read;
+    never past the guard's own limit. A call not guarded (a test's) has none to move."""
+    from ikigai_web.net.http import Deadline
+
+    Deadline.of_call(1.0)
+    out = runner.Output(io.BytesIO())
+    with out.guarded(100):
+        assert out.watchdog is not None
+        assert out.watchdog.interval == pytest.approx(100, abs=1)
+        Deadline.of_call(5.0)
+        assert out.watchdog.interval == pytest.approx(5 + runner.WATCHDOG_GRACE, abs=1)
+        Deadline.of_call(500.0)
+        assert out.watchdog.interval == pytest.approx(5 + runner.WATCHDOG_GRACE, abs=1)
+    from ikigai_web.common import watch
+
+    assert watch._narrow is None
+
+
+GREEDY_TOOL = """
+from ikigai_web.common.protocol import main
+SCHEMA = {"name": "greedy", "description": "d", "parameters": {"type": "object",
+          "properties": {"query": {"type": "string"}}, "required": ["query"]}}
+def execute(call, settings):
+    held = bytearray(int(call["query"]) << 20)
+    return {"success": True, "held": len(held)}
+main(SCHEMA, execute)
+"""
+
+
+@pytest.mark.parametrize(("mib", "code"), [(16, None), (1024, "TOO_LARGE")])
+def test_a_call_is_capped_at_its_memory_and_running_out_is_an_answer(mib, code):
+    """A tool caps its own memory (IKIGAI_WEB_MAX_MEMORY_MB, here 128 MiB), as the MCP server's
+    warm workers are capped; past it, the answer says so. The test's own hard limit keeps a
+    tool that set no cap from taking more than 1.5 GiB."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (1536 << 20, 1536 << 20))
+
+    root = str(Path(__file__).resolve().parent.parent)
+    env = os.environ | {"PYTHONPATH": root, "IKIGAI_WEB_MAX_MEMORY_MB": "128"}
+    run = subprocess.run(
+        [sys.executable, "-c", GREEDY_TOOL], input=json.dumps({"query": str(mib)}).encode(),
+        capture_output=True, env=env, timeout=60, check=False, preexec_fn=capped,
+    )  # fmt: skip
+    assert (run.returncode, run.stderr) == (0, b"")
+    answer_ = json.loads(run.stdout)
+    assert answer_.get("error_code") == code, answer_
+    if code:
+        assert answer_["error"] == (
+            "greedy needed more memory than one call may take (128 MiB, IKIGAI_WEB_MAX_MEMORY_MB) "
+            "and stopped. Ask for something smaller (another page or document, fewer results), "
+            "or the user can raise the setting."
+        )
+
+
+def test_an_unusable_memory_setting_is_invalid_input_for_every_call(monkeypatch):
+    monkeypatch.setenv("IKIGAI_WEB_MAX_MEMORY_MB", "lots")
+    out = runner.Output(io.BytesIO())
+    result, _ = runner.answer(lambda *_: {"success": True}, {}, SCHEMA, out)
+    assert result["error_code"] == "INVALID_INPUT"
+    assert "IKIGAI_WEB_MAX_MEMORY_MB" in result["error"]
+
+
+def test_out_of_memory_without_a_usable_setting_still_answers(monkeypatch):
+    def greedy(_call: dict[str, Any], _settings: Any) -> dict[str, Any]:
+        monkeypatch.setenv("IKIGAI_WEB_MAX_MEMORY_MB", "lots")
+        raise MemoryError
+
+    result, _ = runner.answer(greedy, {}, SCHEMA)
+    assert result["error_code"] == "TOO_LARGE"
+    assert "more memory than one call may take (IKIGAI_WEB_MAX_MEMORY_MB)" in result["error"]
 
 
 @pytest.mark.parametrize(("signum", "code"), [(2, 130), (15, 143)])

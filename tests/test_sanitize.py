@@ -101,6 +101,42 @@ def test_a_page_cannot_write_escapes_to_the_terminal_or_the_model(serve, isolate
     assert found == []
 
 
+# Terminal escape sequences of every kind (a CSI, a C1 CSI, an OSC hyperlink closed by ST, a
+# window title closed by BEL, a charset switch, ESC written as a character reference): none
+# may leave a residue ("[31m", "]0;") once its ESC is gone.
+ESCAPED = ("Build \x1b[1;31mfailed&#27;[0m at \x9b32mstep\x9b0m three: see \x1b]8;;"
+           "https://e.example\x1b\\the log\x1b]8;;\x1b\\ \x1b]0;owned\x07now\x1b(B.")  # fmt: skip
+CLEAN = "Build failed at step three: see the log now."
+
+
+@pytest.mark.parametrize("form", ["json", "markdown"])
+def test_escape_sequences_leave_no_residue(serve, isolated_env, form):
+    html = f"<html><body><article><p>{ESCAPED} {PROSE}</p><p>{PROSE}</p></article></body></html>"
+    url = serve(html)
+    out = fetch(url, url, "--format", "markdown") if form == "markdown" else fetch(url)
+    content = out if form == "markdown" else json.loads(out)["content"]
+    assert f"{CLEAN} {PROSE}" in content
+
+
+def test_visible_drops_escape_sequences_whole():
+    plain = ESCAPED.replace("&#27;", "\x1b")  # outside HTML a reference is text
+    assert visible(plain) == CLEAN
+    assert visible("a \x1b] b \x9d c") == "a ] b  c"  # an unended string: its controls only
+    assert visible("\x9d" + "x" * 5000 + "\x07") == "x" * 5000  # past the bound: text
+    assert visible("\x1bThe end") == "The end"  # a lone ESC before a word: the word stays
+
+
+def test_text_encoded_twice_keeps_every_word_between_its_quotes():
+    # UTF-8 read as Latin-1: each curly quote holds a C1 control (U+009C, U+009D), the very
+    # bytes that open and close a control string in their 8-bit form; the text is the page's.
+    twice = "He said \u201cnot now\u201d and left; \u201cwhy\u201d, she asked.".encode().decode(
+        "latin-1"
+    )
+    assert visible(twice) == "He said \u00e2not now\u00e2 and left; \u00e2why\u00e2, she asked."
+    czech = "t\u011b9m".encode().decode("latin-1")  # a letter whose last byte is the CSI's
+    assert visible(czech) == "t\u00c49m"
+
+
 def test_script_and_relative_links_in_app_data_are_made_safe(serve, isolated_env):
     prose = (
         f"{PROSE} See [the guide (new)](javascript:alert(document.cookie)) and "

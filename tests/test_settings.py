@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ikigai_web.common import settings
@@ -160,3 +162,79 @@ def test_user_dirs_elsewhere_come_from_platformdirs(monkeypatch):
     monkeypatch.setattr("ikigai_web.common.settings.sys.platform", "darwin")
     monkeypatch.setattr(platformdirs, "user_cache_dir", lambda name, appauthor: f"/mac/{name}")
     assert str(settings.cache_dir()) == "/mac/ikigai-web-tools"
+
+
+# --- a bad setting fails a call whether or not its answer is cached --------------------------
+
+PAGE = "<html><head><title>Cached</title></head><body><p>" + "A page worth caching. " * 20
+URL = "https://en.wikipedia.org/wiki/Ikigai"
+Tool = tuple[str, dict[str, str], dict[str, Any], tuple[bytes, str]]
+
+
+def _every_tool(base: str) -> list[Tool]:
+    """Each tool's script, environment, a call, and its provider's answer (body, type)."""
+    from toolbox import PROFILES
+
+    tools = [
+        (p.script, p.env(base) | p.keys, p.call("settings"), p.answer("Ikigai", "A life", URL))
+        for p in PROFILES.values()
+    ]
+    fetching = {"IKIGAI_WEB_FETCH_ALLOW_PRIVATE": "1", "IKIGAI_WEB_FETCH_ROBOTS": "0"}
+    page = (PAGE.encode(), "text/html")
+    return [*tools, ("web-fetch-tool", fetching, {"url": f"{base}/page"}, page)]
+
+
+BAD = [
+    ("IKIGAI_WEB_TIMEOUT", "60"),  # read past the cache by every tool
+    ("IKIGAI_WEB_USER_AGENT", "agent\u00e9"),  # by every tool that sends its own
+]
+
+
+@pytest.mark.loopback
+@pytest.mark.parametrize(("variable", "value"), BAD)
+def test_a_bad_setting_fails_a_cached_call_as_an_uncached_one(monkeypatch, variable, value):
+    from toolbox import loopback, module_of, reply
+
+    from ikigai_web.common.runner import answer
+
+    monkeypatch.setenv("IKIGAI_WEB_RATE_LIMITS", "brave=off,google=off,tavily=off,gemini=off")
+    with loopback() as server:
+        for script, env, call, (body, kind) in _every_tool(server.url):
+            module = module_of(script)
+            server.handler = reply(body, kind)
+            with monkeypatch.context() as patch:
+                for name, setting in env.items():
+                    patch.setenv(name, setting)
+                first = answer(module.execute, dict(call), module.SCHEMA)[0]
+                assert first["success"] is True, (script, first)
+                asked = len(server.seen)
+                patch.setenv(variable, value)
+                if script == "web-search-duckduckgo-tool" and variable.endswith("USER_AGENT"):
+                    continue  # DuckDuckGo sends a browser's own, whatever the setting
+                again = answer(module.execute, dict(call), module.SCHEMA)[0]
+                assert again["error_code"] == "INVALID_INPUT", (script, again)
+                assert f"the setting {variable} is " in again["error"], (script, again)
+                assert len(server.seen) == asked  # refused before any request
+
+
+@pytest.mark.loopback
+def test_rendering_settings_count_where_a_call_may_render(monkeypatch):
+    from toolbox import loopback, reply
+
+    from ikigai_web.common.runner import answer
+    from ikigai_web.tools import web_fetch
+
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_ROBOTS", "0")
+    with loopback() as server:
+        server.handler = reply(PAGE, "text/html")
+        for render in ("never", "auto"):
+            call = {"url": f"{server.url}/page", "render": render}
+            assert answer(web_fetch.execute, call, web_fetch.SCHEMA)[0]["success"] is True
+        monkeypatch.setenv("IKIGAI_WEB_FETCH_RENDER_SETTLE", "forever")
+        never = {"url": f"{server.url}/page", "render": "never"}
+        assert answer(web_fetch.execute, never, web_fetch.SCHEMA)[0]["cached"] is True
+        auto = {"url": f"{server.url}/page", "render": "auto"}  # cached, and may render
+        failed = answer(web_fetch.execute, auto, web_fetch.SCHEMA)[0]
+        assert failed["error_code"] == "INVALID_INPUT"
+        assert "IKIGAI_WEB_FETCH_RENDER_SETTLE" in failed["error"]

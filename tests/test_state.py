@@ -205,7 +205,7 @@ def test_what_cannot_be_stored_or_removed_is_a_warning(tmp_path: Path) -> None:
     files.put("memory", "big", "x" * state.MAX_VALUE, ttl=60)
     assert files.get("memory", "big") is None
     assert "more than state holds" in files.warnings[0]["message"]
-    files._path("memory", "dir").mkdir(parents=True)  # a directory where an entry would be
+    files.path("memory", "dir").mkdir(parents=True)  # a directory where an entry would be
     files.delete("memory", "dir")
     assert len(files.warnings) == 2
 
@@ -354,7 +354,7 @@ def test_the_cache_lives_in_redis_when_the_setting_names_one(
     assert not (tmp_path / "cache").exists()  # no file written
     client = redis.Redis.from_url(on_redis.url(), decode_responses=True)
     [name] = client.keys("ikigai-web-tools:cache:search:*")
-    client.set(name, '{"stored": 1e10, "value": 1}')  # "stored in the future"
+    client.set(name, '1::{"stored": 1e10, "value": 1}')  # "stored in the future"
     hit = cache.get("search", ["brave", "q"], ttl=60)
     assert hit.value is None
     assert "corrupt cache entry was discarded" in (hit.warning or "")
@@ -417,11 +417,11 @@ def test_what_redis_says_is_read_with_care(on_redis: RedisServer) -> None:
 
     shared = store()
     client = redis.Redis.from_url(on_redis.url())
-    client.set("ikigai-web-tools:memory:junk", b"not JSON")
+    client.set("ikigai-web-tools:memory:junk", b"1::not JSON")
     client.close()
     assert shared.get("memory", "junk") is None
     assert shared.scan("memory") == []
-    assert state._why(RuntimeError("a bug")) == "failed (RuntimeError)"
+    assert state.redis_failure(RuntimeError("a bug")) == "failed (RuntimeError)"
     on_redis.stop()
     shared.delete("memory", "junk")  # the local files', now
     assert shared.warnings

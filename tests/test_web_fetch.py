@@ -377,7 +377,7 @@ def test_broken_json_is_a_parse_error():
 
 def test_broken_pdf_is_a_parse_error():
     with pytest.raises(ToolError) as caught:
-        pdf_document(b"%PDF-1.4 not really a pdf", "https://e.com/x.pdf", None)
+        pdf_document(b"%PDF-1.4 not really a pdf", "https://e.com/x.pdf", decode.Reading())
     assert caught.value.code is ErrorCode.PARSE_ERROR
 
 

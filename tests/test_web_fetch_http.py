@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+import hostile_documents
 import orjson
 import pytest
 from conftest import BEFORE_THE_DEADLINE, HANG_GUARD, STALL
@@ -165,6 +166,28 @@ def test_app_shell_says_it_needs_javascript_through_the_tool(web, private):
     assert again.get("page_type") == out.get("page_type")
 
 
+def test_an_app_shell_not_rendered_says_how_this_machine_could_render_it(
+    web, private, monkeypatch, tmp_path
+):
+    shell = b"<html><head><title>App</title></head><body><div id='root'></div></body></html>"
+    chromium = tmp_path / "chromium"  # a browser installed: never run, since render is never
+    chromium.write_text("#!/bin/sh\nexit 1\n")
+    chromium.chmod(0o755)
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_BROWSER", str(chromium))
+    url = web.route("/app", reply(shell))
+    for call in range(2):  # fetched, then cached: the advice is for this machine, now
+        [warning] = fetch(url, render="never")["warnings"]
+        assert warning["code"] == "NEEDS_JAVASCRIPT"
+        assert 'call again with render "auto"' in warning["message"], call
+        assert "another source" not in warning["message"]
+    monkeypatch.setenv("IKIGAI_WEB_FETCH_BROWSER", str(tmp_path / "gone"))  # none installed
+    for mode in ("never", "auto"):
+        [warning] = fetch(url, render=mode)["warnings"]
+        assert "No browser here can render it (IKIGAI_WEB_FETCH_BROWSER=" in warning["message"]
+        assert "pip install 'ikigai-web-tools[browser]'" in warning["message"]
+        assert 'render "auto"' not in warning["message"]
+
+
 PROSE = (
     "The committee met twice before the vote, and each member explained the reasons for the "
     "position they took, at length and in writing. "
@@ -276,16 +299,7 @@ def make_pdf(text: str, font: bytes = b"", *extra: bytes, info: bytes = INFO) ->
         b"<< %s >>" % info,
         *extra,
     ]
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\n" % (len(objects) + 1)
-    return out + b"startxref\n%d\n%%%%EOF\n" % xref
+    return bytes(hostile_documents.pdf(objects, trailer=b"/Info 6 0 R "))
 
 
 @pytest.mark.parametrize(

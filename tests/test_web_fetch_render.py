@@ -1149,3 +1149,15 @@ def test_the_steps_after_loading_end_where_the_deadline_leaves_time_to_extract()
     call = SimpleNamespace(session=SimpleNamespace(deadline=SimpleNamespace(remaining=lambda: 2.5)))
     assert browser._within(call, browser.READ_SECONDS) == 1.5  # type: ignore[arg-type]
     assert browser._within(call, 0.5) == 0.5  # type: ignore[arg-type]
+
+
+def test_a_render_waits_for_another_of_its_process_and_not_past_its_deadline():
+    """Pages read on threads of one search each render alone (a render changes what the
+    whole process has); one that cannot have its turn by its deadline says so."""
+    from types import SimpleNamespace
+
+    deadline = SimpleNamespace(remaining=lambda: 0.0)
+    call = SimpleNamespace(session=SimpleNamespace(deadline=deadline))
+    with browser._ONE_RENDER, pytest.raises(browser.RenderFailed, match="another page"):
+        browser._render("chromium", call, "/nonexistent", None)  # type: ignore[arg-type]
+    assert not browser._ONE_RENDER.locked()

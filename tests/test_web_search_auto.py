@@ -214,13 +214,73 @@ def test_all_failing_gives_the_most_specific_error_and_what_each_said(
     assert out["error_code"] == "RATE_LIMIT"
     assert out["retry_after"] == 40
     assert re.match(
-        r"every search provider failed: web_search_brave: RATE_LIMIT after [\d.]+ s, ", out["error"]
+        r"No provider could search: Brave Search is rate limited; Tavily has no key\. What each "
+        r"said: web_search_brave: RATE_LIMIT after [\d.]+ s, ",
+        out["error"],
     )
     assert re.search(
         r"web_search_tavily: AUTH_MISSING after [\d.]+ s, web_search_tavily needs a Tavily API key",
         out["error"],
     )
     assert out["_event"]["data"]["error_type"] == "rate_limit"
+
+
+def _unresolved() -> Exception:
+    """What httpx raises when a name does not resolve: a DNS failure, as the wire reports it."""
+    import socket
+
+    import httpx
+
+    error = httpx.ConnectError("[Errno -2] Name or service not known")
+    error.__cause__ = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    return error
+
+
+def test_offline_without_keys_says_first_that_the_network_failed(httpx_mock):
+    httpx_mock.add_exception(_unresolved(), is_reusable=True)  # DuckDuckGo's name: no DNS
+    out = call({"query": "ikigai"})
+    assert out["error_code"] == "NETWORK_ERROR"  # the most specific, as ever
+    first, _, rest = out["error"].partition(" What each said: ")
+    assert first == (
+        "No provider could search: DuckDuckGo is unreachable (DNS); no other provider has a key."
+    )
+    assert rest.startswith("web_search_duckduckgo: NETWORK_ERROR after ")
+    assert "DNS: could not resolve html.duckduckgo.com" in rest
+    assert rest.index("web_search_duckduckgo") < rest.index("AUTH_MISSING")  # its details first
+
+
+@pytest.mark.parametrize(
+    ("order", "first"),
+    [
+        ("brave", "Brave Search has no key."),
+        ("brave,tavily", "no provider has a key."),
+        ("duckduckgo", "DuckDuckGo is unreachable (DNS)."),
+        ("brave,duckduckgo", "DuckDuckGo is unreachable (DNS); Brave Search has no key."),
+    ],
+)
+def test_the_first_sentence_says_what_stopped_every_provider(httpx_mock, monkeypatch, order,
+                                                             first):  # fmt: skip
+    monkeypatch.setenv("IKIGAI_WEB_SEARCH_ORDER", order)
+    httpx_mock.add_exception(_unresolved(), is_reusable=True, is_optional=True)
+    out = call({"query": "ikigai"})
+    assert out["error"].startswith(f"No provider could search: {first} What each said: ")
+
+
+def test_a_rate_limit_comes_before_an_unreachable_provider_and_missing_keys(
+    httpx_mock, monkeypatch
+):
+    monkeypatch.setenv("BRAVE_API_KEY", "BSA-key-1234")
+    rate = {"type": "ErrorResponse", "error": {"code": "RATE_LIMITED", "status": 429}}
+    httpx_mock.add_response(url=re.compile(r"https://api\.search\.brave\.com/.*"), status_code=429,
+                            json=rate, headers={"X-RateLimit-Reset": "40"})  # fmt: skip
+    httpx_mock.add_exception(_unresolved(), url=re.compile(r"https://(html|lite)\.duckduckgo.*"),
+                             is_reusable=True)  # fmt: skip
+    out = call({"query": "ikigai"})
+    assert out["error_code"] == "RATE_LIMIT"
+    assert out["error"].startswith(
+        "No provider could search: Brave Search is rate limited; DuckDuckGo is unreachable "
+        "(DNS); no other provider has a key. What each said: web_search_brave: RATE_LIMIT "
+    )
 
 
 def test_unknown_names_in_the_order_are_skipped_and_listed(httpx_mock, keys, monkeypatch):
@@ -258,7 +318,9 @@ def test_every_failure_names_each_provider_failed_and_not_tried(keys, monkeypatc
         auto.execute({"query": "ikigai"}, load())
     message = info.value.message
     assert re.match(
-        r"every search provider failed: web_search_brave: NETWORK_ERROR after 0\.6 s, timeout: "
+        r"No provider could search: Brave Search is unreachable \(timeout\); Tavily is "
+        r"unreachable \(timeout\)\. What each said: "
+        r"web_search_brave: NETWORK_ERROR after 0\.6 s, timeout: "
         r"waiting for the answer; web_search_tavily: NETWORK_ERROR after 0\.6 s, timeout: "
         r"waiting for the answer\. 'bingo' in IKIGAI_WEB_SEARCH_ORDER is not an installed search "
         r"tool \(installed: .*\); it was skipped\. web_search_duckduckgo not tried: the call's "
@@ -453,7 +515,11 @@ def test_every_provider_stalled_ends_inside_the_deadline_and_says_who_failed(
     took, out = timed_run(run_tool, stalled_env(fake_server, stalled, None))
     assert took < HANG_GUARD  # the servers stall for STALL: only the deadline ended the call
     assert out["error_code"] == "NETWORK_ERROR"
-    assert out["error"].startswith("every search provider failed: ")
+    first, _, _ = out["error"].partition(". What each said: ")
+    clauses = first.removeprefix("No provider could search: ").split("; ")
+    unreachable = {"Brave Search", "Tavily", "DuckDuckGo"}
+    assert {f"{name} is unreachable (timeout)" for name in unreachable} == set(clauses[:3])
+    assert clauses[3:] in ([], ["no other provider has a key"]), first  # what was not set up
     for name in stalled:
         assert re.search(
             rf"web_search_{name}: NETWORK_ERROR after \d+(\.\d)? s, timeout", out["error"]

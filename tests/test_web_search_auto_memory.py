@@ -214,14 +214,19 @@ def test_doctor_shows_what_is_remembered_and_forget_forgets_it(providers, capsys
         r"it is asked again in 60 min",
         text,
     ), text
+    assert re.search(
+        r"Keys held \(`web-tools forget` releases them\):\n  web_search_brave  "
+        r"key [0-9a-f]{8}… for 15 min: the provider rejected the key",
+        text,
+    ), text
     assert cli.main(["forget", "brave"]) == 0
-    assert capsys.readouterr().out == "forgot 1 note about brave\n"
+    assert capsys.readouterr().out == "forgot 1 note and 1 hold about brave\n"
     assert cli.main(["doctor"]) in (0, 1)
     assert "Remembered by web_search_auto: nothing" in capsys.readouterr().out
     search(env, t0 + 1)
     assert providers.asked("brave") == 2  # forgotten: asked first again
     assert cli.main(["forget"]) == 0
-    assert capsys.readouterr().out == "forgot 1 note\n"
+    assert capsys.readouterr().out == "forgot 1 note and 1 hold\n"
 
 
 # --- the same code in this process, with the clock in the test's hands ---------------------
@@ -267,7 +272,8 @@ def test_every_provider_set_aside_fails_at_once_with_when_to_retry(httpx_mock, k
     assert out["error_code"] == "RATE_LIMIT"
     assert out["retry_after"] == 1
     assert re.fullmatch(
-        r"every search provider failed: web_search_brave: RATE_LIMIT, not asked: its rate "
+        r"No provider could search: Brave Search was not asked \(rate limited before\)\. What "
+        r"each said: web_search_brave: RATE_LIMIT, not asked: its rate "
         r"limit was reached 1 s ago, and it is asked again in 1 s \(RATE_LIMIT: Brave "
         r"answered HTTP 429.*\)\.",
         out["error"],
@@ -399,7 +405,7 @@ def test_a_redis_that_cannot_be_reached_leaves_the_notes_on_this_machine(
     assert call()["warnings"][0]["message"].startswith("web_search_brave not asked")
     assert cli.main(["forget"]) == 0
     said = capsys.readouterr()
-    assert said.out == "forgot 1 note\n"
+    assert said.out == "forgot 1 note and 1 hold\n"
     assert said.err.startswith("web-tools forget: the Redis server at redis://127.0.0.1:")
 
 
@@ -485,5 +491,7 @@ def test_with_every_provider_set_aside_the_retry_after_is_the_one_due_first(
     clock[0] += 0.25
     out = call()
     assert out["retry_after"] == 1
-    assert re.match(r"every search provider failed: web_search_tavily: RATE_LIMIT, not asked: .*"
+    assert re.match(r"No provider could search: Tavily was not asked \(rate limited before\); "
+                    r"Brave Search was not asked \(rate limited before\)\. What each said: "
+                    r"web_search_tavily: RATE_LIMIT, not asked: .*"
                     r"; web_search_brave: RATE_LIMIT, not asked: ", out["error"])  # fmt: skip

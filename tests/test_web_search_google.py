@@ -243,6 +243,7 @@ def test_schema_runs_fast_and_names_the_tool(run_tool):
         "date_restrict",
         "language",
         "country",
+        "read",
     }
     assert "(1-10)" in props["num"]["description"]
     assert "(1-91)" in props["start"]["description"]

@@ -45,6 +45,9 @@ _KEEP_SHARE = 0.9  # a sweep evicts down to 90% of the bound, leaving room for t
 _STALE_TEMP = 600.0  # seconds: a temporary file this old was left by a writer that died
 _RECENT = 60.0  # seconds: a last use this recent is recent enough for the LRU order
 _MB = 1024 * 1024
+# Bytes of one entry in Redis, written or read (its size is checked on the server before it is
+# read): a page of 10 MiB, the default fetch cap, as JSON, with room for its escapes.
+MAX_SHARED_ENTRY = 32 * _MB
 
 
 class Hit(NamedTuple):
@@ -110,6 +113,8 @@ def put(namespace: str, key: object, value: object, ttl: float) -> str | None:
     if len(data) > bound * _KEEP_SHARE:
         return None  # it would be the first thing evicted
     if (redis := _redis()) is not None:
+        if len(data) > MAX_SHARED_ENTRY:
+            return None  # more than any machine reads back from Redis
         if redis.write("cache", f"{namespace}:{_digest(key)}", data.decode(), ttl):
             return None
         return _files_put(namespace, key, data, now + ttl, bound) or redis.why()
@@ -200,9 +205,14 @@ def _redis_lookup(
     limits: tuple[int, float],
     valid: Callable[[Any], bool] | None,
 ) -> Hit:
+    from ikigai_web.common.state import Tampered
+
     bound, ttl = limits
     name = f"{namespace}:{_digest(key)}"
-    raw = redis.read("cache", name, bound)
+    try:
+        raw = redis.read("cache", name, min(bound, MAX_SHARED_ENTRY))
+    except Tampered as exc:  # the fresh answer is written over it
+        return Hit(warning=f"a cache entry in Redis was ignored: {exc}; this answer is fresh")
     if raw is None:
         return Hit()
     try:

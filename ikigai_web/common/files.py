@@ -22,10 +22,14 @@ class Unreadable(ValueError):  # noqa: N818 - a state of the file, as messages s
     """No regular file, or larger than it may be."""
 
 
-def read_regular(path: Path, most: int) -> tuple[bytes, os.stat_result]:
+def read_regular(
+    path: Path | str, most: int, *, dir_fd: int | None = None, follow: bool = True
+) -> tuple[bytes, os.stat_result]:
     """The file's bytes and its status; Unreadable when it is no regular file or larger than
-    `most` bytes. FileNotFoundError and other OSErrors pass through."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the call
+    `most` bytes. FileNotFoundError and other OSErrors pass through: with `follow` False, a
+    symbolic link is OSError ELOOP. `dir_fd`: `path` is in that directory."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags, dir_fd=dir_fd)  # non-blocking: a FIFO must not hang the call
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -5,8 +5,10 @@ only place that writes a call's answer to stdout. `ikigai_web.common.protocol` i
 call, never for `--schema`.
 
 Whatever happens, the host gets one answer in time or none at all: a watchdog answers for a
-call that would outlive the host's 30 s, SIGINT and SIGTERM end the tool quietly, and every
-string is scrubbed (secrets masked, lone surrogates replaced) before it is written.
+call that outlives its deadline (IKIGAI_WEB_TIMEOUT, and never the host's 30 s), SIGINT and
+SIGTERM end the tool quietly, the call's memory is capped (IKIGAI_WEB_MAX_MEMORY_MB) and running
+out of it is an answer too, and every string is scrubbed (secrets masked, lone surrogates
+replaced) before it is written.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
@@ -40,6 +43,9 @@ MAX_INPUT_BYTES = 1 << 20
 DEFAULT_BUDGET = 60_000
 # The ikigai host kills a call at 30 s; past this the watchdog answers instead of the call.
 HARD_LIMIT = 28.5
+# Once the settings are read, the watchdog answers this long after the call's own deadline:
+# every stage stops by the deadline itself, and the watchdog is for what cannot.
+WATCHDOG_GRACE = 1.5
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
@@ -110,7 +116,7 @@ def _invocation(tool: Runnable, argv: list[str], stdin: IO[bytes]) -> Any:
 def _call(tool: Runnable, invocation: Any, out: Output) -> int:
     try:
         with _quiet_libraries():
-            result, budget = answer(tool.execute, invocation.call, tool.schema)
+            result, budget = answer(tool.execute, invocation.call, tool.schema, out)
         data = render(result, budget)
         text = _markdown(tool, invocation, result) if invocation.markdown else None
     except Exception:  # noqa: BLE001 - a bug: report it on stderr, never as partial JSON
@@ -194,20 +200,62 @@ def _article(word: str) -> str:
 
 
 def answer(
-    execute: Execute, call: dict[str, Any], schema: Mapping[str, Any]
+    execute: Execute, call: dict[str, Any], schema: Mapping[str, Any], output: Output | None = None
 ) -> tuple[dict[str, Any], int]:
-    """The tool's result, or its ToolError as the failure object, and the output budget."""
+    """The tool's result, or its ToolError as the failure object, and the output budget.
+
+    With the `output` of a real call (not a test's in-process one), the call is bounded by its
+    settings first: its watchdog by its deadline, its memory by IKIGAI_WEB_MAX_MEMORY_MB."""
     try:
         settings = load()
         budget = settings.output_budget
-        result = execute(call, settings)
+        if output is None:
+            result = execute(call, settings)
+        else:
+            output.narrow(settings.timeout)
+            with _memory_capped(settings.max_memory_mb):
+                result = execute(call, settings)
     except ToolError as err:
         return failure(err, unknown_fields(call, schema)), DEFAULT_BUDGET
+    except MemoryError:
+        return failure(_out_of_memory(schema["name"])), DEFAULT_BUDGET
     notes = unknown_fields(call, schema) + settings.warnings()
     if notes and result.get("success"):
         extra = [{"code": "IGNORED", "message": note} for note in notes]
         result = result | {"warnings": [*result.get("warnings", []), *extra]}
     return result, budget
+
+
+@contextlib.contextmanager
+def _memory_capped(megabytes: int) -> Iterator[None]:
+    """The call's memory capped while it runs (common/procs.py cap_data), and the limit the
+    process had put back after: an MCP server or a test run in this process starts more."""
+    import resource
+
+    from ikigai_web.common.procs import cap_data
+
+    before = resource.getrlimit(resource.RLIMIT_DATA)
+    cap_data(megabytes << 20)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_DATA, before)
+
+
+def _out_of_memory(name: str) -> ToolError:
+    """What a call that ran out of its memory answers (the allocation that failed is gone by
+    now, so the answer can be written)."""
+    try:
+        cap = f"{load().max_memory_mb:,} MiB, IKIGAI_WEB_MAX_MEMORY_MB"
+    except ToolError:  # the setting is unusable: the cap was never set
+        cap = "IKIGAI_WEB_MAX_MEMORY_MB"
+    return ToolError(
+        ErrorCode.TOO_LARGE,
+        f"{name} needed more memory than one call may take ({cap}) and stopped. Ask for "
+        "something smaller (another page or document, fewer results), or the user can raise "
+        "the setting.",
+    )
 
 
 def unknown_fields(call: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
@@ -393,6 +441,9 @@ class Output:
         self.written = False
         self.writing = False
         self.pending: int | None = None
+        self.watchdog: threading.Timer | None = None
+        self.watching = threading.Lock()
+        self.latest = math.inf  # the watchdog's time (time.monotonic) at the latest
 
     def write(self, data: bytes) -> bool:
         """Write `data` unless an answer was written already; False when it could not be."""
@@ -414,18 +465,39 @@ class Output:
 
     @contextlib.contextmanager
     def guarded(self, limit: float | None = None) -> Iterator[None]:
-        """Quiet signals and a watchdog at `limit` seconds (HARD_LIMIT), for one call."""
+        """Quiet signals and a watchdog at `limit` seconds (HARD_LIMIT), for one call; the
+        call's own deadline brings the watchdog nearer (`narrow`, from `answer` and through
+        common/watch.py)."""
+        from ikigai_web.common import watch
+
         limit = HARD_LIMIT if limit is None else limit
         saved = {signum: signal.signal(signum, self._stop) for signum in _SIGNALS}
-        timer = threading.Timer(limit, self._expire, args=(limit,))
-        timer.daemon = True
-        timer.start()
+        self.latest = time.monotonic() + limit
+        self._watch(self.latest, f"within {limit:g} s, and the ikigai host stops waiting at 30 s")
+        watch.watching(self.narrow)
         try:
             yield
         finally:
-            timer.cancel()
+            watch.watching(None)
+            if self.watchdog is not None:
+                self.watchdog.cancel()
             for signum, handler in saved.items():
                 signal.signal(signum, handler)
+
+    def narrow(self, deadline: float) -> None:
+        """The watchdog WATCHDOG_GRACE after a deadline of `deadline` seconds from now (the
+        call's IKIGAI_WEB_TIMEOUT), never later than `guarded`'s limit."""
+        end = time.monotonic() + deadline + WATCHDOG_GRACE
+        if self.watchdog is not None and end < self.latest:
+            self._watch(end, f"by its {deadline:g} s deadline (IKIGAI_WEB_TIMEOUT)")
+
+    def _watch(self, at: float, what: str) -> None:
+        with self.watching:  # calls run providers on threads (web_search_auto)
+            if self.watchdog is not None:
+                self.watchdog.cancel()
+            self.watchdog = threading.Timer(max(at - time.monotonic(), 0), self._expire, (what,))
+            self.watchdog.daemon = True
+            self.watchdog.start()
 
     def _stop(self, signum: int, _frame: FrameType | None) -> None:
         if self.writing:
@@ -433,11 +505,10 @@ class Output:
             return
         os._exit(128 + signum)
 
-    def _expire(self, limit: float) -> None:
+    def _expire(self, what: str) -> None:
         err = ToolError(
             ErrorCode.NETWORK_ERROR,
-            f"timeout: the call did not finish within {limit:g} s, and the ikigai host stops "
-            "waiting at 30 s; try again later, or a smaller page or query",
+            f"timeout: the call did not finish {what}; try again later, or a smaller page or query",
         )
         if self.write(_dumps(failure(err))):
             os._exit(0)

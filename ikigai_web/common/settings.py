@@ -32,8 +32,14 @@ MAX_BUDGET = 65_000
 MAX_TTL = 366 * 24 * 3600  # a year
 MAX_CACHE_MB = 1 << 20  # a terabyte
 MAX_FETCH_BYTES = 1 << 30  # a gigabyte: the body is held in memory
+# A call's memory beyond what its process holds at the start (RLIMIT_DATA, as the MCP server's
+# warm workers are capped): a web-fetch of a large page or document takes a few hundred MiB.
+MIN_MEMORY_MB = 64
+MAX_MEMORY_MB = 1 << 20  # a terabyte: in effect no cap
 RENDER_MODES = ("auto", "always", "never")
 _RATE = lazy(r"^(off|\d{1,6}(\.\d{1,3})?(/s|/min)?)$")
+_PREFIX = lazy(r"^[A-Za-z0-9._-]{1,64}$")
+MIN_SECRET = 16  # characters of IKIGAI_WEB_REDIS_SECRET: a short one could be guessed offline
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -198,6 +204,27 @@ def _redis_url(raw: object) -> str:
     return text
 
 
+def _redis_secret(raw: object) -> str:
+    text = _text(raw)
+    if text and (len(text) < MIN_SECRET or any(not " " < c <= "~" for c in text)):
+        raise ValueError(
+            f"it must be at least {MIN_SECRET} printable ASCII characters without spaces, the "
+            "same on every machine of the fleet: a long random one, such as `openssl rand "
+            "-hex 32` makes"
+        )
+    return text
+
+
+def _redis_prefix(raw: object) -> str:
+    text = _text(raw)
+    if not _PREFIX.match(text):
+        raise ValueError(
+            "it must be 1 to 64 letters, digits, dots, dashes or underscores (no colon: it "
+            "ends at the first one), such as ikigai-web-tools-staging"
+        )
+    return text
+
+
 def _rates(raw: object) -> tuple[str, ...]:
     """`provider=N`, `provider=N/s`, `provider=N/min` or `provider=off`, checked here and
     read by ikigai_web.search.pacing."""
@@ -335,6 +362,20 @@ class Settings:
         "every machine pointed at it; empty: local files",
         "none",
     )
+    redis_secret = Setting(
+        _redis_secret,
+        "",
+        "the fleet's shared secret: every entry in Redis is signed with it (HMAC-SHA256) and "
+        "one without a valid signature is ignored, and key ids are keyed with it; empty: "
+        "whoever can write to that Redis is trusted",
+        "none",
+    )
+    redis_prefix = Setting(
+        _redis_prefix,
+        "ikigai-web-tools",
+        "what every name this installation gives in Redis starts with: fleets sharing one "
+        "server each use their own",
+    )
     rate_limits: Setting[tuple[str, ...]] = Setting(
         _rates,
         (),
@@ -346,6 +387,12 @@ class Settings:
         _budget,
         60_000,
         f"hard cap on one answer in bytes, at most {MAX_BUDGET} (ikigai hosts read 64 KiB)",
+    )
+    max_memory_mb = Setting(
+        _count(MIN_MEMORY_MB, MAX_MEMORY_MB, " of MiB"),
+        1024,
+        "the most memory one call may take beyond what the tool holds as it starts the call, "
+        f"MiB, {MIN_MEMORY_MB} to {MAX_MEMORY_MB}; a document that needs more is TOO_LARGE",
     )
 
     def __init__(
@@ -372,6 +419,12 @@ class Settings:
             self._values[setting.name] = self._read(setting)
         result: T = self._values[setting.name]
         return result
+
+    def check(self, *names: str) -> None:
+        """Read the settings named now: a call reads every setting it may use before its
+        cache, so that a bad value fails it whether or not the answer is cached."""
+        for name in names:
+            getattr(self, name)
 
     def source(self, setting: Setting[Any]) -> str:
         """Where the value comes from: the variable, the file's key, or the default."""

@@ -45,6 +45,26 @@ def lazy(source: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     return cast("re.Pattern[AnyStr]", _Lazy(source, flags))
 
 
+# A terminal's escape sequences (ECMA-48), removed whole before the controls that start them:
+# with only its ESC gone, "ESC[31m" leaves "[31m" in the text (and "\[31m" in markdown). A
+# control sequence (ESC [ or CSI, parameters, intermediates, a final byte); a control string
+# (OSC, DCS, SOS, PM, APC) up to BEL or ST, within a bound (without one, only its introducer
+# goes; it is scanned once, possessively, to the next control that could start or end one,
+# so time stays linear); an escape with intermediates ("ESC ( B"). An ESC before a lone letter
+# goes alone: it may just as well start the page's next word. An 8-bit control (CSI, OSC...)
+# starts a sequence only where no byte of a character encoded twice precedes it: UTF-8 read
+# as Latin-1 holds one in every curly quote (U+201D is E2 80 9D, read as "â", U+0080, U+009D)
+# and in letters such as "ě" (C4 9B), and the page's words follow it.
+_TWICE = "(?<![\xc2-\xf4\x80-\xbf])"
+_ESCAPE_SEQUENCE = lazy(
+    f"(?:\x1b\\[|{_TWICE}\x9b)[\x30-\x3f]{{0,64}}[\x20-\x2f]{{0,8}}[\x40-\x7e]"
+    f"|(?:\x1b[\\]PX^_]|{_TWICE}[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x90\x98\x9b-\x9f]{{0,4096}}+"
+    "(?:\x07|\x1b\\\\|\x9c)"
+    "|\x1b[\x21-\x2f]{1,2}[\x30-\x7e]"
+)
+_ESCAPE_STARTS = ("\x1b", "\x9b", "\x90", "\x98", "\x9d", "\x9e", "\x9f")
+
+
 def codec(label: str | None) -> str | None:
     """The Python codec for a charset label as a browser reads it, or None when unknown.
 
@@ -82,9 +102,16 @@ def decode(data: bytes, label: str | None = None) -> str:
 
 
 def visible(text: str) -> str:
-    """Without control, bidi, zero-width and tag characters (see _INVISIBLE): what every
-    string a tool prints is reduced to."""
-    return _INVISIBLE.sub("", text)
+    """Without terminal escape sequences (see without_escapes), control, bidi, zero-width and
+    tag characters (see _INVISIBLE): what every string a tool prints is reduced to."""
+    return _INVISIBLE.sub("", without_escapes(text))
+
+
+def without_escapes(text: str) -> str:
+    """`text` without a terminal's escape sequences, whole (see _ESCAPE_SEQUENCE)."""
+    if not any(start in text for start in _ESCAPE_STARTS):  # nearly every text: a fast no
+        return text
+    return _ESCAPE_SEQUENCE.sub("", text)
 
 
 def encodable(text: str) -> str:

@@ -461,7 +461,21 @@ def _failed(watch: _Watch, exc: BaseException) -> Rendered:
     raise RenderFailed(_why(exc)) from None
 
 
+# A render changes what the whole process has (its RLIMIT_DATA, TMPDIR for the driver), and a
+# search that reads renders its pages on threads of one process: one render at a time.
+_ONE_RENDER = threading.Lock()
+
+
 def _render(binary: str, call: _Call, home: str, watch: _Watch) -> Rendered:
+    if not _ONE_RENDER.acquire(timeout=max(_left(call), 0.0)):
+        raise RenderFailed("another page was being rendered by this call until its deadline")
+    try:
+        return _render_alone(binary, call, home, watch)
+    finally:
+        _ONE_RENDER.release()
+
+
+def _render_alone(binary: str, call: _Call, home: str, watch: _Watch) -> Rendered:
     watch.limit(_left(call) + _GRACE)
     with _without_data_limit(), _playwright(home) as playwright:
         browser = playwright.chromium.launch(

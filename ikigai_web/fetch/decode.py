@@ -6,27 +6,19 @@ from __future__ import annotations
 import codecs
 import re
 from functools import cache
-from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.text import codec, header_charset, lazy, python_codec
 from ikigai_web.fetch.document import Decoded, Document
+from ikigai_web.fetch.files import DOCUMENT_TYPES, OFFICE_TYPES, PDF
+from ikigai_web.fetch.files import Reading as Reading  # noqa: PLC0414 - decoded() takes one
 from ikigai_web.fetch.tidy import valid_text as valid_text  # noqa: PLC0414 - read here too
-
-if TYPE_CHECKING:
-    from ikigai_web.net.http import Deadline
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
 SNIFF_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "unknown/unknown"})
 # The files' types, which their readers in ikigai_web/fetch/files/ read.
-PDF = "application/pdf"
-OFFICE_TYPES = frozenset({
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    "application/epub+zip",
-})  # fmt: skip
+FILE_TYPES = DOCUMENT_TYPES
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -220,7 +212,7 @@ def decoded(
     A file (PDF, Office, EPUB) is read from `reading`'s first page, within its deadline.
     """
     kind = readable_type(header, body)
-    if kind == PDF or kind in OFFICE_TYPES:
+    if kind in FILE_TYPES:
         return Decoded(kind, document=_read_file(kind, body, url, reading or Reading()))
     if kind in HTML_TYPES:
         return Decoded(kind, html=_text_of(body, header))
@@ -233,23 +225,16 @@ def decoded(
     return Decoded(kind, document=Document(markdown=clean_markdown(to_text(body, header), url)))
 
 
-class Reading(NamedTuple):
-    """How far a file is read: from which page, and by when."""
-
-    deadline: Deadline | None = None
-    first_page: int = 1
-
-
 def _read_file(kind: str, body: bytearray, url: str, reading: Reading) -> Document:
     data = bytes(body)
     body.clear()
     if kind == PDF:
         from ikigai_web.fetch.files.pdf import pdf_document
 
-        return pdf_document(data, url, reading.deadline, reading.first_page)
+        return pdf_document(data, url, reading)
     from ikigai_web.fetch.files.office import office_document
 
-    return office_document(kind, data, url, reading.deadline, reading.first_page)
+    return office_document(kind, data, url, reading)
 
 
 def _text_of(body: bytearray, header: str | None) -> str:

@@ -15,10 +15,11 @@ import re
 from collections import Counter
 from copy import deepcopy
 from functools import cache, lru_cache
+from secrets import token_hex
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.common.text import lazy
+from ikigai_web.common.text import lazy, without_escapes
 from ikigai_web.fetch.document import Decoded, Document
 
 if TYPE_CHECKING:
@@ -54,6 +55,9 @@ _CONTROL_BYTES = bytes(range(0x01, 0x09)) + b"\x0b" + bytes(range(0x0E, 0x20))
 _CONTROL_REF = lazy(
     rb"&#(?:0*(?:[1-8]|1[124-9]|2\d|3[01])(?!\d)|[xX]0*(?:[1-8bcefBCEF]|1[\da-fA-F])(?![\da-fA-F]));?"
 )
+_ESCAPE_REF = lazy(r"&#(?:0*27(?!\d)|[xX]0*1[bB](?![\da-fA-F]));?")  # ESC written as a reference
+# Where the page had an ESC, and a BEL beside one (see _xml_bytes): noncharacters XML allows.
+_ESC_MARK, _BEL_MARK = "\ufdd0", "\ufdd1"
 _NONCHARACTERS = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")  # U+FFFE, U+FFFF
 _SAMPLE = 65536
 # `_choose` thresholds, over word 4-gram multisets of the two outputs.
@@ -185,18 +189,21 @@ _FEW = 30  # words: a type's region this short may have missed the content
 _PROSE_LINE = 12  # words: a line of running text...
 _TEASER = ("...", "\u2026")  # ...unless it ends in an ellipsis: a teaser of another page
 _LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# What a browser draws around an inline <q>, and around one nested in it.
+_QUOTE_MARKS = (("\u201c", "\u201d"), ("\u2018", "\u2019"))
+_DASHES = ("\u2014", "\u2013", "\u2015", "-", "~")  # an attribution that has its own dash
 _DEEP_MARKUP = {
     "code": "DEEP_MARKUP",
     "message": "The page nests its HTML deeper than the parser keeps (256 levels): the "
     "deepest tags were flattened, so their text is here but some of its structure (lists, "
     "tables, emphasis) may be lost.",
 }
-_NEEDS_JAVASCRIPT = {
-    "code": "NEEDS_JAVASCRIPT",
-    "message": "The page is filled in by JavaScript and its HTML carries next to no text, "
-    "nor data web-fetch can read: the content is not available here. Look for another source, "
-    "an API or a feed for the same content.",
-}
+NEEDS_JAVASCRIPT = (
+    "The page is filled in by JavaScript and its HTML carries next to no text, nor data "
+    "web-fetch can read: the content is not available here."
+)
+ELSEWHERE = "Look for another source, an API or a feed for the same content."
+_NEEDS_JAVASCRIPT = {"code": "NEEDS_JAVASCRIPT", "message": f"{NEEDS_JAVASCRIPT} {ELSEWHERE}"}
 
 
 def extracted(decoded: Decoded, url: str, *, full_page: bool, include_links: bool) -> Document:
@@ -236,6 +243,8 @@ def html_to_markdown(
     guess = detect(tree, url, signals)  # as before: hidden parts are a part of its shape
     page_type = guess.name
     unseen = remove_unseen(tree, parsed.sheet)
+    without_escape_sequences(tree)
+    quotations(tree)
     meta = _metadata(tree, url, signals, dated=POLICIES[page_type].dated)
     if full_page:
         body = _page_markdown(tree, include_links=include_links)
@@ -272,6 +281,61 @@ def html_to_markdown(
         maybe_not_found=verdict is None and walls.maybe_not_found(clues, body, url),
         warnings=warnings,
     )
+
+
+def quotations(tree: HtmlElement) -> None:
+    """Quotations as a reader of the page sees them, whichever converter writes them: an
+    inline <q> in the quotation marks a browser draws around it (trafilatura would make a
+    paragraph of it), and a block quote's attribution in the quote, as its last paragraph,
+    starting with a dash: a <footer> of the quote or a <cite> that ends it (trafilatura drops
+    both), the <figcaption> of a <figure> that holds it (the article path drops captions, as
+    an image's), or a <cite> right after it."""
+    from lxml import etree
+
+    for inline in tree.iter("q"):
+        nested = sum(1 for _ in inline.iterancestors("q")) % 2
+        opening, closing = _QUOTE_MARKS[nested]
+        inline.text = opening + (inline.text or "")
+        if len(inline):
+            inline[-1].tail = (inline[-1].tail or "") + closing
+        else:
+            inline.text += closing
+    etree.strip_tags(tree, "q")
+    for quote in list(tree.iter("blockquote")):
+        for credit in _credits(quote):
+            _credited(quote, credit)
+
+
+def _credits(quote: HtmlElement) -> list[HtmlElement]:
+    """The elements that say whose words `quote` holds (see `quotations`)."""
+    found = [child for child in quote if child.tag == "footer"]
+    last = quote[-1] if len(quote) else None
+    if last is not None and last.tag == "cite" and not (last.tail or "").strip():
+        found.append(last)
+    holder = quote.getparent()
+    if holder is not None and holder.tag == "figure":
+        found += [child for child in holder if child.tag == "figcaption"]
+    after = quote.getnext()
+    if after is not None and after.tag == "cite" and not (quote.tail or "").strip():
+        found.append(after)
+    return [credit for credit in dict.fromkeys(found) if credit.text_content().strip()]
+
+
+def _credited(quote: HtmlElement, credit: HtmlElement) -> None:
+    """`credit` moved to the end of `quote` as a paragraph, after a dash (unless it has one);
+    the text that followed it stays where it was."""
+    if credit.tail and credit.tail.strip():
+        before, holder = credit.getprevious(), credit.getparent()
+        if before is not None:
+            before.tail = (before.tail or "") + credit.tail
+        elif holder is not None:
+            holder.text = (holder.text or "") + credit.tail
+    credit.tail = None
+    credit.tag = "p"
+    credit.attrib.clear()  # a class such as "caption" would have it dropped as one
+    if not credit.text_content().lstrip().startswith(_DASHES):
+        credit.text = "\u2014 " + (credit.text or "").lstrip()
+    quote.append(credit)
 
 
 class Bounded(NamedTuple):
@@ -522,7 +586,16 @@ def _tree(text: str, url: str) -> tuple[HtmlElement, tuple[dict[str, str], ...]]
 
 
 def _xml_bytes(text: str) -> bytes:
-    """`text` as UTF-8 without what XML forbids (see _CONTROL_BYTES)."""
+    """`text` as UTF-8 without what XML forbids (see _CONTROL_BYTES); a terminal's ESC, which
+    XML forbids too, is kept as _ESC_MARK, so that `without_escape_sequences` takes each whole
+    sequence out of the text once the tree is built. Never from the markup: a sequence can
+    hold `<`, `>` and quotes, and taking it out there would unmake the tags around it."""
+    if "\x1b" in text:
+        text = text.replace("\x1b", _ESC_MARK)
+    if "&#" in text and _ESCAPE_REF.search(text):
+        text = _ESCAPE_REF.sub(_ESC_MARK, text)
+    if _ESC_MARK in text and "\x07" in text:  # a BEL may end a control string
+        text = text.replace("\x07", _BEL_MARK)
     data = text.encode("utf-8").translate(_FORM_FEED, _CONTROL_BYTES)
     if b"&#" in data:
         data = _CONTROL_REF.sub(b"", data)
@@ -532,6 +605,27 @@ def _xml_bytes(text: str) -> bytes:
         for noncharacter in _NONCHARACTERS:
             data = data.replace(noncharacter, b"")
     return data
+
+
+def without_escape_sequences(tree: HtmlElement) -> None:
+    """The text and attributes of `tree` without a terminal's escape sequences, whole (see
+    common/text.py): each ESC was kept as _ESC_MARK by _xml_bytes."""
+    if _ESC_MARK not in (tree.text_content() or ""):
+        found = any(_ESC_MARK in value for el in tree.iter() for value in el.attrib.values())
+        if not found:
+            return
+    for element in tree.iter():
+        element.text, element.tail = _unescaped(element.text), _unescaped(element.tail)
+        for name, value in element.attrib.items():
+            if _ESC_MARK in value:
+                element.set(name, _unescaped(value) or "")
+
+
+def _unescaped(text: str | None) -> str | None:
+    if not text or _ESC_MARK not in text:
+        return text
+    text = text.replace(_ESC_MARK, "\x1b").replace(_BEL_MARK, "\x07")
+    return without_escapes(text).replace("\x1b", "").replace("\x07", "")
 
 
 def _without_fallbacks(tree: HtmlElement) -> None:
@@ -613,16 +707,22 @@ def _metadata(
     articles only: it costs more than extracting a whole page, and elsewhere a date is rare."""
     from trafilatura.metadata import examine_meta
 
+    from ikigai_web.fetch.placeholders import meaningful
+
     found: Any = examine_meta(tree)
     if found.author and " " not in found.author:
         found.author = None  # a single word is a handle or a site name more often than not
     found = _from_json_ld(signals, found)
+    # What an editor or a CMS writes where nobody gave one ("Untitled Document", "admin").
+    description = meaningful(found.description, web_page=True) or meaningful(
+        _ld_description(signals), web_page=True
+    )
     return {
-        "title": _title(tree, found.title, found.sitename),
-        "author": found.author or None,
+        "title": meaningful(_title(tree, found.title, found.sitename), web_page=True),
+        "author": meaningful(found.author, author=True, web_page=True),
         "date": _date(tree, url, signals) if dated else _declared_date(signals),
         "site_name": found.sitename or None,
-        "description": found.description or _ld_description(signals) or None,
+        "description": description,
     }
 
 
@@ -967,11 +1067,13 @@ def _link_text(markdown: str) -> str:
 
 
 def _trafilatura(tree: HtmlElement, *, include_links: bool, fast: bool) -> str:
+    """trafilatura's markdown of the article: its `extract`, but for quotations, which its
+    serializer writes as plain paragraphs (see `_serialized`)."""
     import trafilatura
 
     # No url: the tree's links are absolute already (links.clean_tree), and trafilatura would
     # resolve each one again.
-    text: str | None = trafilatura.extract(
+    document: Any = trafilatura.bare_extraction(
         tree,
         fast=fast,
         output_format="markdown",
@@ -981,7 +1083,41 @@ def _trafilatura(tree: HtmlElement, *, include_links: bool, fast: bool) -> str:
         include_formatting=True,
         include_links=include_links,
     )
-    return _fix_indents((text or "").strip())
+    text = _serialized(document.body) if document is not None else ""
+    return _fix_indents(text.strip())
+
+
+def _serialized(body: Any) -> str:
+    """The extracted body as markdown, as trafilatura's `extract` writes it, each quotation
+    (a block of the body that was a <blockquote>) marked `>` as every other converter marks
+    it: otherwise a quoted speaker's words read as the writer's. Each quotation is written
+    apart and stands in the body as a one-line paragraph of a token no page can know; were a
+    token lost, the body is written as trafilatura writes it."""
+    from trafilatura.utils import normalize_unicode
+    from trafilatura.xml import xmltotxt
+
+    quotes = [block for block in body if block.tag == "quote"]
+    if not quotes:
+        return str(normalize_unicode(xmltotxt(body, include_formatting=True)))
+    marked, nonce, quoted = deepcopy(body), token_hex(8), {}
+    for index, block in enumerate(block for block in marked if block.tag == "quote"):
+        token = f"quote{nonce}n{index}"
+        alone = deepcopy(block)
+        alone.tail = None
+        quoted[token] = _quoted(normalize_unicode(xmltotxt(alone, include_formatting=True)))
+        stand_in = block.makeelement("p")
+        stand_in.text, stand_in.tail = token, block.tail
+        marked.replace(block, stand_in)
+    text = str(normalize_unicode(xmltotxt(marked, include_formatting=True)))
+    lines = text.split("\n")
+    if sum(line in quoted for line in lines) != len(quoted):
+        return str(normalize_unicode(xmltotxt(body, include_formatting=True)))
+    return "\n".join(quoted.get(line, line) for line in lines)
+
+
+def _quoted(markdown: str) -> str:
+    """`markdown` as a block quote: each line after `> `, a blank one `>`."""
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in markdown.strip().split("\n"))
 
 
 def _fix_indents(markdown: str) -> str:

@@ -168,6 +168,34 @@ def resolve(host: str, port: int, wait: float) -> list[IPAddress]:
 _LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".home.arpa")
 
 
+# How a browser reads a host: percent-escapes undone, full-width forms and the other dots of
+# UTS 46 (ideographic, full-width, half-width) mapped to ASCII.
+_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+
+
+def link_may_name(host: str, policy: Policy) -> bool:
+    """Whether a link in an answer may name `host`, which a client that renders the
+    markdown could fetch (an image) or open: a public name or address, or a private one the
+    policy lets through. Decided without DNS, from the host as a browser reads it: a literal
+    address in any spelling is private as vet finds it, and so are localhost and the names
+    of a local network (a single label, .local, .internal, ...)."""
+    import unicodedata
+    from urllib.parse import unquote
+
+    name = unicodedata.normalize("NFKC", unquote(host)).translate(_DOTS).lower().rstrip(".")
+    ip = literal_ip(name)
+    if ip is not None:
+        return blocked_reason(ip) is None or policy.allows(name, ip)
+    return not _local_refused(name, policy)
+
+
+def _local_refused(name: str, policy: Policy) -> bool:
+    """Whether `name` (lower case, no final dot) is a local network's (localhost, a single
+    label, .local, .internal, ...) that the settings do not let web-fetch reach."""
+    local = name == "localhost" or "." not in name or name.endswith(_LOCAL_SUFFIXES)
+    return local and not policy.allow_private and name not in policy.hosts
+
+
 def vet_for_proxy(host: str, port: int, policy: Policy, wait: float) -> None:
     """Check `host` before its name goes to a proxy, which resolves it itself.
 
@@ -181,9 +209,7 @@ def vet_for_proxy(host: str, port: int, policy: Policy, wait: float) -> None:
     except ToolError as err:
         if err.code is not ErrorCode.NETWORK_ERROR:
             raise
-        name = host.lower().rstrip(".")
-        local = name == "localhost" or "." not in name or name.endswith(_LOCAL_SUFFIXES)
-        if local and name not in policy.hosts and not policy.allow_private:
+        if _local_refused(host.lower().rstrip("."), policy):
             raise ToolError(
                 ErrorCode.BLOCKED_URL,
                 f"Refused to fetch from {host}: it cannot be resolved here and looks like a "

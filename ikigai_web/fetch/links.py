@@ -1,9 +1,14 @@
-"""Link and image targets that are safe to hand to a model: no script schemes, no user-info.
+"""Link and image targets that are safe to hand to a model: no script schemes, no user-info,
+and in the answer only web addresses a client may follow.
 
 A page's `javascript:`, `vbscript:` and `data:` targets do nothing useful for a reader and may
 carry payloads; `http://user:pass@host/` leaks a credential (the page's own, or the one in the
 URL web-fetch was given, once relative links are resolved against it). Both are cleaned in the
 tree, before any converter sees it, and again on the markdown, whichever converter wrote it.
+
+A client that renders the answer's markdown fetches its images and opens its links: a page,
+a document or a text file must not point it at `file:///etc/passwd` or at a private address
+web-fetch itself would not reach (`web_links_only`, applied to every answer's markdown last).
 """
 
 from __future__ import annotations
@@ -198,3 +203,91 @@ def _outside_spans(line: str, change: Callable[[str], str]) -> str:
         parts += [change(line[start : span.start()]), span.group()]
         start = span.end()
     return "".join([*parts, change(line[start:])])
+
+
+# A reference definition, "[label]: target", which a reference link elsewhere uses.
+_DEFINITION = re.compile(r"^ {0,3}\[(?:[^\[\]\\]|\\.)+\]:[ \t]*<?([^\s>]*)>?.*$", re.MULTILINE)
+_WEB = ("http", "https")
+_IMAGE = re.compile(r"!\[" + _LINK.pattern.removeprefix(r"(?:!\[|\[)"))
+# A kept image while its link is judged: characters of Unicode's private use area.
+_MARK_START, _MARK_END = "\ue000", "\ue001"
+_MARK = re.compile(f"{_MARK_START}(\\d+){_MARK_END}")
+
+
+def web_links_only(
+    markdown: str, may_name: Callable[[str], bool], *, include_links: bool = True
+) -> str:
+    """The markdown with only links and images a client may follow: an absolute http(s)
+    URL whose host `may_name` allows (web-fetch's own guard decides, without DNS). Any other
+    link leaves its text, an image its alt text, an autolink its target as code (which no
+    client links), a reference definition nothing, an HTML attribute nothing. Without
+    `include_links`, no link is kept, only images, as an HTML page's are. Code is left as
+    it is: no client follows it."""
+    if "](" not in markdown and "<" not in markdown and "]:" not in markdown:
+        return markdown
+    rule = _Followed(may_name, include_links=include_links)
+    markdown = outside_code(markdown, rule.change)
+    if "]:" in markdown:
+        markdown = outside_code(markdown, rule.definitions, "]:")
+    return markdown
+
+
+class _Followed:
+    """What `web_links_only` keeps of each kind of target."""
+
+    def __init__(self, may_name: Callable[[str], bool], *, include_links: bool) -> None:
+        self.may_name = may_name
+        self.include_links = include_links
+
+    def followed(self, target: str) -> bool:
+        try:
+            parts = urlsplit(target.strip())
+        except ValueError:
+            return False
+        host = parts.hostname
+        return parts.scheme.lower() in _WEB and bool(host) and self.may_name(host or "")
+
+    def change(self, text: str) -> str:
+        """Images first, each kept one set aside as a mark without brackets, so that the link
+        around it (`[![alt](image)](target)`, as converters write a linked image) is judged
+        too; then links, autolinks and tags."""
+        kept: list[str] = []
+        # The marks are private-use characters: any the text holds (an icon font's glyph, or
+        # one put there to stop the marking) go, so that every link around an image is judged.
+        text = text.replace(_MARK_START, "").replace(_MARK_END, "")
+        text = _IMAGE.sub(lambda found: self.image(found, kept), text)
+        text = _LINK.sub(self.link, text)
+        if kept:
+            text = _MARK.sub(lambda mark: kept[int(mark.group(1))], text)
+        text = _AUTOLINK.sub(self.autolink, text)
+        return _HTML_TAG.sub(self.tag, text) if "<" in text else text
+
+    def image(self, found: re.Match[str], kept: list[str]) -> str:
+        if not self.followed(found.group(2)):
+            return found.group(1)
+        kept.append(found.group())
+        return f"{_MARK_START}{len(kept) - 1}{_MARK_END}"
+
+    def definitions(self, text: str) -> str:
+        return _DEFINITION.sub(self.definition, text)
+
+    def link(self, match: re.Match[str]) -> str:
+        image = match.group().startswith("!")
+        kept = self.followed(match.group(2)) and (image or self.include_links)
+        return match.group() if kept else match.group(1)
+
+    def autolink(self, match: re.Match[str]) -> str:
+        kept = self.include_links and self.followed(match.group(1))
+        return match.group() if kept else f"`{match.group(1)}`"
+
+    def definition(self, match: re.Match[str]) -> str:
+        kept = self.include_links and self.followed(match.group(1))
+        return match.group() if kept else ""
+
+    def tag(self, found: re.Match[str]) -> str:
+        return _HTML_ATTRIBUTE.sub(self.attribute, found.group())
+
+    def attribute(self, pair: re.Match[str]) -> str:
+        if pair.group(1).lower().startswith("on"):
+            return ""  # an event handler: no target, and never anything a reader needs
+        return pair.group() if self.followed(pair.group(2).strip("\"'")) else ""

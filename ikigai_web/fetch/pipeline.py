@@ -22,12 +22,14 @@ READERS = (
     "ikigai_web.fetch.decode",
     "ikigai_web.fetch.extract",
     "ikigai_web.fetch.tidy",
+    "ikigai_web.fetch.guard",
     "ikigai_web.fetch.render",
     "ikigai_web.fetch.hidden",
     "ikigai_web.fetch.links",
     "ikigai_web.fetch.signals",
     "ikigai_web.fetch.pagetype",
     "ikigai_web.fetch.pagetype_model",
+    "ikigai_web.fetch.placeholders",
     "ikigai_web.fetch.walls",
     "ikigai_web.fetch.policies",
     "ikigai_web.fetch.reading",
@@ -87,4 +89,4 @@ def to_document(
 
     decoded = decode.decoded(body, header, url, reading)
     document = extract.extracted(decoded, url, full_page=full_page, include_links=include_links)
-    return tidy.tidied(document), decoded.kind
+    return tidy.tidied(document, include_links=include_links), decoded.kind

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from ikigai_web.common.errors import invalid
+from ikigai_web.common.errors import ToolError, invalid
 
 if TYPE_CHECKING:
+    from ikigai_web.common.settings import Settings
     from ikigai_web.fetch.document import Document
     from ikigai_web.fetch.session import Session
 
@@ -99,6 +100,34 @@ def _not_a_wall(url: str, sent: Document, document: Document, mode: str) -> None
     tried = "rendered" if document is not sent else "never" if mode == "never" else "no-browser"
     assert document.wall is not None  # for mypy: blocks() says so
     raise walls.failure(url, document.wall, javascript=sent.app_shell, tried=tried)
+
+
+def advised(document: Document, mode: str, settings: Settings) -> Document:
+    """The document with its NEEDS_JAVASCRIPT warning saying how this machine could render
+    the page, when it was not rendered: `render: "auto"` where a browser is installed (the
+    call said `never`), how to install one where none is. Asked at each answer, a cached one
+    too, since a browser may have come or gone since the page was read."""
+    found = [w for w in document.warnings if w["code"] == "NEEDS_JAVASCRIPT"]
+    if not found or mode == "always":
+        return document
+    from ikigai_web.fetch import browser
+    from ikigai_web.fetch.extract import ELSEWHERE, NEEDS_JAVASCRIPT
+
+    try:
+        browser.executable(settings)
+    except ToolError:
+        return document  # an unusable IKIGAI_WEB_FETCH_BROWSER, which `never` does not read
+    except browser.Unavailable as exc:
+        advice = f"No browser here can render it ({exc}): {browser.INSTALL_HINT}. {ELSEWHERE}"
+    else:
+        if mode != "never":
+            return document  # rendered, and it showed next to nothing there too
+        advice = (
+            'It was not rendered, as the call asked (render "never"): call again with render '
+            '"auto" to read it as the browser installed here shows it.'
+        )
+    warning = {"code": "NEEDS_JAVASCRIPT", "message": f"{NEEDS_JAVASCRIPT} {advice}"}
+    return replace(document, warnings=[warning if w in found else w for w in document.warnings])
 
 
 def _noted(document: Document, warning: dict[str, str]) -> Document:

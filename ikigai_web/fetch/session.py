@@ -328,14 +328,14 @@ def http_error(url: str, opened: Opened, body: bytes) -> ToolError:
     `wall` when the answer is a wall (walls.of_status), with `retry_after` where it counts."""
     from ikigai_web.fetch.decode import short_text, to_text
     from ikigai_web.fetch.walls import of_status, refused
-    from ikigai_web.net.http import retry_after
+    from ikigai_web.net.http import SITE_RETRY_MOST, retry_after
 
     status = opened.status
     header = opened.headers.get("content-type")
     said = short_text(body, header)
     message = f"{shown(url)} answered HTTP {status} {opened.reason}".rstrip()
     message += f": {said!r}. " if said else ". "
-    wait = retry_after(opened) if status in (429, 503) else None
+    wait = retry_after(opened, SITE_RETRY_MOST) if status in (429, 503) else None
     text = to_text(body, header) if body.strip() else ""
     wall = of_status(status, opened.headers, text, lambda: _page_wall(url, text, header))
     if wall is not None:

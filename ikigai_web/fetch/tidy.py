@@ -1,6 +1,8 @@
 """The tidy stage: a Document as every answer carries it, whoever made it (a file's reader,
-the extractor, the browser's DOM through the extractor): text that encodes to UTF-8, and the
-call's credentials masked where the page echoes them (a headers echo page).
+the extractor, the browser's DOM through the extractor): text that encodes to UTF-8, the
+call's credentials masked where the page echoes them (a headers echo page), and only links a
+client may follow (links.web_links_only: http(s), to hosts the user lets web-fetch reach),
+none but images without `include_links`.
 
 The markdown's own shape (tables, link targets, underscores, blank lines: markdown.tidy) is
 given during extraction, which judges walls and app shells on that shape.
@@ -14,17 +16,31 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.guard import Policy
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def tidied(document: Document) -> Document:
+def tidied(
+    document: Document, *, include_links: bool = True, policy: Policy | None = None
+) -> Document:
     """The document with lone surrogates (a PDF's bad ToUnicode map makes them) replaced,
-    and the call's credentials masked where the page echoes them."""
-    from ikigai_web.common.redact import mask
+    the call's credentials masked where the page echoes them, and its links and images
+    those a client may follow, as `policy` (the guard's: no private host unless allowed)
+    says, in every text (a title is markdown too when a client shows it)."""
+    from functools import partial
 
+    from ikigai_web.common.redact import mask
+    from ikigai_web.fetch.guard import Policy, link_may_name
+    from ikigai_web.fetch.links import web_links_only
+
+    may_name = partial(link_may_name, policy=policy or Policy())
     found = {f.name: getattr(document, f.name) for f in fields(document)}
-    clean: dict[str, Any] = {k: mask(valid_text(v)) for k, v in found.items() if isinstance(v, str)}
+    clean: dict[str, Any] = {
+        k: web_links_only(mask(valid_text(v)), may_name, include_links=include_links)
+        for k, v in found.items()
+        if isinstance(v, str)
+    }
     return replace(document, **clean)
 
 

@@ -863,15 +863,13 @@ def failure(url: str, wall: str, *, javascript: bool, tried: str) -> ToolError:
 
 
 _REFUSED = "A block of automated clients (a bot check, or a firewall's refusal)."
-# seconds: a longer wait a site asks for is cut to a day. A page's 429 holds nothing back in
-# web-fetch (nothing is locked); retry_after only tells the agent what the site asked.
-MAX_RETRY_AFTER = 86400
 
 
 def refused(head: str, wall: str, retry_after: int | None) -> ToolError:
     """HTTP_ERROR for an error answer (4xx, 5xx) that is a wall: `head` says the status and
-    the page's own short text; then what the page is and what to do next."""
-    wait = None if retry_after is None else min(retry_after, MAX_RETRY_AFTER)
+    the page's own short text; then what the page is and what to do next. `retry_after` is
+    already bounded (net.http.SITE_RETRY_MOST): it only tells the agent what the site asked."""
+    wait = retry_after
     what = _REFUSED if wall == "bot_check" else _WHAT[wall][0].upper() + _WHAT[wall][1:]
     advice = (
         _waiting(wait) if wall == "rate_limited" else _next(wall, javascript=False, tried="status")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from mcp import types
 
 from ikigai_web.common.answers import Reader
+from ikigai_web.common.errors import ErrorCode
 from ikigai_web.common.redact import mask
 
 if TYPE_CHECKING:
@@ -47,10 +48,11 @@ def own(tool: Tool) -> Own | None:
     return Own(module.TITLE, module.OUTPUT_SCHEMA, module.markdown)
 
 
-def listing(tool: Tool, its: Own | None) -> types.Tool:
+def listing(tool: Tool, its: Own | None, *, output_schema: bool = True) -> types.Tool:
     """The tool as `tools/list` shows it: its own description and parameters, unchanged;
-    for an own tool also its title, outputSchema and annotations. Every own tool reads the
-    web and changes nothing (its cache aside): read-only, open-world."""
+    for an own tool also its title, outputSchema (unless `output_schema` is False: a client
+    that forwards it to the model pays for it in every request) and annotations. Every own
+    tool reads the web and changes nothing (its cache aside): read-only, open-world."""
     if its is None:
         return types.Tool(
             name=tool.name, description=tool.description, input_schema=tool.parameters
@@ -61,7 +63,7 @@ def listing(tool: Tool, its: Own | None) -> types.Tool:
         title=its.title,
         description=tool.description,
         input_schema=tool.parameters,
-        output_schema=its.output_schema,
+        output_schema=its.output_schema if output_schema else None,
         annotations=hints,
     )
 
@@ -70,7 +72,11 @@ def result(
     tool: Tool, its: Own | None, arguments: Mapping[str, Any], answer: Answer
 ) -> types.CallToolResult:
     """The MCP result of one call: the answer's text (an own tool's success rendered for
-    the model), and the tool's JSON object, when it gave one, as structuredContent."""
+    the model), and the tool's JSON object, when it gave one, as structuredContent. Input an
+    own tool refused as unusable (a wrong type, a missing field, too large) is INVALID_INPUT
+    like any other bad value: one shape for every bad input."""
+    if its is not None and answer.refused:
+        answer = refused_input(tool, answer)
     structured = masked(answer.result) if answer.result is not None else None
     text = answer.text
     if its is not None and answer.ok and structured is not None:
@@ -80,6 +86,18 @@ def result(
         structured_content=structured,
         is_error=not answer.ok,
     )
+
+
+def refused_input(tool: Tool, answer: Answer) -> Answer:
+    """The program's one line on unusable input (protocol.md, section 5) as the failure an
+    `INVALID_INPUT` value gets: `CODE: message`, and the failure's JSON."""
+    from ikigai_web.common.errors import ToolError
+    from ikigai_web.common.runner import failure
+    from ikigai_web.host.calls import Answer, failure_text
+
+    message = answer.text.removeprefix(f"{tool.name}: ")
+    result = failure(ToolError(ErrorCode.INVALID_INPUT, message))
+    return Answer(ok=False, text=failure_text(tool.name, result), result=result)
 
 
 def rendered(

@@ -2,7 +2,10 @@
 
 Every way a tool can fail becomes an `Answer` with text written for the model that reads
 it: the tool's own error and its `config_required` instructions, its one-line complaint
-about the input (exit 1), or what went wrong with the program itself.
+about the input (exit 1), or what went wrong with the program itself, in words: of what it
+wrote on stderr, only its last line (the error a traceback ends with, never the traceback),
+and for a program the system ended (out of memory, a crash) neither the signal's name nor
+what an allocator or the interpreter printed as it died.
 """
 
 from __future__ import annotations
@@ -24,16 +27,18 @@ if TYPE_CHECKING:
 # The ikigai host gives a call 30 s and reads at most 64 KiB of its answer.
 CALL_TIMEOUT = 30.0
 ANSWER_LIMIT = 64 * 1024
-_STDERR_SHOWN = 2000
+_STDERR_SHOWN = 500  # characters of a program's last line on stderr
 
 
 @dataclass(frozen=True)
 class Answer:
-    """`text` is what the model reads; `result` the tool's JSON object when it gave one."""
+    """`text` is what the model reads; `result` the tool's JSON object when it gave one;
+    `refused` when the program refused the input as unusable (exit 1 and one line)."""
 
     ok: bool
     text: str
     result: dict[str, Any] | None = None
+    refused: bool = False
 
 
 def mask_every_credential() -> None:
@@ -68,7 +73,7 @@ def call(
     except OSError as exc:
         return Answer(ok=False, text=f"{tool.name} could not be started ({exc.strerror}).")
     answer = interpret(tool.name, outcome, timeout)
-    return Answer(answer.ok, mask(answer.text), answer.result)
+    return Answer(answer.ok, mask(answer.text), answer.result, answer.refused)
 
 
 def interpret(name: str, outcome: process.Outcome, timeout: float) -> Answer:
@@ -83,7 +88,7 @@ def interpret(name: str, outcome: process.Outcome, timeout: float) -> Answer:
         )
         return Answer(ok=False, text=_with_stderr(text, outcome))
     if outcome.status != 0:
-        return Answer(ok=False, text=_failed(name, outcome))
+        return Answer(ok=False, text=_failed(name, outcome), refused=_refused(outcome))
     answer = _answer(name, outcome.stdout)
     if answer.ok or answer.result is not None:  # the tool's own answer says it all
         return answer
@@ -92,19 +97,32 @@ def interpret(name: str, outcome: process.Outcome, timeout: float) -> Answer:
 
 def _failed(name: str, outcome: process.Outcome) -> str:
     stderr = outcome.stderr.decode(errors="replace").strip()
-    if outcome.status == 1 and stderr and "\n" not in stderr:
+    if _refused(outcome):
         return stderr  # the protocol's unusable-input exit: one line saying what is wrong
+    if outcome.status is not None and outcome.status < 0:
+        return (
+            f"{name} stopped before it answered: it ran out of memory or crashed, and the "
+            "system ended it. Try again with a smaller request, or another tool."
+        )
     text = f"{name} failed: it {exit_text(outcome.status)}"
     return _with_stderr(text, outcome) if stderr else f"{text}, without an error message."
 
 
-def _with_stderr(text: str, outcome: process.Outcome) -> str:
-    """`text`, then the end of what the program wrote on stderr, if anything."""
+def _refused(outcome: process.Outcome) -> bool:
+    """Whether the program exited as the protocol's unusable input: 1, and one line."""
     stderr = outcome.stderr.decode(errors="replace").strip()
-    if not stderr:
+    return outcome.status == 1 and bool(stderr) and "\n" not in stderr
+
+
+def _with_stderr(text: str, outcome: process.Outcome) -> str:
+    """`text`, then the last line the program wrote on stderr, if any: the error a crash's
+    traceback ends with, without the traceback."""
+    lines = outcome.stderr.decode(errors="replace").strip().splitlines()
+    if not lines:
         return text
-    said = stderr if len(stderr) <= _STDERR_SHOWN else "…" + stderr[-_STDERR_SHOWN:]
-    return f"{text.removesuffix('.')}. Its error output:\n{said}"
+    last = lines[-1].strip()
+    said = last if len(last) <= _STDERR_SHOWN else last[: _STDERR_SHOWN - 1] + "…"
+    return f"{text.removesuffix('.')}: {said}"
 
 
 def _answer(name: str, stdout: bytes) -> Answer:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import json
 import math
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +24,8 @@ ikigai host does: this installation's tools, then $IKIGAI_LIBEXEC_DIR, ~/.ikigai
 ./.ikigai/tools/, a later directory overriding an earlier one. Third-party tools count too.
 A project's own tools (./.ikigai/tools/) run only once you trust the project (web-tools trust).
 """
+# What `web-tools mcp` imports of the MCP SDK, begun as it starts (see _importing).
+SDK_MODULES = ("mcp.types", "mcp.server.lowlevel", "mcp.server.stdio", "mcp.shared.exceptions")
 EXAMPLES = """\
 examples:
   web-tools mcp                                serve every tool that can work to an MCP client
@@ -74,12 +79,14 @@ def parser() -> argparse.ArgumentParser:
 def _forget_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     forget = commands.add_parser(
         "forget",
-        help="forget which search providers web_search_auto remembers could not answer",
+        help="forget which search providers could not answer, and release the keys held",
         description="web_search_auto remembers a provider that could not answer (rate "
         "limited, key rejected, blocking this address, no answer in time, nothing found "
-        "again and again) and asks it again only when that is due; `web-tools doctor` shows "
-        "what it remembers. Forget it all, or what is remembered about the providers named, "
-        "so that the next search asks them in their order again (after a new key, say).",
+        "again and again) and asks it again only when that is due; and each search tool "
+        "holds a key its provider said was used up until it is due, and sets aside a key it "
+        "rejected for a while. `web-tools doctor` shows both. Forget them all, or those of "
+        "the providers named, so that the next search asks them again at once (after a new "
+        "key or a bigger plan, say).",
     )
     forget.add_argument("providers", nargs="*", metavar="PROVIDER",
                         help="brave, web_search_brave, ... (default: every provider)")  # fmt: skip
@@ -126,6 +133,15 @@ def _mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="run this installation's own tools as programs too, a new process per call, as "
         "third-party tools run (slower; by default a warm worker with their code loaded "
         "forks a process for each call)",
+    )
+    mcp.add_argument(
+        "--no-output-schemas",
+        dest="output_schemas",
+        action="store_false",
+        help="list this installation's tools without their output schemas (the JSON Schema of "
+        "their answers): a client that passes the tool list to its model pays for them in "
+        "every request, some 12 KB more for the three tools a machine without keys serves "
+        "(docs/mcp.md); answers still carry their JSON as structuredContent",
     )
     mcp.set_defaults(command=run_mcp)
 
@@ -213,10 +229,18 @@ def _change_trust(args: argparse.Namespace, command: str, done: str) -> int:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
+    from ikigai_web.host.listing import serving
+
+    sdk = _importing(SDK_MODULES)
     found = discovery.discover()
     tools, unknown = discovery.choose(found, args.only, args.exclude)
-    if not (args.all or args.only):  # tools named with --only are served as asked
-        tools = _set_up(tools)
+    # Tools named with --only are served as asked; `web-tools list` reports the same rule.
+    chosen = serving(tools, everything=args.all or bool(args.only))
+    for name, why in chosen.not_set_up.items():
+        sys.stderr.write(f"web-tools mcp: not serving {name}, not set up: {why} "
+                         "(web-tools doctor says how; --all serves it anyway)\n")  # fmt: skip
+    # A name MCP refuses is the server's to leave out, and to say so (mcp_server.servable).
+    tools = {name: tool for name, tool in tools.items() if name not in chosen.not_set_up}
     for tool in found.skipped:
         sys.stderr.write(f"web-tools mcp: not serving {tool.path}: {tool.reason}\n")
     for name in unknown:
@@ -226,25 +250,28 @@ def run_mcp(args: argparse.Namespace) -> int:
         return 2
     if not tools:
         sys.stderr.write("web-tools mcp: no tool to serve; `web-tools doctor` says why\n")
+    sdk.join()
     from ikigai_web.host.mcp_server import serve
 
-    serve(tools, args.timeout, warm=args.warm)
+    serve(tools, args.timeout, warm=args.warm, output_schemas=args.output_schemas)
     return 0
 
 
-def _set_up(tools: dict[str, discovery.Tool]) -> dict[str, discovery.Tool]:
-    """The tools whose set-up is complete; each left out is named on stderr, with why."""
-    from ikigai_web.host.doctor import servable
+def _importing(modules: Sequence[str]) -> threading.Thread:
+    """`modules` imported in a thread of their own, started now: the MCP SDK's import is most
+    of the server's start-up (a second of CPU), and runs while the tools are found, whose
+    probes mostly wait for their programs. Finding the tools imports none of the SDK's
+    modules, and the standard library's that both import are taken in turn (Python's import
+    locks). A failure is the main thread's to meet, when it imports them in turn."""
 
-    kept = {}
-    for name, tool in tools.items():
-        ok, why = servable(tool)
-        if ok:
-            kept[name] = tool
-        else:
-            sys.stderr.write(f"web-tools mcp: not serving {name}, not set up: {why} "
-                             "(web-tools doctor says how; --all serves it anyway)\n")  # fmt: skip
-    return kept
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            for module in modules:
+                importlib.import_module(module)
+
+    thread = threading.Thread(target=load, name="importing the MCP SDK", daemon=True)
+    thread.start()
+    return thread
 
 
 def _not_found(name: str, found: discovery.Found) -> str:
@@ -275,18 +302,43 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 def run_forget(args: argparse.Namespace) -> int:
     from ikigai_web.common.errors import ToolError
+    from ikigai_web.search.pacing import release
+    from ikigai_web.search.registry import PREFIX, every
     from ikigai_web.tools.fallback.recall import forget
 
+    known = list(every())
+    keys = [name.strip().lower().removeprefix(PREFIX) for name in args.providers]
+    named = zip(args.providers, keys, strict=True)
+    unknown = [_no_provider(name, key, known) for name, key in named if key not in known]
+    if unknown:  # a typo would forget nothing, and say so as if nothing had been noted
+        sys.stderr.write("".join(f"web-tools forget: {line}\n" for line in unknown))
+        return 1
     try:
-        count, warnings = forget(args.providers)
+        notes, warnings = forget(keys)
+        holds, more = release(keys)
     except ToolError as err:  # a setting the store needs is unusable
         sys.stderr.write(f"web-tools forget: {err.message}\n")
         return 1
-    for warning in warnings:
-        sys.stderr.write(f"web-tools forget: {warning['message']}\n")
-    about = f" about {', '.join(args.providers)}" if args.providers else ""
-    sys.stdout.write(f"forgot {count} note{'s' if count != 1 else ''}{about}\n")
+    for message in dict.fromkeys(w["message"] for w in [*warnings, *more]):
+        sys.stderr.write(f"web-tools forget: {message}\n")
+    about = f" about {', '.join(keys)}" if keys else ""
+    counted = f"{_counted(notes, 'note')} and {_counted(holds, 'hold')}"
+    sys.stdout.write(f"forgot {counted}{about}\n")
     return 0
+
+
+def _counted(count: int, thing: str) -> str:
+    return f"{count} {thing}{'s' if count != 1 else ''}"
+
+
+def _no_provider(name: str, key: str, known: list[str]) -> str:
+    """That `name` (as `key`) names no search provider, and the one it may mean (difflib)."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(key, known, n=1)
+    meant = f"; did you mean '{close[0]}'?" if close else "."
+    return (f"no search provider is named {name!r}{meant} Nothing was forgotten "
+            f"(providers: {', '.join(known)}).")  # fmt: skip
 
 
 def run_clear_cache(_args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 OK, PROBLEM, UNKNOWN, OPTIONAL = "ok", "problem", "unknown", "optional"
 AUTO = "web_search_auto"
 UNTRUSTED = "not run: untrusted project"  # as ikigai_web.host.discovery words it
+UNSET = "unset"  # a setting's source when neither the environment nor the file sets it
 # The cheapest search: one result, through the tool like any call (`--online`).
 ONLINE_QUERY = "ikigai"
 _COUNT_PARAMETERS = ("count", "num", "max_results", "max_sources")
@@ -54,6 +55,8 @@ class Report:
     problems: list[str] = field(default_factory=list)
     optional: list[str] = field(default_factory=list)  # how to set up each optional tool
     remembered: list[dict[str, Any]] = field(default_factory=list)  # the fallback tool's notes
+    held: list[dict[str, Any]] = field(default_factory=list)  # keys held or set aside
+    shared_state: str = ""  # where the shared state lives, and how far it is trusted
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,6 +72,8 @@ def examine(found: Found, *, online: bool = False, timeout: float = 30.0) -> Rep
     report.settings = _settings(report)
     report.rendering = rendering()
     report.remembered = _remembered(report)
+    report.held = _held(report)
+    report.shared_state = _shared_state(report)
     if online:
         _online(found, report, timeout)
     return report
@@ -248,7 +253,11 @@ def _setting(settings: Settings, setting: Setting[Any], report: Report) -> dict[
             from ikigai_web.common.redact import drop_userinfo
 
             row["value"] = drop_userinfo(row["value"])
+        if setting.name == "redis_secret":  # never shown, only whether it is set
+            row["value"] = "set" if row["value"] else "none"
         row["source"] = settings.source(setting)
+        if row["source"] == "default":  # said as unset, never as a blank value
+            row |= {"value": row["value"] or setting.shown_default, "source": UNSET}
     except ToolError as err:
         row |= {"value": "(unusable)", "source": ""}
         if err.message not in report.problems:
@@ -315,6 +324,47 @@ def _remembered(report: Report) -> list[dict[str, Any]]:
     return rows
 
 
+def _held(report: Report) -> list[dict[str, Any]]:
+    """The keys held until the provider's quota or limit comes back, or set aside."""
+    import time
+
+    from ikigai_web.search.pacing import held
+    from ikigai_web.tools.fallback.memory import span
+
+    try:
+        holds, warnings = held()
+    except ToolError:
+        report.warnings.append("The keys held were not read: a setting the shared state "
+                               "needs is unusable (see the settings above).")  # fmt: skip
+        return []
+    report.warnings += [w["message"] for w in warnings if w["message"] not in report.warnings]
+    now = time.time()
+    return [
+        {"tool": f"web_search_{h.provider}", "key": h.key, "until": h.until,
+         "for": span(h.until - now), "why": h.why}
+        for h in holds
+    ]  # fmt: skip
+
+
+def _shared_state(report: Report) -> str:
+    """Where the state lives; for Redis, whether it answers, and what it trusts."""
+    from ikigai_web.host.redis_check import examine_redis
+
+    try:
+        settings = load()
+        url, secret = settings.redis_url, settings.redis_secret
+    except ToolError:
+        return "not checked: a setting it needs is unusable (see the settings above)"
+    if not url:
+        from ikigai_web.common.settings import state_dir
+
+        return f"local files in {state_dir()} (this machine only)"
+    found = examine_redis(url, secret=bool(secret))
+    report.warnings += found.warnings
+    report.problems += found.problems
+    return found.summary
+
+
 def rendering() -> str:
     """Whether web-fetch can render pages that need JavaScript, and with which browser."""
     from ikigai_web.common.errors import ToolError
@@ -342,6 +392,8 @@ def render(report: Report) -> str:
         f"Cache: {report.cache}",
         f"Rendering pages that need JavaScript (web-fetch): {report.rendering}",
         _remembered_table(report.remembered),
+        _held_table(report.held),
+        f"Shared state: {report.shared_state}",
         _directories_table(report.directories),
     ]
     if report.warnings:
@@ -391,13 +443,26 @@ def _remembered_table(rows: list[dict[str, Any]]) -> str:
     return f"{title} (`web-tools forget` forgets it):\n" + "\n".join(lines)
 
 
+def _held_table(rows: list[dict[str, Any]]) -> str:
+    title = "Keys held"
+    if not rows:
+        return f"{title}: none (every key is asked in its turn)."
+    width = max(len(r["tool"]) for r in rows)
+    lines = [f"  {r['tool']:<{width}}  key {r['key'][:8]}… for {r['for']}: {r['why']}"
+             for r in rows]  # fmt: skip
+    return f"{title} (`web-tools forget` releases them):\n" + "\n".join(lines)
+
+
 def _settings_table(settings: list[dict[str, str]]) -> str:
     width = max((len(s["variable"]) for s in settings), default=0)
-    lines = [
-        f"  {s['variable']:<{width}}  {s['value']}" + (f"  ({s['source']})" if s["source"] else "")
-        for s in settings
-    ]
+    lines = [f"  {s['variable']:<{width}}  {_setting_value(s)}" for s in settings]
     return "Settings (environment, then web-tools.toml, then the default):\n" + "\n".join(lines)
+
+
+def _setting_value(row: dict[str, str]) -> str:
+    if row["source"] == UNSET:
+        return f"{UNSET} (default: {row['value']})"
+    return row["value"] + (f"  ({row['source']})" if row["source"] else "")
 
 
 def _directories_table(directories: list[dict[str, str]]) -> str:

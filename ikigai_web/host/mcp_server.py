@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import sys
 import threading
@@ -29,17 +28,17 @@ from mcp.types import jsonrpc_message_adapter
 from ikigai_web.common import __version__
 from ikigai_web.host import answers, process
 from ikigai_web.host.calls import Answer, call, mask_every_credential
+from ikigai_web.host.listing import MCP_NAME
 from ikigai_web.host.workers import Warm
 
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import AsyncIterator, Mapping
 
     from mcp.server.context import ServerRequestContext
 
     from ikigai_web.host.discovery import Tool
 
-# The tool names MCP allows (SEP-986); an ikigai file name may give others.
-MCP_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 # Tool calls run in threads of their own, at most this many at once (more wait their turn):
 # anyio's shared threads (40) also read stdin, and calls must never starve the reading of a
 # ping or a tools/list. The wire has its own few.
@@ -48,14 +47,18 @@ IO = anyio.CapacityLimiter(4)
 MAX_LINE = 4 * 1024 * 1024  # bytes of one message; tool arguments are small
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 GUARDIAN_WAIT = 5.0  # seconds: the most the server waits for its guardian to watch
+# Seconds after the server starts serving when the warm workers start even if no client has
+# asked for the tools' list (every client does, at once) nor called a tool.
+LIST_WAIT = 3.0
 _TOO_LONG = "\x00too long"
 
 
 def serve(
-    tools: Mapping[str, Tool], timeout: float, *, warm: bool = True
+    tools: Mapping[str, Tool], timeout: float, *, warm: bool = True, output_schemas: bool = True
 ) -> None:  # pragma: no cover
     """Serve `tools` on this process's stdin and stdout until the client hangs up; this
-    installation's own tools in warm workers (ikigai_web/host/workers.py) unless `warm` is False.
+    installation's own tools in warm workers (ikigai_web/host/workers.py) unless `warm` is
+    False; their output schemas listed unless `output_schemas` is False.
 
     Nothing it started outlives it: on SIGTERM, SIGINT or SIGHUP every process below it is
     killed at once, and so when stdin closes; if it is killed outright (SIGKILL), the kernel
@@ -66,19 +69,16 @@ def serve(
     subprocess, where coverage does not follow.
     """
     mask_every_credential()
-    process.adopt_orphans()
+    if process.adopt_orphans():
+        process.reap_adopted()  # else each orphan it adopts stays a zombie
     guardian = process.start_guardian()
     keep = frozenset({guardian.pid})
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, partial(_stopped, keep))
     wire = Wire(keep)
     workers = warm_workers(tools) if warm else None
-    server = build(tools, timeout, workers)
-    # It has started while the server was built; a server that serves anyway when it is
-    # slow still kills its tools on any signal it can catch.
-    process.guardian_watching(guardian, GUARDIAN_WAIT)
-    if workers is not None:  # once the guardian watches, which then sees the warm parent
-        workers.start()
+    calls = Preparing(guardian, workers)
+    server = build(tools, timeout, workers, output_schemas=output_schemas, calls=calls)
 
     async def main() -> None:
         async with stdio_server(stdin=wire.lines(), stdout=wire) as (read, write):  # type: ignore[arg-type]
@@ -88,6 +88,42 @@ def serve(
         anyio.run(main)
     finally:
         process.stop_all(keep)
+
+
+class Preparing:
+    """What only a call needs, made ready beside the tools' list rather than before it: the
+    guardian watching (no tool starts before it does, so that a SIGKILL of the server still
+    ends every tool; a server that serves anyway when it is slow still kills its tools on any
+    signal it can catch), then the warm workers, started once the list is answered, a call
+    comes or LIST_WAIT has passed, so that their start does not compete with the list for
+    the CPU (bench_mcp: from start to the list's answer, on a busy machine above all)."""
+
+    def __init__(self, guardian: subprocess.Popen[bytes] | None, workers: Warm | None) -> None:
+        self.guardian, self.workers = guardian, workers
+        self.watching = threading.Event()
+        self.wanted = threading.Event()
+        threading.Thread(target=self._prepare, name="preparing calls", daemon=True).start()
+
+    def _prepare(self) -> None:
+        try:
+            if self.guardian is not None:
+                process.guardian_watching(self.guardian, GUARDIAN_WAIT)
+        finally:  # a guardian that failed must not hold every call up GUARDIAN_WAIT
+            self.watching.set()
+        if self.workers is not None:  # once the guardian watches, which then sees them
+            self.wanted.wait(LIST_WAIT)
+            self.workers.start()
+
+    def listed(self) -> None:
+        """The tools' list is answered: the warm workers may start."""
+        self.wanted.set()
+
+    async def before_call(self) -> None:
+        """Wait, if need be, for the guardian to watch (at most GUARDIAN_WAIT seconds)."""
+        self.wanted.set()
+        if not self.watching.is_set():
+            wait = partial(self.watching.wait, GUARDIAN_WAIT + 1)
+            await anyio.to_thread.run_sync(wait, abandon_on_cancel=True, limiter=CALLS)
 
 
 def _stopped(keep: frozenset[int], signum: int, _frame: object) -> None:  # pragma: no cover
@@ -202,18 +238,28 @@ def warm_workers(tools: Mapping[str, Tool]) -> Warm | None:
     return Warm(entries) if entries and sys.platform.startswith("linux") else None
 
 
-def build(tools: Mapping[str, Tool], timeout: float, workers: Warm | None = None) -> Server[Any]:
+def build(
+    tools: Mapping[str, Tool],
+    timeout: float,
+    workers: Warm | None = None,
+    *,
+    output_schemas: bool = True,
+    calls: Preparing | None = None,
+) -> Server[Any]:
     """The MCP server for `tools`: a call runs the tool with at most `timeout` seconds, in
-    `workers` when it is one of theirs."""
+    `workers` when it is one of theirs, once `calls` is ready for it; `output_schemas` False
+    lists them without theirs."""
     served = servable(tools)
     owned = {name: answers.own(tool) for name, tool in served.items()}
-    listing = types.ListToolsResult(
-        tools=[answers.listing(tool, owned[name]) for name, tool in served.items()]
-    )
+    listed = [answers.listing(tool, owned[name], output_schema=output_schemas)
+              for name, tool in served.items()]  # fmt: skip
+    listing = types.ListToolsResult(tools=listed)
 
     async def list_tools(
         _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if calls is not None:
+            calls.listed()
         return listing
 
     async def call_tool(
@@ -224,6 +270,8 @@ def build(tools: Mapping[str, Tool], timeout: float, workers: Warm | None = None
             known = ", ".join(served) or "none"
             raise MCPError(types.INVALID_PARAMS, f"No tool {params.name!r}; tools: {known}.")
         arguments = params.arguments or {}
+        if calls is not None:
+            await calls.before_call()
         start = workers.starter(tool) if workers is not None else None
         answer = await _run(tool, arguments, timeout, start)
         return answers.result(tool, owned[tool.name], arguments, answer)

@@ -20,10 +20,11 @@ import signal
 import subprocess
 import threading
 import time
+import weakref
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
-from ikigai_web.common.procs import descendants, kill
+from ikigai_web.common.procs import descendants, kill, prctl, zombies
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -73,7 +74,13 @@ if TYPE_CHECKING:
 
 # The programs running now, by pid: what `stop_all` ends when the caller itself is stopped.
 RUNNING: dict[int, Running] = {}
+# Held while a child is started and noted (in RUNNING or by `own`), and while `reap_adopted`
+# looks: a child of this process's own is never taken for an orphan to reap.
 _RUNNING_LOCK = threading.Lock()
+# Other children of this process's own, each waited for by its Popen (the guardian, the warm
+# parent): never reaped by `reap_adopted`, which would leave that Popen a wrong status.
+_OWN: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
+_REAP_PAUSE = (0.05, 1.0)  # seconds between looks while a zombie is an own child's, doubling
 _STOPPING = threading.Event()
 _STOP_ROUNDS = 20
 
@@ -123,6 +130,54 @@ def popen(argv: Sequence[str], stdin: bool, tied: bool) -> subprocess.Popen[byte
     )
 
 
+def own(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+    """The child `start()` starts, noted as one this process waits for itself (see `_OWN`)."""
+    with _RUNNING_LOCK:
+        child = start()
+        _OWN.add(child)
+    return child
+
+
+def reap_adopted() -> threading.Thread:  # pragma: no cover - the MCP server's own process
+    """Reap, as they end, the orphans `adopt_orphans` brings to this process (what a warm
+    parent killed left, a tool's setsid grandchild): nobody else waits for them, and each
+    would stay a zombie as long as this process runs. A thread of its own, which sleeps in
+    waitid until a child ends."""
+    reaper = threading.Thread(target=_reap_forever, name="reaper", daemon=True)
+    reaper.start()
+    return reaper
+
+
+def _reap_forever() -> None:  # pragma: no cover - as reap_adopted (reap_orphans is tested)
+    pause = _REAP_PAUSE[0]
+    while True:
+        try:  # WNOWAIT: only wait for one to end, leaving it to be reaped below or by its owner
+            os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
+        except ChildProcessError:  # no child at all, for now
+            time.sleep(_REAP_PAUSE[1])
+            continue
+        if reap_orphans():
+            pause = _REAP_PAUSE[0]
+        else:  # an own child's zombie, its owner about to reap it: do not spin meanwhile
+            time.sleep(pause)
+            pause = min(pause * 2, _REAP_PAUSE[1])
+
+
+def reap_orphans() -> list[int]:
+    """Reap this process's ended children that are none of its own (RUNNING, `own`): the
+    orphans it adopted. Which it reaped."""
+    reaped = []
+    with _RUNNING_LOCK:
+        mine = set(RUNNING) | {child.pid for child in _OWN if child.returncode is None}
+        for pid in zombies(os.getpid()):
+            if pid in mine:
+                continue
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    reaped.append(pid)
+    return reaped
+
+
 def tie(argv: Sequence[str]) -> list[str]:
     """`argv` run with the parent-death signal set (see `run`), where setpriv can set it."""
     return [*_tie(), *argv]
@@ -133,28 +188,7 @@ def stopping() -> bool:
     return _STOPPING.is_set()
 
 
-def _load_prctl() -> Any:
-    import ctypes
-    import ctypes.util
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _load_prctl()
-_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
-
-
-def die_with_parent() -> bool:  # pragma: no cover - a warm worker's child (ikigai_web/host/warm.py)
-    """Have the kernel SIGKILL this process when the thread that started it ends (Linux's
-    parent-death signal). False where it cannot."""
-    return _PRCTL is not None and _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0
 
 
 @functools.cache
@@ -169,20 +203,19 @@ def _tie() -> tuple[str, ...]:
         return ()
     command = (setpriv, "--pdeathsig", "KILL", "--")
     try:
-        probe = subprocess.run(  # noqa: S603 - a fixed command
-            [*command, "true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=5,
-            check=False,
-        )  # fmt: skip
+        probe = own(lambda: subprocess.Popen(  # noqa: S603 - a fixed command
+            [*command, "true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
+        status = probe.wait(timeout=5)
     except (OSError, subprocess.SubprocessError):
         return ()
-    return command if probe.returncode == 0 else ()
+    return command if status == 0 else ()
 
 
 def adopt_orphans() -> bool:
     """Make this process the reaper of its descendants' orphans (Linux): a program that
     escapes its process group (setsid) and outlives its parent comes back to this process,
     where `stop_all` finds it. False where the system cannot."""
-    return _PRCTL is not None and _PRCTL(_PR_SET_CHILD_SUBREAPER, 1) == 0
+    return prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
 def stop_all(keep: frozenset[int] = frozenset()) -> None:
@@ -312,12 +345,14 @@ def start_guardian() -> subprocess.Popen[bytes]:
     tells the guardian."""
     import sys
 
-    return subprocess.Popen(  # noqa: S603 - our own module, by this interpreter
-        [sys.executable, "-m", "ikigai_web.host.guardian", str(os.getpid())],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+    return own(
+        lambda: subprocess.Popen(  # noqa: S603 - our own module, by this interpreter
+            [sys.executable, "-m", "ikigai_web.host.guardian", str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     )
 
 

@@ -1,4 +1,5 @@
-"""`python -P -m ikigai_web.host.warm ENTRY...`: the MCP server's warm parent, which runs this
+"""`python -P -m ikigai_web.host.warm [--server PID] ENTRY...`: the MCP server's warm parent
+(PID, the server's, which it ends with), which runs this
 installation's own tools without starting a new program for each call.
 
 ikigai_web/host/workers.py starts it with a socket to the server as its stdin. It imports each
@@ -9,9 +10,10 @@ between requests. Each call is a child forked from it, which becomes the call as
 console script would run it:
 
 - a session and process group of its own, which the server kills as it kills a program's;
-- SIGKILL when this parent dies (it dies with the server, by the same signal);
+- SIGKILL when this parent dies (it dies with the server, by the same signal, set by setpriv
+  and by itself; and the server reaps what is left of them, ikigai_web/host/process.py);
 - the stdin, stdout and stderr the server passed over the socket, no other file descriptor;
-- the signal handlers a fresh interpreter has, and a cap on its memory (MEMORY_CAP);
+- the signal handlers a fresh interpreter has, and a cap on its memory (`memory_cap`);
 - the entry's function, with the exit status a fresh interpreter would give.
 
 The next call's child is forked ahead (a spare) while no call runs and nothing is left to
@@ -38,7 +40,6 @@ import importlib
 import json
 import os
 import re
-import resource
 import select
 import selectors
 import signal
@@ -52,7 +53,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ikigai_web.common import protocol
 from ikigai_web.common.ending import finish
-from ikigai_web.host.process import die_with_parent
+from ikigai_web.common.procs import cap_data, die_with_parent
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -87,12 +88,14 @@ class Spare:
 @dataclass(frozen=True)
 class Birth:
     """What a child has from its parent: where its request comes, where it tells what it
-    loaded, who its parent is, and the signal handlers to restore."""
+    loaded, who its parent is, the signal handlers to restore, and the memory it may take
+    beyond what it has at the fork (`memory_cap`)."""
 
     channel: socket.socket
     learn: int
     parent: int
     fresh: Handlers
+    memory: int
 
 
 def fresh_handlers() -> Handlers:
@@ -106,24 +109,17 @@ def fresh_handlers() -> Handlers:
     return handlers
 
 
-def data_limit(used: int, current: tuple[int, int]) -> tuple[int, int]:
-    """The RLIMIT_DATA (soft, hard) for a child using `used` bytes: MEMORY_CAP more, never
-    above a limit already set. Only the soft limit: web-fetch lifts it for the browser it
-    starts (ikigai_web/fetch/browser.py), which has a cap of its own."""
-    soft, hard = current
-    cap = used + MEMORY_CAP
-    for limit in (soft, hard):
-        if limit != resource.RLIM_INFINITY:
-            cap = min(cap, limit)
-    return cap, hard
+def memory_cap() -> int:
+    """Bytes a call's child may hold beyond what it has from the parent: the server's
+    IKIGAI_WEB_MAX_MEMORY_MB, as a standalone tool caps itself (common/runner.py), else
+    MEMORY_CAP. A call then caps itself by its own setting, never above this."""
+    from ikigai_web.common.errors import ToolError
+    from ikigai_web.common.settings import load
 
-
-def data_used(status: str) -> int | None:
-    """VmData (heap and private writable memory) of a /proc/PID/status text, in bytes."""
-    for line in status.splitlines():
-        if line.startswith("VmData:"):
-            return int(line.split()[1]) * 1024
-    return None
+    try:
+        return load().max_memory_mb << 20
+    except ToolError:  # the server's setting is unusable: each call says so itself
+        return MEMORY_CAP
 
 
 def writable_ranges(maps: str) -> list[tuple[int, int]]:
@@ -230,6 +226,7 @@ class Parent:
     ) -> None:
         self.control = control
         self.fresh = fresh
+        self.memory = memory_cap()
         self.calls: dict[int, socket.socket] = {}  # child's pid -> its report socket
         self.spare: Spare | None = None
         self.spares_lost = 0
@@ -309,7 +306,7 @@ class Parent:
             self.frozen = True
         for stream in (sys.stdout, sys.stderr):
             stream.flush()  # nothing of the parent's is written twice
-        birth = Birth(theirs, told, os.getpid(), self.fresh)
+        birth = Birth(theirs, told, os.getpid(), self.fresh, self.memory)
         try:
             pid = os.fork()
         except OSError:
@@ -457,13 +454,7 @@ def _prepare(birth: Birth) -> bool:  # pragma: no cover - a child
         with contextlib.suppress(OSError, ValueError):
             signal.signal(signum, handler)
     _close_all_but({birth.channel.fileno(), birth.learn})
-    try:
-        used = data_used(Path("/proc/self/status").read_text(encoding="ascii"))
-    except OSError:
-        used = None
-    if used is not None:
-        current = resource.getrlimit(resource.RLIMIT_DATA)
-        resource.setrlimit(resource.RLIMIT_DATA, data_limit(used, current))
+    cap_data(birth.memory)
     return True
 
 
@@ -519,6 +510,16 @@ def _tell(told: int, taught: bytes) -> None:  # pragma: no cover - a child
 
 
 def main() -> None:  # pragma: no cover - runs as its own process
+    entries = sys.argv[1:]
+    server = os.getppid()
+    if entries[:1] == ["--server"]:
+        server, entries = int(entries[1]), entries[2:]
+    # Dies with the server even where setpriv did not tie it (process.tie), and ends now if
+    # the server died before that (a parent-death signal set after the death never comes): a
+    # warm parent never outlives it, nor spends its start importing for nobody.
+    die_with_parent()
+    if os.getppid() != server:
+        sys.exit(0)
     fresh = fresh_handlers()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C is the server's to handle
     control = socket.socket(fileno=os.dup(0))
@@ -526,7 +527,7 @@ def main() -> None:  # pragma: no cover - runs as its own process
     os.dup2(null, 0)
     os.close(null)
     parent = Parent(control, fresh)
-    preload(entry.partition(":")[0] for entry in sys.argv[1:])
+    preload(entry.partition(":")[0] for entry in entries)
     if threaded():
         sys.exit(_threaded())
     control.send(READY)

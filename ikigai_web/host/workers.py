@@ -107,15 +107,17 @@ class Warm:
     def _serve(self) -> int | str:
         """Run one parent until it ends: its exit status, or why it could not start."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [sys.executable, "-P", "-m", "ikigai_web.host.warm", *self.entries]
+        server = ["--server", str(os.getpid())]  # it ends at once if this process is gone
+        argv = [sys.executable, "-P", "-m", "ikigai_web.host.warm", *server, *self.entries]
         try:
+            command = process.tie(argv)
             with theirs:  # its stdin; stdout is nobody's, stderr the server's log
-                self.parent = subprocess.Popen(  # noqa: S603 - our own module, by this Python
-                    process.tie(argv),
+                self.parent = process.own(lambda: subprocess.Popen(  # noqa: S603 - our module
+                    command,
                     stdin=theirs.fileno(),
                     stdout=subprocess.DEVNULL,
                     start_new_session=True,  # a terminal's ^C is the server's to handle
-                )
+                ))  # fmt: skip
         except OSError as exc:
             mine.close()
             return f"it could not be started: {exc.strerror}"

@@ -17,6 +17,7 @@ Imported only on a call's path, never by `--schema`.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import socket
@@ -63,6 +64,15 @@ class Deadline:
 
     def remaining(self) -> float:
         return max(0.0, self.end - time.monotonic())
+
+    @classmethod
+    def of_call(cls, seconds: float) -> Deadline:
+        """The whole call's deadline, starting now: its watchdog is set by it (see
+        common/watch.py)."""
+        from ikigai_web.common.watch import call_deadline
+
+        call_deadline(seconds)
+        return cls(seconds)
 
     def copy(self) -> Deadline:
         """The same deadline as a separate object, whose end may be moved earlier for a while."""
@@ -702,23 +712,56 @@ def _pause(wait: float | None, deadline: Deadline) -> bool:
     return True
 
 
-_MAX_DIGITS = 12  # of a Retry-After in seconds: past this it is "longer than anyone waits"
+# The most a page's `Retry-After` is told to the model (web-fetch holds nothing by it).
+SITE_RETRY_MOST = 86_400.0
 
 
-def retry_after(reply: Headed) -> int | None:
-    """Seconds from a `Retry-After` header (delta or HTTP date), if any."""
+def retry_after(reply: Headed, most: float | None = None) -> int | None:
+    """Seconds from a `Retry-After` header (seconds or an HTTP date), if any, at most `most`
+    (default RETRY_WINDOW, an hour: ikigai_web/search/registry.py says why): a provider, or
+    whatever stands in front of it, cannot lock a key away for longer with one header."""
+    if most is None:
+        from ikigai_web.search.registry import RETRY_WINDOW
+
+        most = RETRY_WINDOW
     value = reply.headers.get("retry-after", "").strip()
-    if not value:
-        return None
-    if value.isascii() and value.isdigit():  # any length: int() refuses over 4,300 digits
-        return int(value) if len(value) <= _MAX_DIGITS else int("9" * _MAX_DIGITS)
+    found = delay_seconds(value, most, epoch=False)
+    if found is not None or not value:
+        return found
     import email.utils  # only an HTTP-date needs it
 
     try:
-        when = email.utils.parsedate_to_datetime(value)
+        when = email.utils.parsedate_to_datetime(value[:64]).timestamp()
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return max(0, round(when.timestamp() - time.time()))
+    return _within(when - time.time(), most)
+
+
+# A count of seconds this large is a time (Unix seconds: 2001 on), not a delay of 31 years.
+EPOCH_FROM = 1_000_000_000
+_MOST_DIGITS = 12  # more are read as "very long": only the bound matters then
+
+
+def delay_seconds(text: str, most: float, *, epoch: bool = True) -> int | None:
+    """A header's count of seconds (ASCII digits only), at most `most`; with `epoch`, a
+    count from EPOCH_FROM on is a Unix time, and the seconds until it. None when `text` is
+    no such count (a sign, a fraction, an exponent, other digits than 0-9, nothing)."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    digits = text.lstrip("0") or "0"
+    if len(digits) > _MOST_DIGITS:
+        return _within(math.inf, most)
+    value = int(digits)
+    if epoch and value >= EPOCH_FROM:
+        return _within(value - time.time(), most)
+    return _within(value, most)
+
+
+def _within(seconds: float, most: float) -> int:
+    """`seconds` as whole seconds from 0 to `most` (NaN is 0: nothing to wait for)."""
+    if math.isnan(seconds):
+        return 0
+    return math.ceil(min(max(seconds, 0.0), most))
 
 
 def network_error(exc: Unreachable, host: str, deadline: Deadline | None = None) -> ToolError:

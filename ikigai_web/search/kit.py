@@ -9,7 +9,9 @@ The fallback tool calls providers through exactly these two, and so does the pro
 from __future__ import annotations
 
 import html
+import math
 import re
+import time
 from datetime import date
 from functools import cache, partial
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -95,6 +97,7 @@ def search(
     cache_key: object,
     *,
     keys: Sequence[str] = (),
+    read: tuple[str, int] = ("", 0),
     **client_options: Any,
 ) -> dict[str, Any]:
     """The success object for one search; `fetch(link, site, n)` makes one provider request.
@@ -103,7 +106,8 @@ def search(
     natively (or None) and how many results to ask for. Several allowed domains fan out in
     parallel; blocked domains always apply last. With `keys` (the provider's API keys),
     `fetch` gets one of them as `link.credential`, once its turn has come
-    (ikigai_web/search/pacing.py).
+    (ikigai_web/search/pacing.py). `read` is the query and how many results to read
+    (ikigai_web/search/reading.py), after the search, within the same deadline.
     """
     # Imported here: the cache, the runner and HTTP are for a call, never for `--schema`.
     from ikigai_web.common import cache, state
@@ -111,11 +115,19 @@ def search(
     from ikigai_web.net import wire
     from ikigai_web.net.http import Deadline, client
 
+    # What the search reads past the cache, read before it (its caller read its own).
+    settings.check("timeout", *[] if "user_agent" in client_options else ["user_agent"])
+    settings.check(*["rate_limits", "redis_url"] if keys else [])
+    started = time.monotonic()
+    if read[1]:
+        from ikigai_web.search.reading import prepare
+
+        prepare()  # while the provider answers
     key = [provider, cache_key]
     hit = cache.get("search", key, settings.cache_ttl, valid=_is_answer)
     if hit.value is not None:
-        return {**hit.value, "cached": True}
-    deadline = Deadline(settings.timeout)
+        return _read({**hit.value, "cached": True}, read, settings, started)
+    deadline = Deadline.of_call(settings.timeout)
     with client(settings, deadline, wire.open_call, **client_options) as http:
         link = Link(http, deadline)
         ask = _paced(provider, keys, settings, link, fetch) if keys else partial(fetch, link)
@@ -132,7 +144,19 @@ def search(
     notes = cache.warnings(hit.warning, not_stored) + (state.store().warnings if keys else [])
     if notes:
         out["warnings"] = [*out.get("warnings", []), *notes]
-    return out
+    return _read(out, read, settings, started)
+
+
+def _read(
+    answer: dict[str, Any], read: tuple[str, int], settings: Settings, started: float
+) -> dict[str, Any]:
+    """The answer, its first results read when `read` asks for it (never stored so: each
+    page is in web-fetch's cache, and the search's cache holds the results alone)."""
+    if not read[1]:
+        return answer
+    from ikigai_web.search.reading import read_results
+
+    return read_results(answer, read[0], read[1], settings, started)
 
 
 def _paced(
@@ -294,10 +318,14 @@ def not_an_object(provider: str) -> ToolError:
 
 
 def rate_limited(key: str, said: str, why: str, wait: int | None) -> ToolError:
-    """RATE_LIMIT: what is used up, when to try again, and which tools work right now."""
+    """RATE_LIMIT: what is used up, when to try again (`wait`, never past the longest hold
+    the provider documents), and which tools work right now."""
     from ikigai_web.common.credentials import PROVIDERS, alternatives, event
+    from ikigai_web.search.registry import longest_hold
 
     provider = PROVIDERS[key]
+    if wait is not None:
+        wait = max(0, min(wait, math.ceil(longest_hold(key))))
     others = alternatives(provider.tool)
     when = f"Try again in {wait} s" if wait is not None else "Try again later"
     message = f"{said}. {why}. {when}, or use another search tool: {', '.join(others)}."
@@ -406,12 +434,13 @@ def output_schema(
 ) -> dict[str, Any]:
     """The outputSchema of a search tool whose results may carry `results` (names of
     RESULT_EXTRAS) and whose answer may carry `extras` (of ANSWER_EXTRAS), `required` always."""
+    from ikigai_web.search.reading import result_read
     from ikigai_web.search.registry import every
 
     shared = {k: {"type": "string"} for k in ("title", "url", "snippet")}
     result_schema = {
         "type": "object",
-        "properties": shared | {k: RESULT_EXTRAS[k] for k in results},
+        "properties": shared | {k: RESULT_EXTRAS[k] for k in results} | {"read": result_read()},
         "required": ["title", "url", "snippet"],
     }
     properties: dict[str, Any] = {
@@ -465,4 +494,18 @@ def _block(number: int, item: Mapping[str, Any]) -> str:
     if item.get("published"):
         text += f"Published: {item['published']}\n"
     said = (s for s in (item["snippet"], *item.get("extra_snippets", [])) if s)
-    return text + "".join(f"\n{s}\n" for s in said)
+    return text + "".join(f"\n{s}\n" for s in said) + read_block(item)
+
+
+def read_block(item: Mapping[str, Any]) -> str:
+    """A result's page as read (`read`): its passages, or why it has none."""
+    read = item.get("read")
+    if not isinstance(read, dict):
+        return ""
+    if "error" in read:
+        return f"\n[Not read: {read['error']}]\n"
+    if not read.get("content"):
+        return (
+            f"\n[Read: no passage matches the query; the page has {read['total_lines']} lines.]\n"
+        )
+    return f"\nFrom the page:\n\n{read['content']}\n"

@@ -13,15 +13,19 @@ The rate is, first to last: the user's plan (IKIGAI_WEB_RATE_LIMITS), what the p
 (Brave's X-RateLimit-Limit, learned for a day), the provider's documented limit (the `rate` of
 its declaration, ikigai_web/search/registry.py). A provider that says a key is used up (a 429,
 Brave's X-RateLimit-Remaining at 0, Google's daily quota, Tavily's plan limits) holds that key's
-budget until it is due; a rejected key is set aside for a while. With several keys, a request
-takes the key whose turn comes first.
+budget until it is due, never longer than the longest window the provider documents
+(`registry.longest_hold`: an hour for a `Retry-After`, a day or a month for a quota); a
+rejected key is set aside for a while. Each hold and each key set aside is noted in the
+shared state too (`HOLDS`, `SET_ASIDE`), for `web-tools doctor` to list and `web-tools forget`
+to clear (`held`, `release`). With several keys, a request takes the key whose turn comes
+first.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard, TypeVar
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.search import registry
@@ -47,6 +51,12 @@ SHORT_RETRY = 2  # seconds: a 429 asking for no more is sent again in the next s
 # turn that fits the deadline, end the run of them, and a provider always refusing ends the call.
 SHORT_RETRIES = 3
 SHORT_WINDOW = 60.0  # seconds: a limit over a longer window (a month) is a quota, not a pace
+_MOST_DIGITS = 12  # a count in a header longer than this is no count
+MOST_LEARNED = 1_000_000  # requests a window: a limit told above this is no limit to pace by
+HOLDS = "holds"  # the shared state's space of holds: {"until", "why"} by key name
+SET_ASIDE = "keys"  # and of keys set aside: {"why"}
+BUDGETS = ("pace", "sent")  # and of the budgets themselves (a turn's time)
+MAX_WHY = 300  # characters of the provider's words a hold keeps
 
 
 class Rate(NamedTuple):
@@ -73,7 +83,7 @@ def rate_for(provider: str, settings: Settings, learned: object = None) -> Rate 
         name, _, value = entry.partition("=")
         if name.strip() == provider:
             return _stated(value.replace(" ", ""))
-    if isinstance(learned, list) and len(learned) == 2 and all(_positive(n) for n in learned):
+    if _learnable(learned):
         return Rate(learned[0] / learned[1], "learned from the provider's answers", learned[1])
     declared = registry.declared(provider)
     if declared is None or declared.rate is None:
@@ -82,8 +92,15 @@ def rate_for(provider: str, settings: Settings, learned: object = None) -> Rate 
     return Rate(limit / window, "the provider's documented limit", window)
 
 
-def _positive(number: object) -> bool:
-    return isinstance(number, int | float) and not isinstance(number, bool) and number > 0
+def _learnable(learned: object) -> TypeGuard[list[float]]:
+    """Whether a stored [limit, window] is one `_learn` could have stored: a limit of a
+    whole request or more, over a short window; anything else (a store tampered with) is
+    ignored, so no absurd number reaches the budget."""
+    if not (isinstance(learned, list) and len(learned) == 2):
+        return False
+    limit, window = learned
+    numbers = all(isinstance(n, int | float) and not isinstance(n, bool) for n in learned)
+    return numbers and 1 <= limit <= MOST_LEARNED and 1 <= window <= SHORT_WINDOW
 
 
 def _stated(value: str) -> Rate | None:
@@ -200,15 +217,41 @@ class Keyring:
         """Set `key` aside after the provider limited or rejected it."""
         name = self.ids[key]
         if err.code is ErrorCode.AUTH_INVALID:
-            self.store.put("keys", name, {"why": err.code.value}, REJECTED_FOR)
+            noted = {"why": err.code.value, "until": time.time() + REJECTED_FOR}
+            self.store.put(SET_ASIDE, name, noted, REJECTED_FOR)
         elif err.code is ErrorCode.RATE_LIMIT:
-            self.hold(key, float(err.retry_after or LIMITED_FOR))
+            self.hold(key, err.retry_after or LIMITED_FOR, err.message)
 
-    def hold(self, key: str, seconds: float) -> None:
-        """No turn of `key` before `seconds` from now, in every process sharing it."""
+    def hold(self, key: str, seconds: float, why: str) -> None:
+        """No turn of `key` before `seconds` from now (at most the provider's longest hold),
+        in every process sharing it; `why` is what the provider said, for doctor."""
         if self._rate(key) is None:
             return  # not paced: the provider's own answer says when
-        self.store.reserve("pace", self.ids[key], 0.0, math.inf, after=seconds)
+        seconds = self._bounded(seconds)
+        if seconds <= 0:
+            return
+        self.store.reserve("pace", self.ids[key], 0.0, math.inf, seconds, 1, self._ceiling(key))
+        if seconds <= SHORT_WINDOW:
+            return  # a pace's window (Brave's second): nothing for doctor, no write per call
+        from ikigai_web.common.redact import redact
+
+        noted = {"until": time.time() + seconds, "why": _gist(redact(why))}
+        self.store.put(HOLDS, self.ids[key], noted, seconds)
+
+    def _bounded(self, seconds: float) -> float:
+        """`seconds` from 0 to the provider's longest hold, whatever number it is."""
+        longest = registry.longest_hold(self.provider)
+        if isinstance(seconds, int) and seconds > longest:
+            return longest  # too large for a float, maybe
+        number = float(seconds)
+        return 0.0 if math.isnan(number) else min(max(number, 0.0), longest)
+
+    def _ceiling(self, key: str) -> float:
+        """The furthest ahead `key`'s budget may ever lie, in seconds: its longest hold and
+        one burst of turns; a budget further ahead (a store tampered with) is clamped."""
+        rate = self._rate(key)
+        turns = rate.burst / rate.per_second * MARGIN if rate is not None else 0.0
+        return registry.longest_hold(self.provider) + turns
 
     def _reserve(self, key: str, most: float, space: str = "pace") -> Any:
         rate = self._rate(key)
@@ -218,7 +261,8 @@ class Keyring:
             return Turn(0.0, granted=True)
         margin = MARGIN if space == "pace" else (1 + MARGIN) / 2
         interval = margin / rate.per_second
-        return self.store.reserve(space, self.ids[key], interval, most, burst=rate.burst)
+        ceiling = self._ceiling(key)
+        return self.store.reserve(space, self.ids[key], interval, most, 0.0, rate.burst, ceiling)
 
     def _rate(self, key: str) -> Rate | None:
         if key not in self.rates:
@@ -229,22 +273,25 @@ class Keyring:
         return self.rates[key]
 
     def _learn(self, key: str, reply: Reply) -> None:
-        limits = window_limits(reply)
-        paces = [(n, window) for n, window, _, _ in limits if window <= SHORT_WINDOW and n > 0]
+        limits = window_limits(reply, registry.longest_hold(self.provider))
+        paces = [(n, w) for n, w, _, _ in limits if _learnable([n, w])]
         if paces:  # the strictest of the provider's short windows
             limit, window = min(paces, key=lambda pace: pace[0] / pace[1])
             if self.learned.get(key) != [limit, window]:  # else known: no write per call
                 self.store.put("limits", self.ids[key], [limit, window], LEARNED_FOR)
         spent = [reset for _, _, remaining, reset in limits if remaining == 0 and reset]
         if spent:
-            self.hold(key, float(max(spent)))
+            from ikigai_web.search.kit import provider_name
+
+            said = f"{provider_name(self.provider)} said the key is used up"
+            self.hold(key, max(spent), f"{said} (X-RateLimit-Remaining 0)")
 
     def _too_late(self, wait: float) -> ToolError:
         from ikigai_web.search.kit import provider_name, rate_limited
 
         rate = self._rate(self.keys[0])
         pace = f"{rate.per_second:g} requests a second ({rate.source})" if rate else ""
-        seconds = math.ceil(wait)
+        seconds = math.ceil(min(wait, self._ceiling(self.keys[0])))  # the store bounds it too
         said = f"{provider_name(self.provider)} was not asked"
         why = (
             f"the next free turn of its key{'s' if len(self.keys) > 1 else ''} is in {seconds} s, "
@@ -257,10 +304,65 @@ class Keyring:
 _SET_ASIDE = (ErrorCode.AUTH_INVALID, ErrorCode.RATE_LIMIT)
 
 
-def window_limits(reply: Reply) -> list[tuple[int, float, int | None, int | None]]:
+class Hold(NamedTuple):
+    """A key held or set aside, as `web-tools doctor` lists it."""
+
+    provider: str
+    key: str  # the key's one-way name (`key_id`), never the key
+    until: float  # wall-clock time, seconds since the epoch
+    why: str
+
+
+def held() -> tuple[list[Hold], list[dict[str, str]]]:
+    """Every key held (the provider said it was used up) or set aside (rejected) now, and the
+    store's warnings."""
+    from ikigai_web.common.state import store
+
+    shared, now = store(), time.time()
+    found = []
+    for space in (HOLDS, SET_ASIDE):
+        for name, value in shared.scan(space):
+            hold = _hold(name, value, space)
+            if hold is not None and hold.until > now:
+                found.append(hold)
+    return sorted(found, key=lambda h: (h.provider, h.until)), list(shared.warnings)
+
+
+def _hold(name: str, value: object, space: str) -> Hold | None:
+    provider, _, key = name.partition(":")
+    if not isinstance(value, dict):
+        return None
+    until, why = value.get("until"), value.get("why")
+    if not (isinstance(until, int | float) and isinstance(why, str) and math.isfinite(until)):
+        return None
+    if space == SET_ASIDE:
+        why = "the provider rejected the key (AUTH_INVALID); it is tried again after a while"
+    return Hold(provider, key, float(until), why[:MAX_WHY])
+
+
+def release(providers: Sequence[str]) -> tuple[int, list[dict[str, str]]]:
+    """Forget every hold, key set aside and budget of `providers` (`brave` or
+    `web_search_brave`; all of them when none is named), so that their keys are asked again
+    at once: how many keys were held or set aside, and the store's warnings."""
+    from ikigai_web.common.state import store
+
+    shared = store()
+    starts = [f"{p.removeprefix(registry.PREFIX)}:" for p in providers] or [""]
+    count = 0
+    for start in starts:
+        count += sum(shared.clear(space, start) for space in (HOLDS, SET_ASIDE))
+        for space in BUDGETS:
+            shared.clear(space, start)
+    return count, list(shared.warnings)
+
+
+def window_limits(
+    reply: Reply, most: float = registry.MONTH
+) -> list[tuple[int, float, int | None, int | None]]:
     """Brave's rate-limit headers, one tuple per window: (limit, window in seconds, remaining,
-    seconds to its reset). `X-RateLimit-Policy` names each window (`1;w=1, 15000;w=2592000`);
-    without it the first is a second and the second a month, as Brave documents."""
+    seconds to its reset, at most `most`; a reset may be a Unix time too, as some gateways
+    send it). `X-RateLimit-Policy` names each window (`1;w=1, 15000;w=2592000`); without it
+    the first is a second and the second a month, as Brave documents."""
     limits = _numbers(reply.headers.get("x-ratelimit-limit", ""))
     if not limits:
         return []
@@ -269,7 +371,7 @@ def window_limits(reply: Reply) -> list[tuple[int, float, int | None, int | None
     if len(named) != len(limits) or None in named:
         windows = [1.0, 30 * 24 * 3600.0][: len(limits)] + [math.inf] * max(0, len(limits) - 2)
     remaining = _numbers(reply.headers.get("x-ratelimit-remaining", ""))
-    resets = _numbers(reply.headers.get("x-ratelimit-reset", ""))
+    resets = _resets(reply.headers.get("x-ratelimit-reset", ""), most)
     return [
         (limit, window, _at(remaining, i), _at(resets, i))
         for i, (limit, window) in enumerate(zip(limits, windows, strict=True))
@@ -277,8 +379,24 @@ def window_limits(reply: Reply) -> list[tuple[int, float, int | None, int | None
 
 
 def _numbers(text: str) -> list[int]:
+    """Counts, ASCII digits only (`isdigit` alone admits "²", which `int` refuses); none
+    when any is not one, or too long to be a count."""
     parts = [p.strip() for p in text.split(",")]
-    return [int(p) for p in parts] if all(p.isdigit() and len(p) < 12 for p in parts) else []
+    usable = all(p.isascii() and p.isdigit() and len(p) < _MOST_DIGITS for p in parts)
+    return [int(p) for p in parts] if usable else []
+
+
+def _resets(text: str, most: float) -> list[int]:
+    """Seconds to each window's reset (`delay_seconds`); none when any is no count."""
+    from ikigai_web.net.http import delay_seconds
+
+    found = [delay_seconds(p.strip(), most) for p in text.split(",")]
+    return [s for s in found if s is not None] if None not in found else []
+
+
+def _gist(text: str) -> str:
+    first = text.split(". ", 1)[0].rstrip(".")
+    return first if len(first) <= MAX_WHY else first[: MAX_WHY - 1] + "…"
 
 
 def _window(policy: str) -> float | None:

@@ -38,6 +38,9 @@ class Provider(NamedTuple):
     how: str = ""  # one sentence on where to get it
     place: int | None = None  # its place in the default fallback order; None: only if named
     rate: tuple[int, float] | None = None  # documented limit: requests per so many seconds
+    # The longest quota window the provider documents (seconds): how long a key it reports
+    # used up may be held at most (`longest_hold`); None: it documents no quota.
+    quota_window: float | None = None
 
     @property
     def tool(self) -> str:
@@ -48,6 +51,24 @@ class Provider(NamedTuple):
     def keyed(self) -> bool:
         """Whether it works through an API key (SearXNG's URL is no key)."""
         return any(f.secret for f in self.fields)
+
+
+# The longest a `Retry-After` (or any rate limit that is no quota) is honoured, in seconds. The
+# providers' documented rate windows are a second or a minute (Brave 1 a second, Google,
+# Tavily and Gemini so many a minute); an hour leaves a gateway in front of them sixty times
+# that for a window of its own, and a longer wait is no rate limit but a quota or a mistake.
+RETRY_WINDOW = 3600.0
+DAY = 25 * 3600.0  # a daily quota resets within 25 hours: the day clocks go back is that long
+MONTH = 31 * 24 * 3600.0  # a monthly quota, within the longest calendar month
+
+
+def longest_hold(key: str) -> float:
+    """The longest a key of provider `key` may be held for what the provider said: its
+    quota's window, or RETRY_WINDOW for a provider without a quota (and for every
+    `Retry-After`, which ikigai_web/net/http.py bounds to it)."""
+    found = declared(key)
+    window = found.quota_window if found is not None else None
+    return max(RETRY_WINDOW, window or 0.0)
 
 
 def declared(key: str) -> Provider | None:

@@ -11,6 +11,7 @@ provider that cannot answer now is remembered for the next calls (`ikigai_web.to
 from __future__ import annotations
 
 import queue
+import re
 import threading
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -19,7 +20,7 @@ from ikigai_web.common import params as p
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.protocol import main as run_protocol
 from ikigai_web.common.text import seconds
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.kit import (
     ANSWER_EXTRAS,
     RESULT_EXTRAS,
@@ -49,6 +50,20 @@ _PRECEDENCE = (
     ErrorCode.NETWORK_ERROR,
     ErrorCode.AUTH_MISSING,
 )
+# How the first sentence of a failure says what stopped a provider (see _stopped_by).
+_STOPPED_AS = {
+    ErrorCode.RATE_LIMIT: "is rate limited",
+    ErrorCode.AUTH_INVALID: "rejected its key",
+    ErrorCode.API_ERROR: "failed",
+}
+_STOPPED_BEFORE = {
+    ErrorCode.RATE_LIMIT: "rate limited",
+    ErrorCode.AUTH_INVALID: "its key rejected",
+    ErrorCode.NETWORK_ERROR: "unreachable",
+    ErrorCode.API_ERROR: "failing",
+}
+# The kinds the HTTP layer starts a NETWORK_ERROR's message with (ikigai_web.net.http).
+_NETWORK_KIND = re.compile(r"^(DNS|timeout|TLS|reset|connect):")
 _MIN_SECONDS = 1.0  # less time than this left: the next provider is not started
 # A provider this slow (or slower than its share of the deadline) gets company: the next one
 # starts too, and the first answer wins. Searches answer in 1-3 s; a stalled one never does.
@@ -74,6 +89,7 @@ SCHEMA: dict[str, Any] = {
                 "Default: 10.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
             "time_filter": {
                 "type": "string",
                 "enum": [*TIME_FILTERS, p.ANY],
@@ -170,12 +186,18 @@ def set_aside(note: Note, now: float) -> Failure:
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    started = time.monotonic()
     request = parse_input(raw)
+    read = reading.parse(raw)
+    if read:
+        reading.prepare()  # while the providers answer
     chosen, notes = providers(settings.search_order)
     from ikigai_web.tools.fallback.recall import Recall
 
     recall = Recall([name for name, _ in chosen])
-    return Race(request, settings, chosen, notes, recall).run()
+    answer = Race(request, settings, chosen, notes, recall).run()
+    # The results are read once a provider has answered, within what is left of the call.
+    return reading.read_results(answer, request.query, read, settings, started) if read else answer
 
 
 class Race:
@@ -360,10 +382,13 @@ def all_failed(failures: list[Failure], notes: list[str]) -> ToolError:
     # Of the same code, the one due first: its retry_after is when a provider can answer.
     best = min(failures, key=lambda f: (rank.get(f.error.code, len(rank)),
                                         f.error.retry_after or float("inf")))  # fmt: skip
+    # The most specific first, as the code is chosen; a provider without a key last.
+    failures = sorted(failures, key=lambda f: (f.error.code is ErrorCode.AUTH_MISSING,
+                                               rank.get(f.error.code, len(rank))))  # fmt: skip
     said = "; ".join(f"web_search_{f.name}: {f.error.code.value}"
                      f"{f' after {seconds(f.seconds)}' if f.asked else ''}, "
                      f"{_gist(f.error.message)}" for f in failures)  # fmt: skip
-    message = f"every search provider failed: {said}."
+    message = f"No provider could search: {_stopped_by(failures)}. What each said: {said}."
     if notes:
         message += " " + " ".join(f"{note.rstrip('.')}." for note in notes)
     failed = {f"web_search_{f.name}" for f in failures}
@@ -373,6 +398,35 @@ def all_failed(failures: list[Failure], notes: list[str]) -> ToolError:
         retry_after=best.error.retry_after,
         event=_without(best.error.event, failed, best.error.retry_after),
     )
+
+
+def _stopped_by(failures: list[Failure]) -> str:
+    """What stopped every provider, in a few words each, what is there to fix first and a
+    missing key last: "DuckDuckGo is unreachable (DNS); no other provider has a key". A model
+    reading a list that opens with missing keys tells the user to get one, when the network
+    was what failed."""
+    from ikigai_web.search.kit import provider_name
+
+    clauses = [_clause(provider_name(f.name), f) for f in failures
+               if f.error.code is not ErrorCode.AUTH_MISSING]  # fmt: skip
+    keyless = [provider_name(f.name) for f in failures if f.error.code is ErrorCode.AUTH_MISSING]
+    if keyless and clauses:
+        many = len(keyless) > 1
+        clauses.append("no other provider has a key" if many else f"{keyless[0]} has no key")
+    elif keyless:
+        clauses.append("no provider has a key" if len(keyless) > 1 else f"{keyless[0]} has no key")
+    return "; ".join(clauses)
+
+
+def _clause(name: str, failure: Failure) -> str:
+    """What stopped one provider, as the first sentence says it."""
+    code = failure.error.code
+    if not failure.asked:  # remembered: set aside until it is due
+        return f"{name} was not asked ({_STOPPED_BEFORE.get(code, 'failing')} before)"
+    if code is ErrorCode.NETWORK_ERROR:
+        kind = _NETWORK_KIND.match(failure.error.message)
+        return f"{name} is unreachable ({kind.group(1) if kind else 'network'})"
+    return f"{name} {_STOPPED_AS.get(code, 'failed')}"
 
 
 def _without(

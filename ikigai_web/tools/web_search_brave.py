@@ -12,7 +12,7 @@ from ikigai_web.common.answers import PERSON, Reader
 from ikigai_web.common.credentials import resolve, several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result
 from ikigai_web.search.kit import (
     Link,
@@ -32,7 +32,7 @@ from ikigai_web.search.kit import (
     snippets,
 )
 from ikigai_web.search.kit import markdown as search_markdown
-from ikigai_web.search.registry import Field, Provider
+from ikigai_web.search.registry import MONTH, Field, Provider
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from ikigai_web.net.http import Reply
 
 # Brave: its Free plan and older plans allow 1 request a second (the current Search plan 50,
-# which its headers then tell pacing).
+# which its headers then tell pacing). Its quota is monthly: the window of the second limit
+# its X-RateLimit-Policy names (`2000;w=2592000`), counted as a calendar month.
 PROVIDER = Provider(
     key="brave",
     name="Brave Search",
@@ -51,6 +52,7 @@ PROVIDER = Provider(
     how="Sign up at https://brave.com/search/api/, choose a Search plan and create a key.",
     place=1,
     rate=(1, 1.0),
+    quota_window=MONTH,
 )
 DEFAULT_URL = "https://api.search.brave.com/res/v1/web/search"
 MAX_QUERY = 400
@@ -84,6 +86,7 @@ SCHEMA: dict[str, Any] = {
                 "returns results 11-20. Use next_offset from a previous answer. Default: 0.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
             "freshness": {
                 "type": "string",
                 "description": "Age of results: day, week, month, year, or a date range "
@@ -206,11 +209,13 @@ def fetch_page(link: Link, site: str | None, count: int, *, url: str, params: Pa
 
 
 def reset_seconds(reply: Reply) -> int | None:
-    """Seconds to wait: the first value of X-RateLimit-Reset, else Retry-After."""
-    from ikigai_web.net.http import retry_after
+    """Seconds to wait: the first value of X-RateLimit-Reset (seconds, or a Unix time as some
+    gateways send), at most a month, else Retry-After."""
+    from ikigai_web.net.http import delay_seconds, retry_after
 
     first = reply.headers.get("x-ratelimit-reset", "").split(",")[0].strip()
-    return int(first) if first.isdigit() else retry_after(reply)
+    found = delay_seconds(first, MONTH)
+    return found if found is not None else retry_after(reply)
 
 
 def error_for(reply: Reply) -> ToolError:
@@ -271,11 +276,12 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from ikigai_web.net.http import endpoint
 
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     keys = several(resolve(PROVIDER)["api_key"])
     url = endpoint("BRAVE_SEARCH_API_URL", DEFAULT_URL)
     fetch = partial(fetch_page, url=url, params=params)
     plan = (params.count, params.allowed, params.blocked)
-    return search("brave", settings, fetch, plan, [url, params._asdict()], keys=keys)
+    return search("brave", settings, fetch, plan, [url, params._asdict()], keys=keys, read=read)
 
 
 # --- for a person (--format markdown) and for the model (MCP) --------------------------------

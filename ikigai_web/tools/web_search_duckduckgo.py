@@ -19,7 +19,7 @@ from ikigai_web.common import params as p
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
 from ikigai_web.common.text import visible
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result, keep
 from ikigai_web.search.kit import (
     MAX_SNIPPET,
@@ -98,6 +98,7 @@ SCHEMA: dict[str, Any] = {
                 "description": "Adult content filter; default: DuckDuckGo's own (moderate).",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
         },
         "required": ["query"],
     },
@@ -548,13 +549,15 @@ def arguments(request: Request) -> dict[str, Any]:
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     ends = endpoints()
     fetch = partial(fetch_page, ends=ends, params=params)
     plan = (params.max_results, params.allowed, params.blocked)
     key = [ends[0].url, ends[1].url, params._asdict()]
     headers = browser_headers(params.region)
+    agent = BROWSER_USER_AGENT
     return search(
-        "duckduckgo", settings, fetch, plan, key, user_agent=BROWSER_USER_AGENT, headers=headers
+        "duckduckgo", settings, fetch, plan, key, read=read, user_agent=agent, headers=headers
     )
 
 

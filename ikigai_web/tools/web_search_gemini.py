@@ -21,7 +21,7 @@ from ikigai_web.common.credentials import resolve as credentials
 from ikigai_web.common.credentials import several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result, host_of, url_key, wanted
 from ikigai_web.search.kit import (
     MAX_SNIPPET,
@@ -36,12 +36,13 @@ from ikigai_web.search.kit import (
     plain,
     prose,
     rate_limited,
+    read_block,
     rejected,
     result,
     search,
     web_url,
 )
-from ikigai_web.search.registry import Field, Provider
+from ikigai_web.search.registry import DAY, Field, Provider
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -50,8 +51,9 @@ if TYPE_CHECKING:
     from ikigai_web.fetch.session import Session
     from ikigai_web.net.http import Deadline, Reply
 
-# Gemini allows 10 requests a minute on the free tier of its Flash models. It has no place in
-# the default fallback order: the fallback tool asks it only when the user names it.
+# Gemini allows 10 requests a minute on the free tier of its Flash models, and so many a day,
+# reset at midnight Pacific time (ai.google.dev/gemini-api/docs/rate-limits). It has no place
+# in the default fallback order: the fallback tool asks it only when the user names it.
 PROVIDER = Provider(
     key="gemini",
     name="Google Search grounding (Gemini)",
@@ -60,6 +62,7 @@ PROVIDER = Provider(
     signup_url="https://aistudio.google.com/apikey",
     how="Create a key at https://aistudio.google.com/apikey (free tier available).",
     rate=(10, 60.0),
+    quota_window=DAY,
 )
 DEFAULT_BASE = "https://generativelanguage.googleapis.com/v1beta"
 # Google's current GA Flash model (ai.google.dev/gemini-api/docs/models; the Gemini 3.8 Flash
@@ -150,6 +153,7 @@ SCHEMA: dict[str, Any] = {
                 "description": "Most sources to return (1-20). Default: 10.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
             "time_filter": {
                 "type": "string",
                 "enum": [*TIME_FILTERS, p.ANY],
@@ -581,6 +585,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from ikigai_web.net.http import endpoint
 
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     keys = several(credentials(PROVIDER)["api_key"])
     base = endpoint("GEMINI_API_URL", DEFAULT_BASE).rstrip("/")
     url = f"{base}/models/{params.model}:generateContent"
@@ -589,7 +594,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     plan = (params.max_sources, (), params.blocked)
     options = [settings.gemini_resolve, settings.gemini_search_entry_point]
     cache_key = [url, params._asdict(), options]
-    return search("gemini", settings, fetch, plan, cache_key, keys=keys)
+    return search("gemini", settings, fetch, plan, cache_key, keys=keys, read=read)
 
 
 # --- for a person (--format markdown) and for the model (MCP) --------------------------------
@@ -614,7 +619,8 @@ def markdown(_call: Mapping[str, Any], answer: Mapping[str, Any], _reader: Reade
 def _source_line(item: Mapping[str, Any]) -> str:
     title = str(item["title"]).replace("[", "\\[").replace("]", "\\]")
     url = str(item["url"]).replace("(", "%28").replace(")", "%29")
-    return f"- [{title}]({url}) ({host_of(item['url'])})"
+    read = read_block(item).strip("\n").replace("\n", "\n  ")  # under its source, indented
+    return f"- [{title}]({url}) ({host_of(item['url'])})" + (f"\n\n  {read}\n" if read else "")
 
 
 def main() -> None:

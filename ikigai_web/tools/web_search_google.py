@@ -12,7 +12,7 @@ from ikigai_web.common.answers import PERSON, Reader
 from ikigai_web.common.credentials import resolve, several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result
 from ikigai_web.search.kit import (
     Link,
@@ -30,7 +30,7 @@ from ikigai_web.search.kit import (
     shaped,
 )
 from ikigai_web.search.kit import markdown as search_markdown
-from ikigai_web.search.registry import Field, Provider
+from ikigai_web.search.registry import DAY, Field, Provider
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from ikigai_web.common.settings import Settings
     from ikigai_web.net.http import Reply
 
-# Google Custom Search allows 100 queries a minute per user.
+# Google Custom Search allows 100 queries a minute per user, and a daily quota (100 free)
+# that resets at midnight Pacific time (developers.google.com/custom-search/v1/overview).
 PROVIDER = Provider(
     key="google",
     name="Google Custom Search",
@@ -48,10 +49,15 @@ PROVIDER = Provider(
     ),
     label="a Google Custom Search API key and a search engine ID",
     signup_url="https://developers.google.com/custom-search/v1/overview",
-    how="Create a key at https://developers.google.com/custom-search/v1/overview and an "
-    "engine (its ID is the `cx` value) at https://programmablesearchengine.google.com/.",
+    # As the docs say it: no new key can be had, so the hint is for those who hold one.
+    how="Google has closed the Custom Search JSON API to new customers (existing ones lose "
+    "access on 2027-01-01; https://developers.google.com/custom-search/v1/overview): only a "
+    "project that already has access can use it, with its key "
+    "and its engine's ID (the `cx` value at https://programmablesearchengine.google.com/); "
+    "anyone else uses another search tool (web_search_duckduckgo needs no key).",
     place=2,
     rate=(100, 60.0),
+    quota_window=DAY,
 )
 DEFAULT_URL = "https://customsearch.googleapis.com/customsearch/v1"
 MAX_QUERY = 2048
@@ -103,6 +109,7 @@ SCHEMA: dict[str, Any] = {
                 "result 100. Use next_start from a previous answer. Default: 1.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
             "safe": {
                 "type": "string",
                 "enum": ["active", "off", p.DEFAULT],
@@ -344,6 +351,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from ikigai_web.net.http import endpoint
 
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     credentials = _credentials()
     url = endpoint("GOOGLE_SEARCH_API_URL", DEFAULT_URL)
     engine_id = credentials["engine_id"]
@@ -351,7 +359,7 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     plan = (params.num, params.allowed, params.blocked)
     cache_key = [url, engine_id, params._asdict()]
     keys = several(credentials["api_key"])
-    return search("google", settings, fetch, plan, cache_key, keys=keys)
+    return search("google", settings, fetch, plan, cache_key, keys=keys, read=read)
 
 
 # --- for a person (--format markdown) and for the model (MCP) --------------------------------

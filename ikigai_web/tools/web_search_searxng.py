@@ -12,7 +12,7 @@ from ikigai_web.common.answers import PERSON, Reader
 from ikigai_web.common.credentials import optional, resolve, usable
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result
 from ikigai_web.search.kit import (
     Link,
@@ -120,6 +120,7 @@ SCHEMA: dict[str, Any] = {
                 "description": "SearXNG engines, e.g. duckduckgo, wikipedia, github.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
         },
         "required": ["query"],
     },
@@ -428,14 +429,14 @@ def arguments(request: Request) -> dict[str, Any]:
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     where = instance()
     fetch = partial(fetch_page, where=where, params=params)
     plan = (params.max_results, params.allowed, params.blocked)
     # Redirects are followed (http -> https, a trailing-slash redirect); ikigai_web.net.http drops
     # the Authorization header when a redirect leaves the instance's origin.
-    return search(
-        "searxng", settings, fetch, plan, [where.endpoint, params._asdict()], follow_redirects=True
-    )
+    key = [where.endpoint, params._asdict()]
+    return search("searxng", settings, fetch, plan, key, follow_redirects=True, read=read)
 
 
 # --- for a person (--format markdown) and for the model (MCP) --------------------------------

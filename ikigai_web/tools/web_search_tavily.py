@@ -12,7 +12,7 @@ from ikigai_web.common import params as p
 from ikigai_web.common.credentials import resolve, several
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.protocol import main as run_protocol
-from ikigai_web.search import domains
+from ikigai_web.search import domains, reading
 from ikigai_web.search.domains import Page, Result, keep
 from ikigai_web.search.kit import (
     Link,
@@ -29,13 +29,14 @@ from ikigai_web.search.kit import (
     search,
     shaped,
 )
-from ikigai_web.search.registry import Field, Provider
+from ikigai_web.search.registry import MONTH, Field, Provider
 
 if TYPE_CHECKING:
     from ikigai_web.common.settings import Settings
     from ikigai_web.net.http import Reply
 
-# Tavily allows 100 requests a minute for development keys.
+# Tavily allows 100 requests a minute for development keys; a plan's credits are monthly
+# (docs.tavily.com, "Credits & Pricing").
 PROVIDER = Provider(
     key="tavily",
     name="Tavily",
@@ -45,6 +46,7 @@ PROVIDER = Provider(
     how="Sign up at https://app.tavily.com/ (free tier available) and copy the key.",
     place=3,
     rate=(100, 60.0),
+    quota_window=MONTH,
 )
 DEFAULT_URL = "https://api.tavily.com/search"
 MAX_QUERY = 400  # Tavily: "Query is too long. Max query length is 400 characters."
@@ -131,6 +133,7 @@ SCHEMA: dict[str, Any] = {
                 "year; any for no limit.",
             },
             **domains.SCHEMA_PROPERTIES,
+            **reading.SCHEMA_PROPERTIES,
             "include_answer": {
                 "type": "boolean",
                 "description": "Also return Tavily's short LLM-written answer as `answer`. "
@@ -315,13 +318,14 @@ def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from ikigai_web.net.http import endpoint
 
     params = parse_input(raw)
+    read = (params.query, reading.parse(raw))  # a bad `read` before a missing key
     keys = several(resolve(PROVIDER)["api_key"])
     url = endpoint("TAVILY_API_URL", DEFAULT_URL)
     fetch = partial(fetch_page, url=url, params=params)
     # Domains are native: no fan-out, so the shared search sees no allowed domains and
     # fetch_page post-filters them itself.
     plan = (params.max_results, (), params.blocked)
-    return search("tavily", settings, fetch, plan, [url, params._asdict()], keys=keys)
+    return search("tavily", settings, fetch, plan, [url, params._asdict()], keys=keys, read=read)
 
 
 def main() -> None:

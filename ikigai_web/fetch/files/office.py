@@ -1,67 +1,108 @@
 """Word, Excel, PowerPoint and EPUB files to markdown, each through a well-kept reader once
 archive.py has passed the package: mammoth (Word to HTML, headings and lists by style, then
-this project's HTML-to-markdown), openpyxl (sheets, read streaming), python-pptx (slides in
-order, their tables and notes), and for EPUB the zip's own spine through the HTML path.
+this project's HTML-to-markdown; word.py), openpyxl (sheets, read streaming; excel.py),
+python-pptx (slides in order, their tables and notes; slides.py), and for EPUB the zip's own
+spine through the HTML path (epub.py).
+
+Each reads in a process of its own (forked.py), a unit at a time: a run of paragraphs, a
+sheet, a slide, a chapter. A file that stops its reader (the call's time, its memory, a
+library's failure) gives what was read before, with a warning naming where it stopped; or,
+when nothing was, an error saying so.
 """
 
 from __future__ import annotations
 
-import re
-from datetime import date, datetime, time
-from io import BytesIO
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING
 
-from ikigai_web.fetch.files import DOCX, MAX_PAGES, PPTX, RESERVE_SECONDS, XLSX, paging
-from ikigai_web.fetch.files.archive import open_package, unreadable
+from ikigai_web.common.errors import ToolError
+from ikigai_web.fetch.files import DOCX, PPTX, XLSX, Reading, forked
+from ikigai_web.fetch.files.archive import open_package
+from ikigai_web.fetch.files.office_parts import ELSEWHERE
+from ikigai_web.fetch.placeholders import first_heading, meaningful
 
 if TYPE_CHECKING:
-    import zipfile
+    from collections.abc import Iterator
 
     from ikigai_web.fetch.document import Document
-    from ikigai_web.net.http import Deadline
 
-# A sheet is a table of at most this many rows and columns; a workbook at most this many cells.
-MAX_ROWS = 2_000
-MAX_COLUMNS = 50
-MAX_CELLS = 200_000
-_STYLE_MAP = "p[style-name='Title'] => h1:fresh\np[style-name='Subtitle'] => h2:fresh"
-_HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
-_BULLETED = frozenset({"BODY", "OBJECT"})  # placeholders whose paragraphs are items
-_NOTE = "Notes:"
+# What each format's reader imports, loaded before the fork (in the MCP server's warm worker
+# the parent learns them) rather than in each child.
+_FILES = "ikigai_web.fetch.files"
+_MARKDOWN = "ikigai_web.fetch.markdown"
+_LIBRARIES = {
+    DOCX: ("mammoth", f"{_FILES}.word", _MARKDOWN),
+    XLSX: ("openpyxl", f"{_FILES}.excel"),
+    PPTX: ("pptx", f"{_FILES}.slides"),
+}
+_EPUB_MODULES = (f"{_FILES}.epub", _MARKDOWN)
 
 
-def office_document(
-    kind: str, body: bytes, url: str, deadline: Deadline | None, first_page: int = 1
-) -> Document:
+def office_document(kind: str, body: bytes, url: str, reading: Reading) -> Document:
     """The document as markdown; its title from its properties, else its first heading."""
+    from importlib import import_module
+
+    for name in ("lxml.etree", *_LIBRARIES.get(kind, _EPUB_MODULES)):
+        import_module(name)
+    reader = partial(_read, kind, body, url, reading.first_page, reading.include_links)
+    read = forked.read_apart(reader, reading.deadline, reading.memory)
+    if kind == PPTX:
+        from ikigai_web.fetch.files.slides import deck_document
+
+        return _titled(deck_document(read, url, reading.memory))
+    return _titled(_document(read, url, reading.memory))
+
+
+def _read(
+    kind: str,
+    body: bytes,
+    url: str,
+    first_page: int,
+    include_links: bool,  # noqa: FBT001
+) -> Iterator[forked.Event]:
+    """In the reader's process: the package checked, then the format's reader."""
     package = open_package(body, url)
     try:
         if kind == DOCX:
-            return _titled(_docx(body, package))
-        if kind == XLSX:
-            return _titled(_xlsx(body))
-        if kind == PPTX:
-            return _titled(_pptx(body, deadline, first_page))
-        return _titled(_epub(package, url))
-    except _broken() as exc:
-        raise unreadable(url, f"{type(exc).__name__}: {exc}") from None
+            from ikigai_web.fetch.files import word
+
+            yield from word.read(package, url, include_links)
+        elif kind == XLSX:
+            from ikigai_web.fetch.files import excel
+
+            yield from excel.read(package, body, url)
+        elif kind == PPTX:
+            from ikigai_web.fetch.files import slides
+
+            yield from slides.read(package, body, url, first_page)
+        else:
+            from ikigai_web.fetch.files import epub
+
+            yield from epub.read(package, url, include_links)
     finally:
         package.close()
 
 
-def _broken() -> tuple[type[BaseException], ...]:
-    """What the libraries raise on a package that passed the guards but is not what it says
-    (a part missing or of the wrong kind, a damaged stream); asked only once one is raised."""
-    import zipfile
-    import zlib
+def _document(read: forked.Read, url: str, memory: int) -> Document:
+    """The parts read, in order, and a warning naming where the reader stopped, if it did."""
+    from ikigai_web.fetch.document import Document
 
-    import lxml.etree
-    from openpyxl.utils.exceptions import InvalidFileException
-    from pptx.exc import PythonPptxError
-
-    library = (InvalidFileException, PythonPptxError, lxml.etree.LxmlError, zipfile.BadZipFile)
-    python = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
-    return (*library, *python, OSError, EOFError, RuntimeError, zlib.error)
+    markdown = "\n\n".join(part for part in read.parts if part)
+    warnings = list(read.warnings)
+    if read.stop is not None:
+        code, why = read.stop.explained(read.stop.at or "the file", memory)
+        if not markdown:
+            raise ToolError(code, f"The document at {url} could not be read: {why}. {ELSEWHERE}")
+        message = f"Only the start of this document was read: {why}."
+        warnings.append({"code": code.value, "message": message})
+    meta = read.meta
+    return Document(
+        markdown=markdown,
+        title=meaningful(meta.get("title")),
+        author=meaningful(meta.get("author"), author=True),
+        description=meaningful(meta.get("description")),
+        warnings=warnings,
+    )
 
 
 def _titled(document: Document) -> Document:
@@ -69,205 +110,4 @@ def _titled(document: Document) -> Document:
 
     if document.title:
         return document
-    found = _HEADING.search(document.markdown)
-    return replace(document, title=found.group(1).strip() if found else None)
-
-
-def _core(package: zipfile.ZipFile) -> dict[str, str]:
-    """Title, creator and subject from docProps/core.xml (checked by the archive's guard)."""
-    import lxml.etree
-
-    if "docProps/core.xml" not in package.namelist():
-        return {}
-    parser = lxml.etree.XMLParser(resolve_entities=False, no_network=True)
-    root = lxml.etree.fromstring(package.read("docProps/core.xml"), parser)
-    found = {lxml.etree.QName(e).localname: " ".join((e.text or "").split()) for e in root}
-    return {k: v for k, v in found.items() if v}
-
-
-def _docx(body: bytes, package: zipfile.ZipFile) -> Document:
-    import mammoth
-
-    from ikigai_web.fetch.document import Document
-    from ikigai_web.fetch.markdown import html_markdown
-
-    # Images are left out, unread: the text needs none of their bytes.
-    no_images = mammoth.images.img_element(lambda _image: {})
-    result = mammoth.convert_to_html(BytesIO(body), style_map=_STYLE_MAP, convert_image=no_images)
-    core = _core(package)
-    return Document(
-        markdown=html_markdown(result.value, include_links=True),
-        title=core.get("title"),
-        author=core.get("creator"),
-        description=core.get("subject") or core.get("description"),
-    )
-
-
-def _xlsx(body: bytes) -> Document:
-    """Each sheet under its name, as a table: its first row the header."""
-    import openpyxl
-
-    from ikigai_web.fetch.document import Document
-
-    book = openpyxl.load_workbook(BytesIO(body), read_only=True, data_only=True)
-    try:
-        cells = MAX_CELLS
-        parts = []
-        for sheet in book.worksheets:
-            rows = _rows(sheet, cells)
-            cells -= sum(map(len, rows))
-            parts.append(f"## {_line(sheet.title)}\n\n{table(rows)}" if rows else "")
-        props = book.properties
-        return Document(
-            markdown="\n\n".join(p for p in parts if p),
-            title=props.title or None,
-            author=props.creator or None,
-            description=props.subject or None,
-        )
-    finally:
-        book.close()
-
-
-def _rows(sheet: Any, cells: int) -> list[list[str]]:
-    """The sheet's rows as text, without empty rows and trailing empty cells, bounded."""
-    rows: list[list[str]] = []
-    for row in sheet.iter_rows(max_col=MAX_COLUMNS, values_only=True):
-        if len(rows) >= MAX_ROWS or cells <= 0:
-            break
-        texts = [_value(value) for value in row]
-        while texts and not texts[-1]:
-            texts.pop()
-        if texts:
-            rows.append(texts)
-            cells -= len(texts)
-    return rows
-
-
-def _value(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.15g}"
-    if isinstance(value, datetime) and value.time() == time():
-        return value.date().isoformat()  # a date cell: openpyxl gives it a midnight
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    return _line(str(value))
-
-
-def _line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def table(rows: list[list[str]]) -> str:
-    """A markdown table, the first row its header, every row as wide as the widest."""
-    width = max(map(len, rows))
-    lines = [
-        "| " + " | ".join(c.replace("|", "\\|") for c in [*row, *[""] * (width - len(row))]) + " |"
-        for row in rows
-    ]
-    lines.insert(1, "|" + "---|" * width)
-    return "\n".join(lines)
-
-
-def _pptx(body: bytes, deadline: Deadline | None, first_page: int) -> Document:
-    """Each slide after its marker: its title as a heading, its text, tables and notes."""
-    from pptx import Presentation
-
-    from ikigai_web.fetch.document import Document
-
-    deck = Presentation(BytesIO(body))
-    slides = list(deck.slides)
-    start = first_page if first_page <= len(slides) else 1
-    parts: list[str] = []
-    for number, slide in enumerate(slides[start - 1 : start - 1 + MAX_PAGES], start):
-        if deadline is not None and parts and deadline.remaining() < RESERVE_SECONDS:
-            break
-        parts.append(paging.marker("Slide", number, len(slides)) + "\n\n" + _slide(slide))
-    props = deck.core_properties
-    return Document(
-        markdown="\n\n".join(parts).strip(),
-        title=props.title or None,
-        author=props.author or None,
-        description=props.subject or None,
-    )
-
-
-def _slide(slide: Any) -> str:
-    title = slide.shapes.title
-    blocks = (
-        [f"## {_line(title.text_frame.text)}"] if title is not None and title.has_text_frame else []
-    )
-    others = [shape for shape in slide.shapes if title is None or shape.shape_id != title.shape_id]
-    for shape in sorted(others, key=lambda s: (s.top or 0, s.left or 0)):
-        blocks += _shape(shape)
-    if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
-        notes = slide.notes_slide.notes_text_frame.text.strip()
-        if notes:
-            blocks.append(f"{_NOTE} {_line(notes)}")
-    return "\n\n".join(b for b in blocks if b.strip() and b != "## ")
-
-
-def _shape(shape: Any) -> list[str]:
-    if shape.shape_type is not None and shape.shape_type == 6:  # a group: its shapes, in order
-        return [block for inner in shape.shapes for block in _shape(inner)]
-    if getattr(shape, "has_table", False) and shape.has_table:
-        rows = [[_line(cell.text) for cell in row.cells] for row in shape.table.rows]
-        return [table(rows)] if rows and any(any(r) for r in rows) else []
-    if not shape.has_text_frame:
-        return []
-    bulleted = shape.is_placeholder and shape.placeholder_format.type.name in _BULLETED
-    lines = []
-    for paragraph in shape.text_frame.paragraphs:
-        text = _line(paragraph.text)
-        if text:
-            lines.append(f"{'  ' * paragraph.level}- {text}" if bulleted else _escaped(text))
-    return ["\n".join(lines) if bulleted else "\n\n".join(lines)]
-
-
-def _escaped(text: str) -> str:
-    """Text that markdown, or `pages`, would read as something else (`# x`, `[Slide 2 of 3]`)
-    with that first mark escaped."""
-    return "\\" + text if text[:1] in "#>[|" else text
-
-
-def _epub(package: zipfile.ZipFile, url: str) -> Document:
-    """The chapters in spine order, each through the HTML-to-markdown path."""
-    from ikigai_web.fetch.document import Document
-    from ikigai_web.fetch.markdown import html_markdown
-
-    container = _xml(package, "META-INF/container.xml")
-    opf_path = _string(container, "//*[local-name()='rootfile']/@full-path")
-    opf = _xml(package, opf_path)
-    base = opf_path.rpartition("/")[0]
-    manifest = opf.iterfind(".//{*}manifest/{*}item")
-    items = {str(item.get("id")): str(item.get("href")) for item in manifest}
-    chapters = []
-    for itemref in opf.iterfind(".//{*}spine/{*}itemref"):
-        href = items.get(str(itemref.get("idref")))
-        if href:
-            html = package.read(f"{base}/{href}" if base else href)
-            chapters.append(html_markdown(html.decode("utf-8", "replace"), include_links=False))
-    if not chapters:
-        raise unreadable(url, "its spine lists no chapters")
-    meta = {
-        key: _string(opf, f"//*[local-name()='metadata']/*[local-name()='{key}']")
-        for key in ("title", "creator", "description")
-    }
-    return Document(
-        markdown="\n\n".join(c for c in chapters if c),
-        title=meta["title"] or None,
-        author=meta["creator"] or None,
-        description=meta["description"] or None,
-    )
-
-
-def _xml(package: zipfile.ZipFile, name: str) -> Any:
-    import lxml.etree
-
-    parser = lxml.etree.XMLParser(resolve_entities=False, no_network=True)
-    return lxml.etree.fromstring(package.read(name), parser)
-
-
-def _string(root: Any, path: str) -> str:
-    return " ".join(str(root.xpath(f"string({path})")).split())
+    return replace(document, title=first_heading(document.markdown))

@@ -8,9 +8,13 @@ marker is escaped by the readers, so only theirs count).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.text import lazy
+
+if TYPE_CHECKING:
+    from ikigai_web.fetch.files.forked import Stop
 
 PAGE_NAMES = {
     "application/pdf": "Page",
@@ -40,13 +44,35 @@ def parse(value: str) -> tuple[int, int | None] | None:
     return first, last if last is not None or "-" in text or "\u2013" in text else first
 
 
+def unread(
+    name: str, read: list[int], start: int, total: int, stop: Stop | None, cut: str, memory: int
+) -> list[dict[str, str]]:
+    """A warning when pages (or slides: `name`) after those `read` were left out, why, and
+    the `pages` to ask for next: past a page that stopped the reader, from the one the time
+    ran out on or where the reader's own bound (`cut`) stopped it."""
+    last = read[-1] if read else start - 1
+    if last >= total:
+        return []
+    unit = name.lower()
+    if stop is None:
+        code, why, following = ErrorCode.TOO_LARGE, cut, last + 1
+    else:
+        code, why = stop.explained(f"{unit} {last + 1}", memory)
+        following = last + 1 if stop.why == "time" else last + 2
+    message = f"This document has {total} {unit}s and {unit}s {start}-{last} were read ({why})"
+    if following <= total:
+        message += f': to read on, call again with pages "{following}-{min(total, following + 19)}"'
+    return [{"code": code.value, "message": message + "."}]
+
+
 def total_pages(markdown: str) -> int | None:
     found = _MARKER.search(markdown)
     return int(found.group(2)) if found else None
 
 
-def select(markdown: str, kind: str, pages: tuple[int, int | None], shown: str) -> str:
-    """The markdown of pages first to last (to the end when last is None), markers included."""
+def select(markdown: str, kind: str, pages: tuple[int, int | None], shown: str | int) -> str:
+    """The markdown of pages first to last (to the end when last is None), markers included;
+    `shown` is `pages` as the call wrote it, for a message."""
     name = PAGE_NAMES.get(kind)
     total = total_pages(markdown) if name else None
     if name is None or total is None:
