@@ -338,9 +338,11 @@ def probe() -> None:
         results = [fetched(f"{base}/gone/{n}") for n in range(5)]
         probes = sum(1 for path in site.seen if path not in site.pages and path != "/robots.txt")
         found = sum(r.get("wall") == "not_found" for r in results)
+        from ikigai_web.fetch.soft404 import REMEMBER
+
         print(
-            f"walls, probe: 5 suspect pages on one host: {probes} probe request(s); "
-            f"soft-404s named {found}/5"
+            f"walls, probe: 5 suspect pages on one host: {probes} probe request(s), its "
+            f"answer kept {REMEMBER:.0f} s in the shared state; soft-404s named {found}/5"
         )
         check("probe, requests per host", probes, 1, "")
         check("probe, soft-404s named", found, 5, "", most=False)
