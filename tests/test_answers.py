@@ -225,7 +225,8 @@ def test_failures_of_every_kind_meet_the_schemas(fake_server, monkeypatch):
     )
     assert answered("web_fetch", {"url": fake_server.url})["error_code"] == "BLOCKED_URL"
     monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
-    assert answered("web_fetch", {"url": fake_server.url + "/gone"})["error_code"] == "HTTP_ERROR"
+    gone = answered("web_fetch", {"url": fake_server.url + "/gone"})
+    assert (gone["error_code"], gone["wall"]) == ("HTTP_ERROR", "not_found")
 
 
 # --- one renderer per answer, the read-on line for whoever reads -----------------------------

@@ -201,10 +201,10 @@ def test_a_403_challenge_says_it_is_a_bot_check(fake_server):
     assert (out["error_code"], out["wall"]) == ("HTTP_ERROR", "bot_check")
     assert "HTTP 403" in out["error"]
     assert "bot check" in out["error"]
+    # A plain 403 is a refusal of this client: a bot check in effect (docs/web-fetch.md).
     plain = fetch(serve(fake_server, "<html><title>Forbidden</title></html>", 403))
-    assert plain["error_code"] == "HTTP_ERROR"
-    assert "wall" not in plain
-    assert "refuses access" in plain["error"]
+    assert (plain["error_code"], plain["wall"]) == ("HTTP_ERROR", "bot_check")
+    assert "refuses this client" in plain["error"]
 
 
 def test_a_429_captcha_page_keeps_its_retry_after(fake_server):
@@ -253,6 +253,10 @@ def test_a_failure_carries_wall_as_it_carries_retry_after():
         "error_page",
         "parked",
         "empty",
+        "consent",
+        "age_gate",
+        "region_block",
+        "rate_limited",
     )
 
 

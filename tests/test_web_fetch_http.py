@@ -570,11 +570,31 @@ def test_userinfo_is_basic_auth_and_is_never_shown(web, private, tmp_path):
     assert f"({out['url']}#top)" in out["content"]
     assert out.get("site_name", web.host_port) == web.host_port
     assert _leaks(orjson.dumps(out).decode(), _cache_text(tmp_path)) == []
-    page = dict(web.seen[-1][1])
-    assert page["Authorization"] == f"Basic {TOKEN}"
-    assert "Authorization" not in dict(web.seen[0][1])  # robots.txt: not what was asked for
+    # The page's own request, found by its path: robots.txt, or a soft-404 probe, may be
+    # asked beside it, and never with the credentials (test_the_probe_never_carries_...).
+    [asked] = [dict(headers) for path, headers in web.seen if path == "/p"]
+    assert asked["Authorization"] == f"Basic {TOKEN}"
+    others = [dict(headers) for path, headers in web.seen if path != "/p"]
+    assert others
+    assert all("Authorization" not in h for h in others)
     assert fetch(url)["success"] is True  # another cache entry: sent without credentials
-    assert "Authorization" not in dict(web.seen[-1][1])
+    again = [dict(headers) for path, headers in web.seen if path == "/p"]
+    assert len(again) == 2
+    assert "Authorization" not in again[-1]
+
+
+def test_the_soft404_probe_never_carries_credentials(web, private):
+    """A page that may be its site's not-found page (it repeats its own path) is compared
+    with the site's answer to a random path: that request is the tool's, not the user's."""
+    gone = "<title>Shop</title><main><h2>Hmm.</h2><p>Nothing at /old/item today.</p></main>"
+    web.route("/old/item", reply(gone))
+    out = fetch(_with_userinfo(web.url + "/old/item"))
+    assert out["success"] is True, out  # the site answers a missing path with a real 404
+    [page] = [dict(headers) for path, headers in web.seen if path == "/old/item"]
+    assert page["Authorization"] == f"Basic {TOKEN}"
+    probes = [dict(h) for path, h in web.seen if path not in ("/old/item", "/robots.txt")]
+    assert len(probes) == 1
+    assert "Authorization" not in probes[0]
 
 
 def test_a_page_that_echoes_the_credentials_shows_them_masked(web, private, tmp_path):
@@ -881,8 +901,10 @@ def test_429_and_503_carry_retry_after(web, private, status, wait, expected):
 def test_server_errors_are_http_errors(web, private, status):
     out = fetch(web.route("/e", reply("<title>Bad Gateway</title>", status=status)))
     assert out["error_code"] == "HTTP_ERROR"
+    assert out["wall"] == "error_page"  # every 5xx without a check's marks (issue 54)
     assert str(status) in out["error"]
-    assert "server error" in out["error"]
+    assert "'Bad Gateway'" in out["error"]  # the page's own words
+    assert "An error or maintenance page. Try again later" in out["error"]
 
 
 # ---------------------------------------------------------------- hostile remote side
@@ -1494,12 +1516,16 @@ def test_redirect_to_an_unusable_url(web, private, location):
     assert "unusable URL" in out["error"]
 
 
-@pytest.mark.parametrize(("status", "advice"), [(403, "refuses access"), (418, "Check the URL")])
-def test_other_http_errors(web, private, status, advice):
+@pytest.mark.parametrize(
+    ("status", "advice", "wall"),
+    [(403, "The site refuses this client", "bot_check"), (418, "check the URL", None)],
+)
+def test_other_http_errors(web, private, status, advice, wall):
     out = fetch(web.route("/e", reply("<title>Teapot</title>", status=status)))
     assert out["error_code"] == "HTTP_ERROR"
     assert str(status) in out["error"]
     assert advice in out["error"]
+    assert out.get("wall") == wall  # a plain 403 refuses this client; a 418 is no wall
     assert "Teapot" in out["error"]
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ikigai_web.common.errors import ErrorCode
+from ikigai_web.common.errors import WALLS, ErrorCode
 from ikigai_web.common.runner import DEFAULT_BUDGET, Runnable
 from ikigai_web.net.http import CHUNK, Call, Deadline, Headers, Opened, Unreachable, unreachable
 from ikigai_web.net.wire import open_call as wire_open_call  # before any test replaces it
@@ -39,7 +39,7 @@ SCRIPTS: dict[str, str] = {
     if name.endswith("-tool")  # `web-tools` is the host side, not a tool
 }
 CODES = frozenset(code.value for code in ErrorCode)
-_FAILURE_KEYS = frozenset({"success", "error", "error_code", "retry_after", "_event"})
+_FAILURE_KEYS = frozenset({"success", "error", "error_code", "retry_after", "wall", "_event"})
 
 
 def module_of(script: str) -> Any:
@@ -133,6 +133,8 @@ def _check_failure(out: dict[str, Any]) -> None:
         assert isinstance(wait, int), out
         assert not isinstance(wait, bool), out
         assert wait >= 0, out
+    if "wall" in out:  # web-fetch's, on an HTTP_ERROR only
+        assert (out["error_code"], out["wall"] in WALLS) == ("HTTP_ERROR", True), out
     if out["error_code"] == "AUTH_MISSING":
         assert "_event" in out, "AUTH_MISSING carries the config_required event"
     if "_event" in out:

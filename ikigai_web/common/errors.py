@@ -25,7 +25,19 @@ class ErrorCode(StrEnum):
 
 # What a page that is not the content is (protocol.md, sections 6 and 7): a failure's `wall`,
 # or a paywalled article's, which keeps its free part.
-WALLS = ("bot_check", "sign_in", "paywall", "not_found", "error_page", "parked", "empty")
+WALLS = (
+    "bot_check",
+    "sign_in",
+    "paywall",
+    "not_found",
+    "error_page",
+    "parked",
+    "empty",
+    "consent",
+    "age_gate",
+    "region_block",
+    "rate_limited",
+)
 
 
 class ToolError(Exception):

@@ -23,6 +23,9 @@ class Document:
     page_type: str | None = None  # one of pagetype.PAGE_TYPES, for HTML pages of a clear type
     app_shell: bool = False  # next to no text without JavaScript, and scripts to run
     wall: str | None = None  # one of walls.WALLS: the page is (or is cut by) a wall
+    # A short page that may be its site's not-found page (walls.maybe_not_found): the
+    # soft-404 probe's cue, for this fetch alone (never cached).
+    maybe_not_found: bool = False
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
     # round trip gives back an equal Document.
     warnings: list[dict[str, str]] = field(default_factory=list)

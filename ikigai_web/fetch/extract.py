@@ -261,7 +261,8 @@ def html_to_markdown(
         from ikigai_web.fetch.embedded import embedded_markdown
 
         body = tidy(embedded_markdown(signals, include_links=include_links), url)
-    if parsed.shell and not page.note and not _words(body):  # a cut page lost its text
+    # A cut page lost its text; a shell's only line may be its <noscript> asking for scripts.
+    if parsed.shell and not page.note and (not _words(body) or walls.asks_for_javascript(body)):
         warnings.append(_NEEDS_JAVASCRIPT)
     verdict = walls.judge(clues, body, page.html, scripted=parsed.scripted)
     warnings += walls.warnings(verdict, body)
@@ -277,6 +278,7 @@ def html_to_markdown(
         # other wall is worth a browser.
         app_shell=(verdict.javascript if verdict else parsed.shell) and parsed.scripted,
         wall=verdict.wall if verdict else None,
+        maybe_not_found=verdict is None and walls.maybe_not_found(clues, body, url),
         warnings=warnings,
     )
 

@@ -41,16 +41,6 @@ ACCEPT = (
     "application/json;q=0.7,application/pdf;q=0.7,*/*;q=0.5"
 )
 ERROR_BODY_BYTES = 64 * 1024  # enough of an error page to find its title
-# Where a bot check refuses the page (a challenge, a rate limit, "unavailable") rather than a
-# plain error: its body then says which (ikigai_web/fetch/walls.py).
-CHALLENGE_STATUSES = frozenset({403, 429, 503})
-_CHALLENGE = (
-    "The page is a bot check (a challenge that decides whether the visitor is a person), not "
-    "the content: web-fetch cannot pass it. Use another source for the same information, or "
-    "ask the user to open it in their own browser."
-)
-
-
 # A request's method and body, when it is not a plain GET.
 Sent = tuple[str, bytes | None]
 
@@ -334,36 +324,46 @@ def _on_hop(err: ToolError, url: str, hop: int) -> ToolError:
 
 
 def http_error(url: str, opened: Opened, body: bytes) -> ToolError:
-    """HTTP_ERROR with the status, the page's own short error text and what to do next."""
-    from ikigai_web.fetch.decode import short_text
+    """HTTP_ERROR with the status, the page's own short error text and what to do next; and
+    `wall` when the answer is a wall (walls.of_status), with `retry_after` where it counts."""
+    from ikigai_web.fetch.decode import short_text, to_text
+    from ikigai_web.fetch.walls import of_status, refused
     from ikigai_web.net.http import SITE_RETRY_MOST, retry_after
 
     status = opened.status
-    said = short_text(body, opened.headers.get("content-type"))
+    header = opened.headers.get("content-type")
+    said = short_text(body, header)
     message = f"{shown(url)} answered HTTP {status} {opened.reason}".rstrip()
     message += f": {said!r}. " if said else ". "
     wait = retry_after(opened, SITE_RETRY_MOST) if status in (429, 503) else None
-    if status in CHALLENGE_STATUSES and _is_challenge(opened, body, said):
-        return ToolError(
-            ErrorCode.HTTP_ERROR, message + _CHALLENGE, retry_after=wait, wall="bot_check"
-        )
+    text = to_text(body, header) if body.strip() else ""
+    wall = of_status(status, opened.headers, text, lambda: _page_wall(url, text, header))
+    if wall is not None:
+        return refused(message, wall, wait)
     return ToolError(ErrorCode.HTTP_ERROR, message + _advice(status), retry_after=wait)
 
 
-def _is_challenge(opened: Opened, body: bytes, said: str) -> bool:
-    from ikigai_web.fetch.decode import to_text
-    from ikigai_web.fetch.walls import challenge
+def _page_wall(url: str, text: str, header: str | None) -> str | None:
+    """The wall an error answer's own page is, judged as any page is; None when it is no
+    HTML page or none."""
+    from ikigai_web.fetch.decode import HTML_TYPES, media_type
+    from ikigai_web.fetch.extract import html_to_markdown
 
-    return challenge(to_text(body, opened.headers.get("content-type")), said, opened.headers)
+    if not text.strip() or (media_type(header) not in HTML_TYPES and "<" not in text[:2000]):
+        return None
+    from ikigai_web.fetch.walls import named
+
+    try:
+        page = html_to_markdown(text, url)
+    except ToolError:  # what cannot be read as a page says nothing
+        return None
+    # An error is known not to be the content: its words alone may say which wall it is.
+    known = named(page.title, page.markdown)
+    return known if known and page.wall in (None, "error_page", "not_found") else page.wall
 
 
 def _advice(status: int) -> str:
-    if status in (404, 410):
-        return "The page does not exist; check the URL or search for its new address."
-    if status in (401, 403, 451):
-        return "The site refuses access to this page; find another source."
-    if status == 429:
-        return "The site is rate limiting; wait before trying again, or use another source."
-    if status >= 500:
-        return "The site has a server error; try again later or use another source."
+    """What to do about an error answer that is no wall (a 400, a 409, a 3xx left over)."""
+    if status >= 400:
+        return "The site refused the request: check the URL, or find another source."
     return "Check the URL."

@@ -1,35 +1,63 @@
-"""Pages that are not the content: bot checks, sign-in walls, paywalls, not-found and error
-pages served as if they were pages, parked domains, empty pages.
+"""Pages that are not the content: bot checks, sign-in walls, paywalls, consent walls, age
+gates, region blocks, rate limits, not-found and error pages served as if they were pages,
+parked domains, empty pages.
 
 Pure functions over what the extractor has already built (the tree before extraction prunes
 it, the page's declarations, the extracted markdown) and the raw HTML, which is only searched
-when the page is short. A false alarm hides real content from the model, which is worse than a
-miss: a page is only called a wall when several weak signals agree and its own text is short.
-No rule names a site; the phrases are the ways such pages say what they are, in several
-languages.
+when the page is short. What a page is decides first, its wording last: an error answer's
+status (`of_status`); then the page's structure (a log-in form, a date-of-birth form, a
+consent dialog standing where the content should be) and the markup of the platforms that
+make walls (wall_marks.py); then the phrases such pages use, in the languages most used on
+the web (wall_phrases.py). A soft-404 that says nothing recognisable is found by comparison
+with the site's own not-found answer (soft404.py). A false alarm hides real content from the
+model, which is worse than a miss: a page is only called a wall when several signals agree
+and its own text is short. No rule names a site.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import unquote, urlsplit
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
 from ikigai_web.common.text import lazy
+from ikigai_web.fetch import wall_marks, wall_phrases
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from lxml.html import HtmlElement
 
     from ikigai_web.fetch.signals import Signals
 
-__all__ = ["WALLS", "Clues", "Verdict", "blocks", "challenge", "clues", "failure", "judge"]
+__all__ = [
+    "WALLS",
+    "Clues",
+    "Verdict",
+    "asks_for_javascript",
+    "blocks",
+    "clues",
+    "failure",
+    "judge",
+    "maybe_not_found",
+    "named",
+    "of_status",
+    "refused",
+]
 # Words of visible text read from the page: past this it is not a wall page, whatever it says.
 _READ_WORDS = 1500
 # Extracted words above which a page is content, not a wall (a paywall gate aside).
 _SHORT = 120
 _VERY_SHORT = 40
+# A consent page or dialog says a lot (purposes, partners): up to this many words of it...
+_CONSENT_WORDS = 700
+# ...while the page outside its dialog shows at most this many.
+_OUTSIDE_DIALOG = 40
+_FORM_SHORT = 60  # a form is the page's main region when the page shows at most this much...
+_BESIDE_FORM = 25  # ...and at most this much outside the form
 # A paywalled article's visible part: at least this many words to be worth returning.
 _TEASER = 20
 # At most this many words shown when the declared paywalled part is empty or missing (whole
@@ -44,13 +72,33 @@ _DECLARED_SHARE = 0.5  # the text shown is under half the length the page declar
 _PART_WORDS = 10  # a declared paywalled part holding fewer words than this is empty
 _NEEDED = 3  # points a wall needs...
 _STRONG = 2  # ...at least one signal of this weight among them
-_MARKUP = 1 << 22  # characters of a short page's source searched for a challenge's markup
+_MARKUP = 1 << 22  # characters of a short page's source searched for a platform's markup
+_JAVASCRIPT_WORDS = 40  # a shell asking for JavaScript says so in a line or two
+_PROSE_SENTENCE = 12  # words: a sentence this long is prose...
+_PROSE = 12  # ...and this many words of it that say nothing of a wall make a page content
+_DAYS = 28  # a select of at least this many numbers is a day or year of birth
+_DIALOG_CHARS = 20_000  # of a dialog's text read for what it is about
+_MATCHES = 50  # matches of a platform's pattern looked at, at most, to find one in markup
+# Ties go to the kind that says more: the generic ones (an error, a page not found) last.
+_KINDS = (
+    "region_block",
+    "rate_limited",
+    "age_gate",
+    "consent",
+    "sign_in",
+    "bot_check",
+    "parked",
+    "not_found",
+    "error_page",
+)
 
-
-# Every phrase list is compiled when first used: most pages are long and only ever need the
-# paywall prompts, and compiling every list at import cost each call about 25 ms.
 _CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7]\s*")
+_UNSPACED = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+_SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7\u00bb\u203a/]\s*")
+_SENTENCES = lazy(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
+_LINK_TARGET = lazy(r"\]\([^)]*\)")
+# What no phrase list can hold: a domain's own name before "is for sale".
+_DOMAIN_FOR_SALE = lazy(r"[\w-]+(?:\.[\w-]+)+ (?:is|may be|might be) for sale")
 
 
 def _any(*patterns: str) -> re.Pattern[str]:
@@ -58,439 +106,6 @@ def _any(*patterns: str) -> re.Pattern[str]:
     return lazy("|".join(f"(?:{p})" for p in patterns))
 
 
-def _any_case(*patterns: str) -> re.Pattern[str]:
-    """Any of the patterns, in markup, whatever its case."""
-    return lazy("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
-
-
-def _whole(*patterns: str) -> re.Pattern[str]:
-    """Matches a title segment or heading that is nothing but one of the patterns."""
-    return lazy(r"^\W*(?:" + "|".join(patterns) + r")\W*$", re.IGNORECASE)
-
-
-class Kind(NamedTuple):
-    """How one kind of wall names itself: in its title or heading (a whole segment), in its
-    text (strong: only such pages say it; weak: others may too), and in its markup."""
-
-    heading: re.Pattern[str]
-    strong: re.Pattern[str]
-    weak: re.Pattern[str]
-    markup: re.Pattern[str] | None = None
-
-
-KINDS: dict[str, Kind] = {
-    "bot_check": Kind(
-        _whole(
-            r"just a moment\.*",
-            r"(?:einen|un|um|een) moment(?:o)?(?: bitte| geduld| por favor)?\W*",
-            r"un instant\W*",
-            r"подождите\W*",
-            r"少々お待ちください",
-            r"请稍候\W*",
-            r"attention required!?",
-            r"access denied",
-            r"access blocked",
-            r"are you a (?:robot|human)\??",
-            r"security check",
-            r"bot (?:verification|check)",
-            r"human verification",
-            r"verify(?:ing)? you are (?:a )?human",
-            r"checking (?:your|the) browser.*",
-            r"pardon our interruption\.*",
-            r"one more step",
-            r"request (?:blocked|rejected)",
-            r"you have been blocked",
-            r"ddos protection.*",
-            r"captcha",
-            r"robot check",
-            r"zugriff verweigert",
-            r"sicherheitsüberprüfung",
-            r"accès refusé",
-            r"vérification de sécurité",
-            r"acceso denegado",
-            r"verificación de seguridad",
-            r"acesso negado",
-            r"verificação de segurança",
-            r"accesso negato",
-            r"verifica di sicurezza",
-            r"toegang geweigerd",
-            r"beveiligingscontrole",
-            r"доступ запрещ[её]н",
-            r"проверка безопасности",
-            r"アクセスが拒否されました",
-            r"セキュリティ(?:チェック|確認)",
-            r"访问被拒绝",
-            r"安全验证",
-            r"人机验证",
-        ),
-        _any(
-            r"verify (?:that )?you(?:'re| are) (?:a )?human",
-            r"(?:are|not) a robot",
-            r"checking (?:if the site connection is secure|your browser)",
-            r"(?:wir )?überprüfen (?:ihren browser|ob sie ein mensch sind)",
-            r"(?:nous )?vérifions (?:votre navigateur|que vous êtes humain)",
-            r"(?:comprobando|verificando) (?:tu|su|seu|o) navegador",
-            r"verificando se você é humano",
-            r"verificando que eres humano",
-            r"controllo (?:del browser|che tu sia umano)",
-            r"(?:uw|je) browser wordt gecontroleerd",
-            r"controleren of (?:u|je) een mens (?:bent|is)",
-            r"проверка (?:браузера|того, что вы человек)",
-            r"ブラウザを確認しています",
-            r"正在(?:检查|验证)您的浏览器",
-            r"unusual (?:traffic|activity) from your (?:computer|network|device)",
-            r"complete the (?:security check|captcha)",
-            r"automated (?:access|requests|queries)",
-            r"enable (?:javascript and cookies|cookies and javascript) to continue",
-            r"needs to review the security of your connection",
-            r"request (?:was|has been) blocked",
-            r"bitte bestätigen sie, dass sie ein mensch sind",
-            r"kein roboter",
-            r"ungewöhnlich(?:en|er) (?:datenverkehr|aktivität)",
-            r"vérifi\w+ que vous (?:êtes|n'êtes pas) (?:un humain|un robot)",
-            r"pas un robot",
-            r"trafic inhabituel",
-            r"verific\w+ que (?:eres|es|você é|é) (?:un )?humano",
-            r"no (?:eres|soy) un robot",
-            r"não (?:é|sou) um robô",
-            r"tráfego incomum",
-            r"tráfico inusual",
-            r"verifica(?:re)? che (?:sei|tu sia) (?:un )?umano",
-            r"non sono un robot",
-            r"traffico insolito",
-            r"bevestig dat u (?:een mens|geen robot) bent",
-            r"geen robot",
-            r"ongebruikelijk verkeer",
-            r"подтвердите, что вы (?:не робот|человек)",
-            r"я не робот",
-            r"необычный трафик",
-            r"ロボットではありません",
-            r"人間であることを確認",
-            r"不審なトラフィック",
-            r"确认您是真人",
-            r"我不是机器人",
-            r"异常流量",
-            r"请完成安全验证",
-        ),
-        _any(
-            r"captcha",
-            r"robot",
-            r"enable javascript",
-            r"javascript (?:is )?(?:required|disabled)",
-            r"browser check",
-            r"cookies",
-            r"ray id",
-            r"reference (?:id|#)",
-            r"incident id",
-            r"blocked",
-            r"security",
-            r"javascript aktivieren",
-            r"activer javascript",
-            r"habilit\w+ javascript",
-            r"ativ\w+ o javascript",
-            r"abilit\w+ javascript",
-            r"javascript inschakelen",
-            r"включите javascript",
-            r"javascriptを有効",
-            r"启用javascript",
-            r"请开启javascript",
-        ),
-        _any_case(
-            r"challenge-platform",
-            r"cf-turnstile",
-            r"challenges\.cloudflare\.com",
-            r"g-recaptcha",
-            r"recaptcha/(?:api|enterprise)",
-            r"h-captcha",
-            r"hcaptcha\.com",
-            r"captcha-container",
-            r"id=[\"']?captcha",
-        ),
-    ),
-    "sign_in": Kind(
-        _whole(
-            r"(?:sign|log) ?in(?: to (?:continue|your account|[\w .'-]{1,40}))?",
-            r"login(?: required)?",
-            r"member login",
-            r"please (?:sign|log) in",
-            r"anmelden",
-            r"einloggen",
-            r"anmeldung",
-            r"connexion",
-            r"se connecter",
-            r"identifi\w+",
-            r"iniciar sesión",
-            r"inicia sesión",
-            r"acceder",
-            r"entrar",
-            r"fazer login",
-            r"accedi",
-            r"accesso",
-            r"inloggen",
-            r"aanmelden",
-            r"вход",
-            r"войти",
-            r"авторизация",
-            r"ログイン",
-            r"サインイン",
-            r"登录",
-            r"登入",
-        ),
-        _any(
-            r"(?:must|need to|have to) (?:be )?(?:logged|signed) in",
-            r"(?:log|sign) ?in (?:to|in order to) (?:view|see|read|continue|access)",
-            r"please (?:log|sign) ?in",
-            r"(?:login|sign-in) (?:is )?required",
-            r"only (?:available )?(?:to|for) (?:logged-in|registered|signed-in) (?:users|members)",
-            r"müssen (?:sie )?(?:sich )?(?:angemeldet|eingeloggt) sein",
-            r"bitte melden sie sich an",
-            r"devez être connecté",
-            r"connectez-vous pour",
-            r"veuillez vous connecter",
-            r"debes (?:iniciar sesión|estar registrado)",
-            r"inicia sesión para",
-            r"precisa (?:fazer login|estar conectado)",
-            r"faça login para",
-            r"devi (?:effettuare l'accesso|essere registrato)",
-            r"accedi per",
-            r"je moet ingelogd zijn",
-            r"log in om",
-            r"meld je aan om",
-            r"необходимо (?:войти|авторизоваться)",
-            r"войдите, чтобы",
-            r"ログインしてください",
-            r"ログインが必要",
-            r"请先登录",
-            r"登录后(?:查看|继续)",
-        ),
-        _any(
-            r"forgot(?:ten)? (?:your )?password",
-            r"remember me",
-            r"keep me (?:signed|logged) in",
-            r"(?:don't|do not) have an account",
-            r"create an account",
-            r"password",
-            r"passwort vergessen",
-            r"angemeldet bleiben",
-            r"mot de passe oublié",
-            r"se souvenir de moi",
-            r"olvidaste tu contraseña",
-            r"recordarme",
-            r"esqueceu (?:a|sua) senha",
-            r"lembrar de mim",
-            r"password dimenticata",
-            r"ricordami",
-            r"wachtwoord vergeten",
-            r"onthoud mij",
-            r"забыли пароль",
-            r"запомнить меня",
-            r"パスワードを(?:お)?忘れ",
-            r"忘记密码",
-            r"记住我",
-        ),
-    ),
-    "not_found": Kind(
-        _whole(
-            r"(?:error )?404(?: error)?(?: ?[-:|]? ?(?:page )?not found)?",
-            r"(?:page|file|article|post|content) not found",
-            r"not found",
-            r"oops!? page not found",
-            r"page (?:does not|doesn't) exist",
-            r"seite nicht gefunden",
-            r"fehler 404",
-            r"page (?:non )?introuvable",
-            r"erreur 404",
-            r"página no encontrada",
-            r"error 404",
-            r"página não encontrada",
-            r"erro 404",
-            r"pagina non trovata",
-            r"errore 404",
-            r"pagina niet gevonden",
-            r"fout 404",
-            r"страница не найдена",
-            r"ошибка 404",
-            r"ページが見つかりません",
-            r"お探しのページは見つかりませんでした",
-            r"页面不存在",
-            r"找不到页面",
-            r"页面未找到",
-            r"404 ?页面",
-        ),
-        _any(
-            r"(?:we|i) (?:couldn't|could not|can't|cannot|can not) find (?:that|this|the) page",
-            r"(?:that|this|the) page (?:you (?:were|are|'re) looking for |you requested )?"
-            r"(?:doesn't|does not|no longer) exist",
-            r"page you (?:were|are|'re) looking for (?:could not|couldn't|cannot|can't|was "
-            r"not|wasn't|is not|isn't|has|may|might)",
-            r"(?:this|the) page (?:could not|couldn't|cannot|can't) be found",
-            r"nothing (?:was )?found (?:at|for) this (?:location|address|url)",
-            r"die (?:angeforderte |gesuchte )?seite (?:wurde nicht gefunden|existiert nicht)",
-            r"la page (?:que vous (?:cherchez|recherchez|demandez) )?(?:n'existe pas|est "
-            r"introuvable)",
-            r"la página (?:que (?:buscas|busca) )?no existe",
-            r"(?:a|esta) página (?:que (?:você )?procura )?não (?:existe|foi encontrada)",
-            r"la pagina (?:che stai cercando )?non esiste",
-            r"deze pagina bestaat niet",
-            r"de pagina (?:die je zoekt )?(?:bestaat niet|is niet gevonden)",
-            r"страница (?:не существует|не найдена)",
-            r"ページは(?:存在しません|見つかりません)",
-            r"您(?:访问|要找|查找)的页面不存在",
-            r"页面不存在",
-        ),
-        _any(
-            r"\b404\b",
-            r"not found",
-            r"(?:moved|deleted|removed)",
-            r"check the (?:url|address)",
-            r"go (?:back )?(?:to the )?home",
-            r"broken link",
-            r"nicht gefunden",
-            r"introuvable",
-            r"no encontrada",
-            r"não encontrada",
-            r"non trovata",
-            r"niet gevonden",
-            r"не найдена",
-            r"見つかりません",
-            r"不存在",
-        ),
-    ),
-    "error_page": Kind(
-        _whole(
-            r"(?:error |http )?5\d\d(?: error)?(?: ?[-:|]? ?(?:internal server error|server error|"
-            r"service unavailable|bad gateway|gateway time-?out))?",
-            r"internal server error",
-            r"server error",
-            r"service (?:temporarily )?unavailable",
-            r"bad gateway",
-            r"gateway time-?out",
-            r"something went wrong",
-            r"(?:we'll|we will) be (?:right )?back(?: soon)?",
-            r"(?:down for |under )?maintenance",
-            r"site (?:is )?(?:under|down for) maintenance",
-            r"(?:an )?error (?:has )?occurred",
-            r"(?:oops!? )?(?:an )?(?:unexpected )?error",
-            r"wartungsarbeiten",
-            r"interner serverfehler",
-            r"maintenance en cours",
-            r"erreur (?:interne du )?serveur",
-            r"(?:sitio |página )?en mantenimiento",
-            r"error (?:interno )?del servidor",
-            r"em manutenção",
-            r"erro (?:interno )?do servidor",
-            r"in manutenzione",
-            r"errore (?:interno )?del server",
-            r"onderhoud",
-            r"serverfout",
-            r"технические работы",
-            r"ошибка сервера",
-            r"メンテナンス中",
-            r"サーバーエラー",
-            r"系统维护(?:中)?",
-            r"服务器错误",
-            r"网站维护中",
-        ),
-        _any(
-            r"something went wrong",
-            r"(?:we're|we are) (?:currently )?(?:performing|doing|"
-            r"undergoing|carrying out) (?:some )?(?:scheduled )?maintenance",
-            r"(?:we'll|we will) be back (?:soon|shortly|online)",
-            r"internal server error",
-            r"(?:the )?(?:server|service) is (?:temporarily )?unavailable",
-            r"(?:an )?(?:unexpected )?error (?:has )?occurred",
-            r"try again (?:later|in a few)",
-            r"wartungsarbeiten",
-            r"ein fehler ist aufgetreten",
-            r"une erreur (?:est survenue|"
-            r"s'est produite)",
-            r"en cours de maintenance",
-            r"ha ocurrido un error",
-            r"estamos (?:realizando|en) mantenimiento",
-            r"ocorreu um erro",
-            r"estamos em manutenção",
-            r"si è verificato un errore",
-            r"(?:sito )?in manutenzione",
-            r"er is (?:iets )?(?:een fout )?(?:mis ?gegaan|"
-            r"opgetreden)",
-            r"wegens onderhoud",
-            r"произошла ошибка",
-            r"технические работы",
-            r"エラーが発生しました",
-            r"メンテナンス(?:中|を実施)",
-            r"发生错误",
-            r"系统维护",
-            r"出错了",
-        ),
-        _any(
-            r"\b5\d\d\b",
-            r"error",
-            r"maintenance",
-            r"try again",
-            r"unavailable",
-            r"fehler",
-            r"erreur",
-            r"error",
-            r"erro",
-            r"errore",
-            r"fout",
-            r"ошибка",
-            r"エラー",
-            r"错误",
-        ),
-    ),
-    "parked": Kind(
-        _whole(
-            r"(?:this )?domain (?:is )?(?:for sale|parked)",
-            r"parked domain",
-            r"[\w-]+(?:\.[\w-]+)+ is for sale",
-            r"domain (?:name )?for sale",
-            r"domain zu verkaufen",
-            r"domaine à vendre",
-            r"dominio en venta",
-            r"domínio à venda",
-            r"dominio in vendita",
-            r"domein te koop",
-            r"домен продаётся",
-            r"ドメイン販売中",
-            r"域名出售",
-        ),
-        _any(
-            r"(?:this )?domain(?: name)? (?:is|may be|might be) (?:for sale|available|parked)",
-            r"buy this domain",
-            r"(?:make an )?offer (?:on|for) this domain",
-            r"(?:this|the) domain (?:has been|was) (?:registered|parked)",
-            r"parked (?:free|courtesy of|by)",
-            r"domain (?:parking|owner)",
-            r"diese domain (?:steht zum verkauf|kaufen|ist zu verkaufen|wurde registriert)",
-            r"ce (?:nom de )?domaine (?:est (?:à vendre|en vente)|a été réservé)",
-            r"este dominio (?:está (?:a la venta|en venta)|ha sido registrado)",
-            r"este domínio (?:está à venda|foi registrado)",
-            r"questo dominio (?:è in vendita|è stato registrato)",
-            r"(?:dit|deze) domein(?:naam)? (?:is te koop|is geregistreerd)",
-            r"(?:этот )?домен (?:продаётся|продается|зарегистрирован)",
-            r"このドメインは(?:販売中|売却|取得されています)",
-            r"该域名(?:正在)?出售",
-            r"此域名(?:正在)?出售",
-        ),
-        _any(
-            r"related (?:searches|links)",
-            r"sponsored (?:listings|links)",
-            r"inquire",
-            r"domain",
-            r"hosting",
-            r"verwandte suchen",
-            r"recherches associées",
-            r"búsquedas relacionadas",
-            r"pesquisas relacionadas",
-            r"ricerche correlate",
-            r"gerelateerde zoekopdrachten",
-            r"похожие запросы",
-            r"関連検索",
-            r"相关搜索",
-        ),
-    ),
-}
 _PAYWALL = _any(
     r"subscribe (?:now )?to (?:continue|keep) reading",
     r"(?:to )?continue reading,? "
@@ -545,20 +160,6 @@ _PAYWALL = _any(
     r"付费内容",
     r"继续阅读.{0,6}(?:订阅|登录)",
 )
-# Markup only a challenge page carries (a check's own script or frame): as strong as its words.
-_CHALLENGE = _any_case(
-    r"cf-chl",
-    r"cf_chl",
-    r"challenge-platform/h/",
-    r"px-captcha",
-    r"captcha-delivery",
-    r"_incapsula_resource",
-    r"sec-if-cpt",
-    r"bm[-_]verify",
-    r"aws-?waf",
-    r"ddos-guard",
-    r"sucuri_cloudproxy",
-)
 # Words of a check that scripts do by themselves, where a browser may get through.
 _SCRIPTED_CHECK = _any(
     r"javascript",
@@ -575,27 +176,89 @@ _SCRIPTED_CHECK = _any(
     r"お待ちください",
     r"请稍候",
 )
-_CAPTCHA_BOX = lazy(
-    r"g-recaptcha|h-captcha|px-captcha|captcha-delivery|name=[\"']?captcha", re.IGNORECASE
-)
-_MOUNT = ".//*[@id] | .//img | .//video | .//audio | .//canvas"
+# An element an app may fill, or a player, a canvas, a frame: a page with one is no empty page
+# (a page of nothing but images is).
+_MEDIA = ".//*[@id] | .//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
+_IMAGE = lazy(r"!\[[^\]]*\]\([^)]*\)")  # an image in markdown: no text
 _SCRIPT = lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
+# A field that names the account: an e-mail address, a phone number, a user name.
+_IDENTIFIER = lazy(
+    r"e-?mail|user|login|log-in|phone|account|identifier|ident|signin|sign-in|^id$|^uid$",
+    re.IGNORECASE,
+)
+# The fields a person sees: not hidden by type, nor inside an element its own markup hides
+# (a site's log-in form kept in every page with `display: none`, shown on a click).
+_SEEN = (
+    "not(ancestor-or-self::*[@hidden or "
+    "contains(translate(@style, 'DISPLAYNOE ', 'displaynoe'), 'display:none')])"
+)
+_FIELDS = f"//input[(not(@type) or @type!='hidden') and {_SEEN}]"
+_PASSWORD = f"//input[translate(@type, 'PASSWORD', 'password')='password' and {_SEEN}]"
+_BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::form]"
+_TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
+_MOST_TARGETS = 2000
+# Where a link or form that signs in leads: the words sites use in those paths.
+_WAY_IN = lazy(
+    r"log-?in|log-?on|sign-?in|sign-?on|auth|session|sso|account|member|entrar|acced|iniciar|"
+    r"ingres|anmeld|einlogg|connexion|connect|accedi|accesso|inlogg|aanmeld|logowanie|zaloguj|"
+    r"giris|oturum|masuk|dang-?nhap|vhod|voiti|prihlas|belep|bejelentkez|kirjaudu|logga|"
+    r"prijav|autentific|identif|cuenta|conta|konto|compte",  # searched lower-cased
+)
+_DIALOGS = "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'] | //dialog"
+_STRUCTURE_WORDS = 800  # visible words past which no structure makes the page a wall
+# A search field (by its type, its form's role or address, or the names search engines and
+# site software give it)...
+_SEARCH = (
+    "//input[@type='search' or @name='q' or @name='s' or @name='query' or @name='search'] "
+    "| //*[@role='search']//input | //form[contains(@action, 'search')]//input"
+)
+# ...counts as the page's own when no header or menu holds it: a not-found page offers one.
+_SITE_PARTS = frozenset({"header", "nav"})
+_SITE_ROLES = frozenset({"banner", "navigation"})
+_NOT_TYPED = frozenset({"hidden", "submit", "button", "image", "reset", "checkbox", "radio"})
+# The containers whose class or id may name the page an error page (WordPress's `error404`
+# body class, a theme's `section.error-404`), and a prerenderer's status for the page.
+_PAGE_PARTS = "//body | //main | //article | //section | //*[@role='main']"
+_ERROR_MARK = lazy(
+    r"(?<![a-z0-9])(?:error-?404|page-?404|404|error-?page|not-?found|page-?not-?found)"
+    r"(?![a-z0-9])",
+    re.IGNORECASE,
+)
+_PRERENDER_STATUS = "//meta[@name='prerender-status-code' or @name='render:status_code']/@content"
+# What names the site itself: its declared name, and the text of its links home.
+_SITE_NAMES = "//meta[@property='og:site_name' or @name='application-name']/@content | //a[@href]"
+MAYBE_MISSING_WORDS = 150  # words of content: a longer page is never its site's not-found page
 
 
 class Clues(NamedTuple):
     """What the detector reads of a page, taken before extraction prunes the tree."""
 
     title: str = ""
-    headings: tuple[str, ...] = ()
+    headings: tuple[str, ...] = ()  # h1
+    subheadings: tuple[str, ...] = ()  # h2: a sidebar's too, so only read on a very short page
     text: str = ""  # the visible text, when the page has under _READ_WORDS words; else ""
     words: int = 0  # the visible words, counted up to _READ_WORDS
     password: bool = False
     noindex: bool = False
-    mount: bool = False  # an element an app may fill (an id, a media element)
+    media: bool = False  # a player, a canvas or a frame: content without text
     declared_cut: bool = False  # the JSON-LD says not free, and its paywalled part is empty
     declared_free: bool | None = None  # isAccessibleForFree, when declared
     declared_words: int = 0  # the article's length by its JSON-LD (wordCount, articleBody)
+    # The structure of a short page (left at its default on a long one):
+    identifier: bool = False  # a field for an e-mail address, phone or user name
+    birth: bool = False  # fields for a date of birth (a date, selects of days or years)
+    typed: bool = False  # a field to write text in (a search box, a contact form's message)
+    form_words: int = 0  # words of the form around a password or account field
+    option_words: int = 0  # words of the options of its selects (a list of years, say)
+    dialog_words: int = 0  # words inside a consent dialog (its container named for it)...
+    outside_dialog: int = _READ_WORDS  # ...and outside it
+    age_box: bool = False  # a container named for an age check
+    way_in: bool = False  # a form, a field, a link or button that leads to signing in
+    # What makes a short page worth comparing with its site's not-found page (soft404.py):
+    search_box: bool = False  # a search field of the page's own, not its header's
+    error_marks: bool = False  # a container's class or id, or a prerender status, says 404
+    site_title: bool = False  # the title is the site's name alone: the page names nothing
 
 
 class Verdict(NamedTuple):
@@ -609,18 +272,149 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
     title = _squash(tree.findtext(".//title") or "")[:300]
     words, text = _visible(body) if body is not None else (0, "")
     free, part = _declared(signals, tree)
-    return Clues(
+    found = Clues(
         title=title,
-        headings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h1", "h2"))[:4],
+        headings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h1"))[:4],
+        subheadings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h2"))[:4],
         text=text,
         words=words,
-        password=bool(tree.xpath('//input[@type="password" or @type="PASSWORD"]')),
+        password=bool(tree.xpath(_PASSWORD)),
         noindex="noindex" in str(tree.xpath('string(//meta[@name="robots"]/@content)')).lower(),
-        mount=words == 0 and body is not None and bool(body.xpath(_MOUNT)),  # only asked then
+        media=words == 0 and body is not None and bool(body.xpath(_MEDIA)),  # only asked then
         declared_cut=free is False and part,
         declared_free=free,
         declared_words=_declared_words(signals) if free is False else 0,
     )
+    if not text or words > _STRUCTURE_WORDS:
+        return found
+    return found._replace(**_structure(tree, size(text)))
+
+
+def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
+    """The forms and dialogs of a short page (see Clues)."""
+    fields = tree.xpath(_FIELDS)
+    kinds = [str(f.get("type") or "text").lower() for f in fields]
+    named = [" ".join(str(f.get(a) or "") for a in ("name", "id", "autocomplete")) for f in fields]
+    identifier = any(
+        kind in ("email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
+        for kind, name in zip(kinds, named, strict=True)
+    )
+    birth = "date" in kinds or any(wall_marks.AGE_GATE.search(name.lower()) for name in named)
+    birth = birth or _numbered_selects(tree)
+    typed = bool(tree.xpath("//textarea")) or "search" in kinds
+    signing = [
+        f
+        for f, kind, name in zip(fields, kinds, named, strict=True)
+        if kind in ("password", "email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
+    ]
+    dialog, age_box = _boxes(tree)
+    title = _squash(tree.findtext(".//title") or "").casefold()
+    # Every target searched at once, lower-cased: a call a target cost 30 ms on a page of
+    # 2,000 links.
+    targets = "\n".join(str(target) for target in tree.xpath(_TARGETS)[:_MOST_TARGETS])
+    way_in = bool(signing) or bool(_WAY_IN.search(targets.lower()))
+    return {
+        "way_in": way_in,
+        "identifier": identifier,
+        "birth": birth,
+        "typed": typed,
+        "form_words": max((_form_words(field) for field in signing), default=0),
+        "option_words": sum(len((o.text or "").split()) for o in tree.iter("option")),
+        "dialog_words": dialog,
+        "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
+        "age_box": age_box,
+        "search_box": _own_search(tree),
+        "error_marks": _error_marks(tree),
+        "site_title": bool(title) and title in _site_names(tree),
+    }
+
+
+def _own_search(tree: HtmlElement) -> bool:
+    """Whether a search field stands in the page's own region rather than its header or menu."""
+    for field in tree.xpath(_SEARCH):
+        if str(field.get("type") or "text").lower() in _NOT_TYPED:
+            continue
+        if not any(
+            box.tag in _SITE_PARTS or box.get("role") in _SITE_ROLES
+            for box in field.iterancestors()
+        ):
+            return True
+    return False
+
+
+def _error_marks(tree: HtmlElement) -> bool:
+    """Whether the page's markup calls it an error page: a class or id of its body or main
+    region, or the status it tells prerenderers to send (a 404 the server did not send)."""
+    if any(s.strip() in ("404", "410") for s in tree.xpath(_PRERENDER_STATUS)):
+        return True
+    return any(
+        _ERROR_MARK.search(f"{part.get('id') or ''} {part.get('class') or ''}")
+        for part in tree.xpath(_PAGE_PARTS)
+    )
+
+
+def _site_names(tree: HtmlElement) -> set[str]:
+    """The site's own name as the page gives it: declared, or the words of a link to the
+    site's root (a logo's alt text included)."""
+    names = set()
+    for found in tree.xpath(_SITE_NAMES):
+        if isinstance(found, str):
+            names.add(_squash(found).casefold())
+        elif urlsplit(str(found.get("href"))).path in ("", "/"):
+            alt = " ".join(str(i.get("alt") or "") for i in found.iter("img"))
+            names.add(_squash(f"{found.text_content()} {alt}").casefold())
+    return names
+
+
+def _boxes(tree: HtmlElement) -> tuple[int, bool]:
+    """The words of the largest consent dialog (a container named for one, or a dialog
+    about consent), and whether a container is named for an age check. Every label is
+    searched at once: a page has thousands of them."""
+    boxes = tree.xpath(_BOXES)
+    labels = [f"{box.get('id') or ''} {box.get('class') or ''}" for box in boxes]
+    starts = list(accumulate((len(label) + 1 for label in labels), initial=0))
+    dialog, age_box = 0, False
+    measured: set[HtmlElement] = set()
+    for found in wall_marks.BOX_LABEL.finditer("\n".join(labels).lower()):
+        box = boxes[bisect_right(starts, found.start()) - 1]
+        if found.group("age"):
+            age_box = True
+        elif box not in measured and not any(a in measured for a in box.iterancestors()):
+            if box.find(".//main") is not None or box.find(".//article") is not None:
+                continue  # a wrapper named for a banner it holds, around the content
+            measured.add(box)  # the outermost: what it holds, its inner boxes hold less
+            dialog = max(dialog, size(box.text_content()))
+    for box in tree.xpath(_DIALOGS):
+        if _about_consent(box):
+            dialog = max(dialog, size(box.text_content()))
+    return dialog, age_box
+
+
+def _about_consent(box: HtmlElement) -> bool:
+    """Whether a dialog's words are about consent (cookies, privacy)."""
+    said = wall_phrases.said(box.text_content()[:_DIALOG_CHARS])
+    return wall_phrases.found(wall_phrases.kind("consent").weak, said) is not None
+
+
+def _form_words(field: HtmlElement) -> int:
+    """The words of the form a field belongs to: its <form>, or else the nearest container
+    that holds a button too (an app's form may have no <form>)."""
+    for box in field.iterancestors():
+        if box.tag == "form" or box.xpath(".//button | .//input[@type='submit']"):
+            return len(box.text_content().split()) + len(box.xpath(".//input | .//button"))
+        if box.tag == "body":
+            break
+    return 0
+
+
+def _numbered_selects(tree: HtmlElement) -> bool:
+    """A select of days or years: many options, nearly all numbers."""
+    for select in tree.iter("select"):
+        options = [(o.text or "").strip() for o in select.iter("option")]
+        numbers = sum(o.isdigit() for o in options)
+        if numbers >= _DAYS and numbers >= len(options) - 2:
+            return True
+    return False
 
 
 def _visible(body: HtmlElement) -> tuple[int, str]:
@@ -706,54 +500,232 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     shown = size(markdown)
     if _paywall(found, markdown, shown):
         return Verdict("paywall")
-    if shown > _SHORT:
-        return None
-    if shown == 0 and found.words == 0 and not scripted and not found.mount:
+    if (
+        found.words == 0
+        and not scripted
+        and not found.media
+        and not found.password  # a lone password field is a sign-in, text or none
+        and not _IMAGE.sub("", markdown).split()
+    ):
         return Verdict("empty")
-    said, markup = _said(found, markdown), html[:_MARKUP]
-    points = {name: _score(name, found, said, markup, shown) for name in KINDS}
+    shown -= min(found.option_words, shown)  # a list of days or years is no text to read
+    if shown > _SHORT:
+        return _consent_page(found, html, shown)
+    said = wall_phrases.said(found.text or markdown)
+    page = _Page(found, said, html[:_MARKUP].lower(), shown, markdown)
+    points = {name: _score(name, page) for name in _KINDS}
     best = max(points, key=points.__getitem__)
     if points[best] < _NEEDED:
         return None
-    return Verdict(best, javascript=best == "bot_check" and _scripted_check(said, markup))
+    return Verdict(best, javascript=best == "bot_check" and _scripted_check(page))
 
 
-def _scripted_check(said: str, markup: str) -> bool:
+class _Page(NamedTuple):
+    """A short page as the scores read it."""
+
+    found: Clues
+    said: wall_phrases.Said
+    markup: str
+    shown: int
+    markdown: str = ""
+
+
+def _consent_page(found: Clues, html: str, shown: int) -> Verdict | None:
+    """A consent page, or a dialog standing where the content should be: long for a wall,
+    so it takes a consent platform's markup or the page's own words, and next to nothing
+    outside the dialog."""
+    if shown > _CONSENT_WORDS or not found.text:
+        return None
+    markup = html[:_MARKUP].lower()
+    # A long page takes the dialog itself, or a consent page's forms (a search cheap enough
+    # for every such page: its patterns start alike); the rest is read only then.
+    if found.outside_dialog > _OUTSIDE_DIALOG and not _in_markup(wall_marks.CONSENT_PAGE, markup):
+        return None
+    page = _Page(found, wall_phrases.said(found.text), markup, shown)
+    return Verdict("consent") if _score("consent", page) >= _NEEDED else None
+
+
+def named(title: str | None, markdown: str) -> str | None:
+    """The wall a page already known not to be the content says it is (an error answer's
+    page, a page that is its site's answer to a missing path), by its title, headings and
+    words alone: a page of a few sentences need not name itself in its title then."""
+    if size(markdown) > _SHORT:
+        return None
+    headings = tuple(line.lstrip("#").strip() for line in markdown.splitlines() if line[:1] == "#")
+    found = Clues(title=title or "", headings=headings[:4], text=markdown)
+    said = wall_phrases.said(f"{title or ''}\n{markdown}")
+    page = _Page(found, said, "", size(markdown), markdown)
+    points = {name: _score(name, page, known=True) for name in _KINDS}
+    best = max(points, key=points.__getitem__)
+    return best if points[best] >= _NEEDED else None
+
+
+def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
+    """Whether a short page that is no wall gives a reason to compare it with its site's
+    answer to a missing path (soft404.py), which costs a request: its markup says 404, it is
+    kept out of search engines (noindex), it offers a search box of its own, its title is the
+    site's name alone, it repeats the path it was asked for, or its title, a heading or a
+    sentence says what a wall says in any language of the phrase data, though not enough to
+    name it alone (a site that answers every path with its maintenance notice, its age check
+    or its region block is known by the comparison). An ordinary short page (opening hours,
+    a contact page) gives none, and costs nothing."""
+    if size(markdown) > MAYBE_MISSING_WORDS:
+        return False
+    if found.noindex or found.search_box or found.error_marks or found.site_title:
+        return True
+    if _echoes_path(markdown, url):
+        return True
+    page = _Page(found, wall_phrases.said(found.text or markdown), "", size(markdown), markdown)
+    headings = tuple(_headings(page))
+    for name in _KINDS:
+        phrases = wall_phrases.kind(name)
+        if any(wall_phrases.is_heading(phrases.heading, part) for part in headings):
+            return True
+        if wall_phrases.found(phrases.strong, page.said) is not None:
+            return True
+    return False
+
+
+_ECHOED_PATH = 3  # characters a path needs to be recognised when a page repeats it
+
+
+def _echoes_path(markdown: str, url: str) -> bool:
+    """Whether the page's text (not its links) repeats the path it was asked for, as a
+    not-found page does ("/old/route was not found"), in any language."""
+    path = unquote(urlsplit(url).path).rstrip("/")
+    if len(path) < _ECHOED_PATH:
+        return False
+    text = _LINK_TARGET.sub("]", markdown)
+    at = text.find(path)
+    while at >= 0:
+        end = at + len(path)
+        if end == len(text) or not (text[end].isalnum() or text[end] in "-_"):
+            return True
+        at = text.find(path, end)
+    return False
+
+
+def _scripted_check(page: _Page) -> bool:
     """A check the page's scripts do without a person: no CAPTCHA box, and its words or
     markup say it runs by itself."""
-    if _CAPTCHA_BOX.search(markup) or not _SCRIPT.search(markup):
+    if _in_markup(wall_marks.CAPTCHA_BOX, page.markup) or not _SCRIPT.search(page.markup):
         return False
-    return bool(_SCRIPTED_CHECK.search(said) or _CHALLENGE.search(markup))
+    said = page.said.text
+    return bool(_SCRIPTED_CHECK.search(said)) or _in_markup(wall_marks.CHALLENGE, page.markup)
 
 
-def _said(found: Clues, markdown: str) -> str:
-    return _squash(found.text or markdown).lower()
-
-
-def _score(name: str, found: Clues, said: str, markup: str, shown: int) -> int:
-    """Points for `name`: zero without a strong signal (see _STRONG)."""
-    kind = KINDS[name]
-    heading = any(kind.heading.match(part) for part in _headings(found))
-    strong = bool(kind.strong.search(said))
-    if name == "bot_check":
-        strong = strong or (shown <= _VERY_SHORT and bool(_CHALLENGE.search(markup)))
-    if not (heading or strong) or (name == "sign_in" and not (found.password or strong)):
+def _score(name: str, page: _Page, *, known: bool = False) -> int:
+    """Points for `name`: zero without an anchor (a heading or strong phrase, or a strong
+    sign of structure or markup; see _STRONG)."""
+    phrases = wall_phrases.kind(name)
+    heading = any(wall_phrases.is_heading(phrases.heading, part) for part in _headings(page))
+    strong = wall_phrases.found(phrases.strong, page.said) is not None
+    built = _built(name, page)
+    if not (heading or strong or built >= _STRONG):
         return 0
-    points = _STRONG * heading + _STRONG * strong + bool(kind.weak.search(said))
-    points += shown <= _VERY_SHORT
-    if name == "sign_in":
-        points += _STRONG * found.password
-    elif name == "bot_check":
-        points += bool(kind.markup and kind.markup.search(markup))
-    elif name in ("not_found", "error_page"):
-        points += found.noindex
-    return points
+    if not (heading or built or known) and page.shown > _VERY_SHORT:
+        return 0  # a page of a few sentences that only quotes such words may be about them
+    if built < _STRONG and not known and _prose(name, page.markdown) >= _PROSE:
+        return 0  # sentences of its own beside the words: an article, a post, a product
+    if name == "consent" and built < _STRONG and not (built and heading and strong):
+        return 0  # a consent wall takes its dialog, or a platform's page that says so
+    if name == "sign_in" and not (page.found.way_in or page.found.password or known):
+        return 0  # no form, field or link to sign in with: a page about signing in
+    points = _STRONG * heading + _STRONG * strong + built
+    points += wall_phrases.found(phrases.weak, page.said) is not None
+    return points + (page.shown <= _VERY_SHORT)
 
 
-def _headings(found: Clues) -> Iterator[str]:
-    for title in (found.title, *found.headings):
+def _prose(name: str, markdown: str) -> int:
+    """Words of the page's own sentences: long ones that do not say what a wall of kind
+    `name` says (a wall's own sentences do; an article's, a post's, a product's do not)."""
+    phrases = wall_phrases.kind(name)
+    total = 0  # a wall's own sentences say what it is; a word it shares with others does not
+    for sentence in _SENTENCES.split(_LINK_TARGET.sub("]", markdown)):
+        words = _words(sentence)
+        if words >= _PROSE_SENTENCE:
+            strong = wall_phrases.found(phrases.strong, wall_phrases.said(sentence))
+            total += 0 if strong else words
+    return total
+
+
+def _words(sentence: str) -> int:
+    """A sentence's words; in Chinese and Japanese, written without spaces, two characters
+    a word (size() counts Korean's characters too, whose words are spaced)."""
+    return len(sentence.split()) + len(_UNSPACED.findall(sentence)) // 2
+
+
+def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
+    """Points for what the page is built of and whose markup it carries."""
+    found, markup = page.found, page.markup
+    short = page.shown <= _FORM_SHORT
+    if name == "bot_check":
+        return _challenge_points(page)
+    if name == "sign_in":  # a form and not one word: a page whose text did not come
+        alone = short and page.shown - found.form_words <= _BESIDE_FORM and found.words > 0
+        idp = alone and _in_markup(wall_marks.IDENTITY, markup)
+        return _STRONG * (found.password and alone) + _STRONG * idp + found.identifier
+    if name == "age_gate":
+        return _STRONG * (found.birth or found.age_box) * short
+    if name == "consent":
+        return _dialog_points(page)
+    if name == "parked":
+        return (
+            _STRONG * _in_markup(wall_marks.PARKED, markup)
+            + bool(_DOMAIN_FOR_SALE.search(page.said.text)) * _STRONG
+        )
+    if name in ("not_found", "error_page"):
+        return int(found.noindex)
+    return 0
+
+
+def _challenge_points(page: _Page) -> int:
+    """A challenge's own markup, or a CAPTCHA box and next to nothing else to fill in."""
+    if page.shown > _VERY_SHORT:
+        return 0
+    if _in_markup(wall_marks.CHALLENGE, page.markup):
+        return _STRONG + 1
+    captcha = _in_markup(wall_marks.CAPTCHA_BOX, page.markup) and not page.found.typed
+    return _STRONG if captcha else 0
+
+
+def _dialog_points(page: _Page) -> int:
+    """A consent platform's markup counts once; a dialog holding nearly all the page's words,
+    or forms posting to a consent service, are the consent wall's structure."""
+    platform = _in_markup(wall_marks.CONSENT, page.markup)
+    dialog = page.found.outside_dialog <= _OUTSIDE_DIALOG
+    return platform + _STRONG * (dialog or _in_markup(wall_marks.CONSENT_PAGE, page.markup))
+
+
+def _in_markup(pattern: re.Pattern[str], html: str) -> bool:
+    """Whether `pattern` matches inside a tag or a script or style element: the page's own
+    markup, not its text (an article may name a product it writes about)."""
+    for count, match in enumerate(pattern.finditer(html)):
+        if count == _MATCHES:
+            return False
+        at = match.start()
+        if html.rfind("<", 0, at) > html.rfind(">", 0, at):
+            return True  # inside a tag: an attribute, a URL
+        opened = max(html.rfind("<script", 0, at), html.rfind("<style", 0, at))
+        if opened > max(html.rfind("</script", 0, at), html.rfind("</style", 0, at)):
+            return True
+    return False
+
+
+def _headings(page: _Page) -> Iterator[str]:
+    subheadings = page.found.subheadings if page.shown <= _VERY_SHORT else ()
+    for title in (page.found.title, *page.found.headings, *subheadings):
         yield title
         yield from (part for part in _SEGMENTS.split(title) if part)
+
+
+def asks_for_javascript(markdown: str) -> bool:
+    """Whether an app shell's only text asks for JavaScript (its <noscript> line): no
+    content, whatever it says."""
+    if size(markdown) > _JAVASCRIPT_WORDS:
+        return False
+    text = wall_phrases.said(markdown)
+    return wall_phrases.found(wall_phrases.listed("javascript"), text) is not None
 
 
 def _paywall(found: Clues, markdown: str, shown: int) -> bool:
@@ -768,14 +740,30 @@ def _paywall(found: Clues, markdown: str, shown: int) -> bool:
 
 def _prompt(text: str) -> bool:
     """A subscribe prompt standing alone (a gate's own line), not a phrase inside prose."""
-    low = text.lower()
-    for found in _PAYWALL.finditer(low):
-        start = low.rfind("\n", 0, found.start()) + 1
-        end = low.find("\n", found.end())
+    low = wall_phrases.normal(text)
+    spans = [found.span() for found in _PAYWALL.finditer(low)] + _listed_prompts(low)
+    for start_at, end_at in spans:
+        start = low.rfind("\n", 0, start_at) + 1
+        end = low.find("\n", end_at)
         line = low[start : len(low) if end < 0 else end]
-        if size(line) <= _PROMPT_WORDS and size(low[start : found.start()]) <= _LEAD_WORDS:
+        if size(line) <= _PROMPT_WORDS and size(low[start:start_at]) <= _LEAD_WORDS:
             return True
     return False
+
+
+def _listed_prompts(low: str) -> list[tuple[int, int]]:
+    """Where the prompts of the phrase data stand in the short lines of `low`."""
+    prompts = wall_phrases.listed("paywall")
+    spans = []
+    offset = 0
+    for line in low.split("\n"):
+        if size(line) <= _PROMPT_WORDS:
+            for phrase in wall_phrases.all_found(prompts, wall_phrases.said(line)):
+                at = line.find(phrase)  # -1 where the line's own spacing differs: left out
+                if at >= 0:
+                    spans.append((offset + at, offset + at + len(phrase)))
+        offset += len(line) + 1
+    return spans
 
 
 def visible_part(markdown: str) -> bool:
@@ -783,16 +771,62 @@ def visible_part(markdown: str) -> bool:
     return size(markdown) >= _TEASER
 
 
-def challenge(html: str, title: str, headers: Mapping[str, str]) -> bool:
-    """Whether an error page (403, 429, 503) is a bot check rather than a plain refusal."""
-    if "challenge" in headers.get("cf-mitigated", "").lower():
+# Walls a status names by itself, whatever the page says.
+_BY_STATUS = {
+    401: "sign_in",
+    407: "sign_in",
+    404: "not_found",
+    410: "not_found",
+    451: "region_block",
+}
+# What a refusal's own page may say it is, rather than a bot check.
+_REFUSALS = frozenset({"region_block", "sign_in", "age_gate", "consent", "rate_limited"})
+MARKUP_READ = 1 << 20  # characters of an error answer searched for a firewall's marks
+
+
+def of_status(
+    status: int, headers: Mapping[str, str], html: str, page: Callable[[], str | None]
+) -> str | None:
+    """The wall a 4xx or 5xx answer is, or None for a plain error that is no wall.
+
+    The status says most (401 sign-in, 404 not found, 451 region block); a check's own marks
+    (its headers, a challenge's or a CAPTCHA's markup) make a refusal (403, 405, 429, 503, any
+    other 4xx) a bot check; then the page's own verdict, `page()` (the body judged as a page,
+    asked only when needed), says whether a refusal is a region block, a sign-in or age gate;
+    a firewall's name on a refusal makes it a bot check; a plain 429 is a rate limit, a plain
+    403 or 405 a refusal of this client (a bot check in effect: a person's browser may get
+    through), a 5xx an error page.
+    """
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
+    markup = html[:MARKUP_READ].lower()  # wall_marks' patterns are searched lower-cased
+    if _challenged(status, headers, markup):
+        return "bot_check"
+    said = page()
+    if status == 429:
+        return "bot_check" if said == "bot_check" else "rate_limited"
+    if said in _REFUSALS or (status < 500 and said == "bot_check"):
+        return said
+    if status in (403, 405) or (status < 500 and _firewalled(headers, markup)):
+        return "bot_check"
+    # An error page without a word says nothing the status does not: a plain error, no wall.
+    return "error_page" if status >= 500 else None if said == "empty" else said
+
+
+def _challenged(status: int, headers: Mapping[str, str], markup: str) -> bool:
+    """Whether a refusal (any 4xx, a 503) carries a check's own marks: a header its product
+    sends with a check, a challenge's or a CAPTCHA's markup."""
+    if status >= 500 and status != 503:
+        return False
+    if wall_marks.challenge_headers(headers):
         return True
-    kind = KINDS["bot_check"]
-    named = any(kind.heading.match(part) for part in _SEGMENTS.split(title) if part)
-    marked = bool(
-        _CHALLENGE.search(html[: 1 << 20]) or (kind.markup and kind.markup.search(html[: 1 << 20]))
-    )
-    return named or marked or bool(kind.strong.search(html[: 1 << 20].lower()))
+    return bool(wall_marks.CHALLENGE.search(markup) or wall_marks.CAPTCHA_BOX.search(markup))
+
+
+def _firewalled(headers: Mapping[str, str], markup: str) -> bool:
+    """Whether a firewall answered in the site's place: its server, its cookie, its name on
+    the page. A refusal from it is a block of this client; an error from it may not be."""
+    return wall_marks.firewall_headers(headers) or bool(wall_marks.FIREWALL.search(markup))
 
 
 def warnings(verdict: Verdict | None, markdown: str) -> list[dict[str, str]]:
@@ -824,21 +858,47 @@ def failure(url: str, wall: str, *, javascript: bool, tried: str) -> ToolError:
     how its scripts were run: "rendered" (in a browser), "no-browser" (auto found none),
     "never" (render was never)."""
     said = f"{url} answered with a page that is not the content: {_WHAT[wall]}"
-    return ToolError(ErrorCode.HTTP_ERROR, f"{said} {_next(wall, javascript, tried)}", wall=wall)
+    if wall in ("not_found", "error_page"):
+        said = f"{said[:-1]}, though sent as a success."
+    return ToolError(
+        ErrorCode.HTTP_ERROR, f"{said} {_next(wall, javascript=javascript, tried=tried)}", wall=wall
+    )
+
+
+_REFUSED = "A block of automated clients (a bot check, or a firewall's refusal)."
+
+
+def refused(head: str, wall: str, retry_after: int | None) -> ToolError:
+    """HTTP_ERROR for an error answer (4xx, 5xx) that is a wall: `head` says the status and
+    the page's own short text; then what the page is and what to do next. `retry_after` is
+    already bounded (net.http.SITE_RETRY_MOST): it only tells the agent what the site asked."""
+    wait = retry_after
+    what = _REFUSED if wall == "bot_check" else _WHAT[wall][0].upper() + _WHAT[wall][1:]
+    advice = (
+        _waiting(wait) if wall == "rate_limited" else _next(wall, javascript=False, tried="status")
+    )
+    return ToolError(ErrorCode.HTTP_ERROR, f"{head}{what} {advice}", retry_after=wait, wall=wall)
 
 
 _WHAT = {
     "bot_check": "a bot check (a challenge that decides whether the visitor is a person).",
     "sign_in": "a sign-in page; the content is only shown to signed-in users.",
     "paywall": "a paywall; the article is for subscribers and none of its text is shown.",
-    "not_found": "it says the page does not exist (a not-found page, though sent as a success).",
-    "error_page": "an error or maintenance page, though sent as a success.",
+    "not_found": "it says the page does not exist (a not-found page).",
+    "error_page": "an error or maintenance page.",
     "parked": "a parked domain (a placeholder, or a domain offered for sale), with no content.",
     "empty": "an HTML page with no text at all, and no scripts to fill it in.",
+    "consent": "a consent dialog (cookie or privacy choices) standing where the content "
+    "should be; web-fetch does not make that choice for the user.",
+    "age_gate": 'an age check (a date of birth, or "are you over 18") in front of the '
+    "content; web-fetch does not declare an age for the user.",
+    "region_block": "a block of the region web-fetch connects from: the site does not serve "
+    "this page there (a geographic or legal restriction).",
+    "rate_limited": "a rate limit: the site refuses more requests from this client for now.",
 }
 
 
-def _next(wall: str, javascript: bool, tried: str) -> str:  # noqa: FBT001
+def _next(wall: str, *, javascript: bool, tried: str) -> str:  # noqa: PLR0911
     if wall == "bot_check":
         return _past_check(javascript=javascript, tried=tried)
     if wall in ("sign_in", "paywall"):
@@ -852,10 +912,26 @@ def _next(wall: str, javascript: bool, tried: str) -> str:  # noqa: FBT001
         return f"Try again later, or {_TRY_ELSEWHERE}."
     if wall == "parked":
         return f"The site may have moved: search for it, or {_TRY_ELSEWHERE}."
+    if wall in ("consent", "age_gate"):
+        return f"Use another source for the same information, or {_BROWSER}."
+    if wall == "region_block":
+        return f"Retrying will not help: {_TRY_ELSEWHERE}."
+    if wall == "rate_limited":
+        return _waiting(None)
     return f"Check the URL, or {_TRY_ELSEWHERE}."
 
 
+def _waiting(wait: int | None) -> str:
+    when = f"Wait {wait} s (retry_after)" if wait is not None else "Wait a few minutes"
+    return f"{when} before asking this site again, or {_TRY_ELSEWHERE}."
+
+
 def _past_check(*, javascript: bool, tried: str) -> str:
+    if tried == "status":
+        return (
+            f"The site refuses this client; web-fetch cannot get past it: {_TRY_ELSEWHERE}, "
+            f"or {_BROWSER}."
+        )
     if not javascript:
         return (
             f"It asks a person to solve a puzzle, which web-fetch cannot: {_TRY_ELSEWHERE}, "

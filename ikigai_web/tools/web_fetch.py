@@ -29,6 +29,9 @@ MIN_CHARS, MAX_CHARS = 200, 50_000
 CACHE_NAMESPACE = "web_fetch"
 RENDERING = ("fetch_browser", "fetch_render_settle")  # the settings only rendering reads
 KEEP_FOR_RENDER = 1 << 20  # an app shell is small; a larger page the browser asks for again
+# What a Document carries for the fetch that made it alone (the soft-404 probe's cue): never
+# cached, so entries written before it existed stay valid.
+_FOR_THIS_FETCH = frozenset({"maybe_not_found"})
 # Metadata is a label, not content: long values are cut so the content keeps the budget.
 META_LIMITS = {
     "title": 300,
@@ -282,7 +285,7 @@ def fetch_page(params: Params, settings: Settings) -> Page:
     tidied = partial(_tidied, include_links=params.include_links, settings=settings)
     with Session(settings, deadline) as session:
         fetched = session.fetch(params.url)
-        from ikigai_web.fetch import decode, extract, render  # prepared meanwhile
+        from ikigai_web.fetch import decode, extract, render, soft404  # prepared meanwhile
 
         # What the answer, the cache and the extractor's links see: no user-info, no secrets.
         url = printable_url(fetched.url)
@@ -300,6 +303,8 @@ def fetch_page(params: Params, settings: Settings) -> Page:
         extracted = extract.extracted(decoded, url, **how)
         sent = tidied(extracted)
         html = decoded.kind in decode.HTML_TYPES
+        if html and soft404.suspect(fetched.url, sent):  # a short page: the site's 404?
+            sent = soft404.checked(session, fetched.url, sent, how)
         shown = render.render(session, fetched.url, first, sent, mode) if html else render.Shown()
     dom = None if shown.html is None else extract.html_to_markdown(shown.html, url, **how)
     document = render.answer_document(url, sent, shown, None if dom is None else tidied(dom), mode)
@@ -355,7 +360,11 @@ def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any
     if hit.value is not None:
         return _stored_page(hit.value), {"cached": True}
     page = fetch_page(params, settings)
-    value = {"url": page.url, "content_type": page.content_type, "document": asdict(page.document)}
+    stored = {k: v for k, v in asdict(page.document).items() if k not in _FOR_THIS_FETCH}
+    # The shared state failing is this call's trouble, not the page's: a cached copy says
+    # nothing of it.
+    stored["warnings"] = [w for w in stored["warnings"] if w["code"] != "STATE"]
+    value = {"url": page.url, "content_type": page.content_type, "document": stored}
     notes = cache.warnings(hit.warning, cache.put(CACHE_NAMESPACE, key, value, ttl))
     return page, {"warnings": notes} if notes else {}
 
@@ -367,7 +376,10 @@ def _is_stored_page(value: Any) -> bool:
     if not isinstance(value, dict) or set(value) != {"url", "content_type", "document"}:
         return False
     doc = value["document"]
-    if not isinstance(doc, dict) or set(doc) != {f.name for f in fields(Document)}:
+    if (
+        not isinstance(doc, dict)
+        or set(doc) != {f.name for f in fields(Document)} - _FOR_THIS_FETCH
+    ):
         return False
     # A Document is text, its metadata None when the page had none, and its warnings a
     # list of {"code", "message"} texts.

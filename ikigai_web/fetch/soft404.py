@@ -1,0 +1,226 @@
+"""Soft-404s by comparison: a short page sent with 200 that is the site's own not-found page.
+
+Its wording cannot be relied on (a not-found page may never say "not found", and says it in
+every language), so it is compared, as search engines do, with the site's answer to a path
+that cannot exist: one request for a random path on the same origin, made inside the call's
+deadline through the call's own Session (the address guard, robots.txt, redirects vetted hop
+by hop). The origin's answer, its status and a sketch of its text, is remembered in the
+shared state for an hour, so a host is asked at most once an hour whatever the calls; a probe
+that fails or is too slow is remembered too, and decides nothing. Where the shared state
+cannot be used the answer carries a STATE warning, and each call asks again (once: a call
+fetches one page). Only a suspect page is ever compared: short, HTML, no wall already, a
+page that gives a reason to think it may be a not-found page (walls.maybe_not_found: its
+markup, noindex, a search box of its own, a title that names only the site, its own path
+repeated, a wall's heading or phrase), not an app shell (whose every path is the same
+shell), not a site's root. Any other page, a short ordinary one included, costs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
+
+from ikigai_web.common.errors import ToolError
+from ikigai_web.fetch.robots import origin
+
+if TYPE_CHECKING:
+    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.session import Session
+
+SPACE = "soft404"  # in the shared state: one entry per origin
+REMEMBER = 3600.0  # seconds an origin's answer is kept: at most one probe per host per hour
+PROBE_WAIT = 3.0  # seconds of the call's deadline the probe may take at most...
+KEEP = 2.0  # ...leaving at least this much to the rest of the call (else no probe)
+PROBE_BYTES = 256 * 1024  # a not-found page is small; a longer answer is read this far
+SHELL_TEXT = 25  # words an app shell shows, at least, to be compared
+SKETCH = 200  # shingle hashes kept of a page's text (the smallest: a bottom-k sketch)
+SIMILAR = 0.6  # the share of shingles two pages must have in common to be the same page
+_SHINGLE = 3  # words a shingle
+_WORD = re.compile(r"\w+")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+# What differs between two answers of the same page: a path or URL it echoes, an id or a time.
+_VARYING = re.compile(r"/|\d{4,}|\d[a-z]|[a-z]\d", re.IGNORECASE)
+_MAX_STATUS = 999
+
+
+class Missing(NamedTuple):
+    """An origin's answer to a path that does not exist: its status (0: the probe failed or
+    was not allowed) and the sketch of its text."""
+
+    status: int
+    sketch: frozenset[int] = frozenset()
+
+
+def suspect(url: str, document: Document) -> bool:
+    """Whether a page may be a soft-404 worth a probe: short, no wall found, a reason to
+    think it may be its site's not-found page (walls.maybe_not_found), not an app shell,
+    not the site's root."""
+    from ikigai_web.fetch.walls import size
+
+    if not document.maybe_not_found or urlsplit(url).path in ("", "/"):
+        return False
+    shown = size(document.markdown)
+    # An app's shell is the same on every path: only one that shows text of its own is
+    # compared (the extractor calls a page in a script without spaces a shell too).
+    return shown >= SHELL_TEXT or not document.app_shell
+
+
+def checked(session: Session, url: str, document: Document, how: dict[str, bool]) -> Document:
+    """The page, as a wall when it looks like its site's answer to a missing path: the wall
+    its words name, else `not_found`.
+    `how`: the extraction options (full_page, include_links), the same for the probe."""
+    site = origin(url)
+    missing = _remembered(site)
+    if missing is None:
+        missing = _asked(session, site, how)
+        if missing is None:  # no time left to ask: nothing decided, nothing remembered
+            return _state_warned(document)
+        _remember(site, missing)
+    document = _state_warned(document)
+    if not 200 <= missing.status < 300 or not missing.sketch:
+        return document
+    if similarity(sketch(document.title, document.markdown, url), missing.sketch) < SIMILAR:
+        return document
+    # The site's answer to any path: a not-found page, unless it says it is another wall (a
+    # maintenance page, a parked domain's, a sign-in every path leads to).
+    from ikigai_web.fetch.walls import named
+
+    return replace(document, wall=named(document.title, document.markdown) or "not_found")
+
+
+def _state_warned(document: Document) -> Document:
+    """The page with a STATE warning when the shared state has failed (each failure is said
+    once a process, so any said at all counts): the site's answer may not be remembered, and
+    another call may ask it again (at most once a call still: a call fetches one page)."""
+    from ikigai_web.common.state import store
+
+    failures = [w["message"] for w in store().warnings]
+    if not failures:
+        return document
+    warning = {
+        "code": "STATE",
+        "message": "The soft-404 probe's memo (this site's answer to a path that does not "
+        "exist) could not be kept in the shared state, so another call may ask the site again: "
+        + "; ".join(dict.fromkeys(failures)),
+    }
+    return replace(document, warnings=[*document.warnings, warning])
+
+
+def _asked(session: Session, site: str, how: dict[str, bool]) -> Missing | None:
+    """The site's answer to a random path, within the probe's share of the deadline; None
+    when too little time is left to ask."""
+    wait = min(PROBE_WAIT, session.deadline.remaining() - KEEP)
+    if wait <= 0:
+        return None
+    url = f"{site}/{secrets.token_hex(12)}"
+    try:
+        status, final, body, header = _get(session, url, wait)
+        return Missing(
+            status, _sketch_of(final, body, header, how) if status < 300 else frozenset()
+        )
+    except ToolError:  # refused by the guard or robots.txt, unreachable, too slow
+        return Missing(0)
+
+
+def _get(session: Session, url: str, wait: float) -> tuple[int, str, bytes, str | None]:
+    """Status, final URL, body (at most PROBE_BYTES) and media type of `url`, following
+    redirects as the page's own fetch does, each hop vetted and robots-checked."""
+    from ikigai_web.fetch.session import MAX_REDIRECTS, redirect_location
+
+    saved = session.clock.end
+    session.clock.end = min(saved, time.monotonic() + wait)
+    try:
+        for hop in range(MAX_REDIRECTS + 1):
+            target = session.prepare(url, hop)
+            if session.robots is not None:
+                session.robots.check(target)
+            opened = session.open(target)
+            try:
+                location = redirect_location(target, opened)
+                if location is None or hop == MAX_REDIRECTS:
+                    body = session.read(target, opened, PROBE_BYTES, strict=False)
+                    return opened.status, target, bytes(body), opened.headers.get("content-type")
+            finally:
+                opened.close()
+            url = location
+    finally:
+        session.clock.end = saved
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _sketch_of(url: str, body: bytes, header: str | None, how: dict[str, bool]) -> frozenset[int]:
+    """The sketch of a probe's answer, extracted as the page was; empty when unreadable."""
+    from ikigai_web.fetch.pipeline import to_document
+
+    try:
+        document, _ = to_document(
+            bytearray(body),
+            header,
+            url,
+            full_page=how["full_page"],
+            include_links=how["include_links"],
+        )
+    except ToolError:
+        return frozenset()
+    return sketch(document.title, document.markdown, url)
+
+
+def sketch(title: str | None, markdown: str, url: str) -> frozenset[int]:
+    """The smallest SKETCH hashes of the page's word shingles: its title and text, without
+    link targets, paths, ids and the words of its own path (a not-found page often repeats
+    the path it was asked for, or a request id)."""
+    own = {w.lower() for w in _WORD.findall(urlsplit(url).path)}
+    text = _LINK_TARGET.sub("]", f"{title or ''}\n{markdown}")
+    kept = " ".join(token for token in text.split() if not _VARYING.search(token))
+    words = [w for w in (m.lower() for m in _WORD.findall(kept)) if w not in own]
+    if len(words) < _SHINGLE:
+        words += [""] * (_SHINGLE - len(words))  # a page of a word or two: one shingle
+    shingles = {" ".join(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1)}
+    hashes = sorted({_hash(s) for s in shingles})
+    return frozenset(hashes[:SKETCH])
+
+
+def _hash(shingle: str) -> int:
+    return int.from_bytes(hashlib.blake2b(shingle.encode(), digest_size=4).digest(), "big")
+
+
+def similarity(one: frozenset[int], other: frozenset[int]) -> float:
+    """The share of shingles two pages have in common (Jaccard), estimated from their
+    sketches: among the smallest hashes of both together, those each of them holds."""
+    union = sorted(one | other)[:SKETCH]
+    if not union:
+        return 0.0
+    return sum(h in one and h in other for h in union) / len(union)
+
+
+def _remembered(site: str) -> Missing | None:
+    """The origin's answer as the shared state holds it, if it holds a well-formed one (the
+    store is shared, so what it holds is checked like any input)."""
+    from ikigai_web.common.state import store
+
+    return _valid(store().get(SPACE, site))
+
+
+def _valid(value: Any) -> Missing | None:
+    if not isinstance(value, dict):
+        return None
+    status, hashes = value.get("status"), value.get("sketch")
+    if not isinstance(status, int) or isinstance(status, bool) or not 0 <= status <= _MAX_STATUS:
+        return None
+    if not isinstance(hashes, list) or len(hashes) > SKETCH:
+        return None
+    if not all(isinstance(h, int) and not isinstance(h, bool) and 0 <= h < 1 << 32 for h in hashes):
+        return None
+    return Missing(status, frozenset(hashes))
+
+
+def _remember(site: str, missing: Missing) -> None:
+    from ikigai_web.common.state import store
+
+    value = {"status": missing.status, "sketch": sorted(missing.sketch)}
+    store().put(SPACE, site, value, REMEMBER)

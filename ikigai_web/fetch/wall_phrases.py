@@ -1,0 +1,139 @@
+"""What pages that are walls say of themselves, in the languages most used on the web: the
+phrases of wall_phrases.json, read when the first short page needs them, and how a page's
+text is matched against them.
+
+Wording is the detector's last signal (walls.py): the status, the structure and the markup
+of known platforms come first. The phrases are plain lower-case text, so that adding a
+language is adding data; each is looked up only when the first four letters of its first
+word are among the page's words (or, in the scripts written without spaces, by substring),
+which keeps a short page's thousands of phrases to a few hundred lookups.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import NamedTuple
+
+_DATA = "wall_phrases.json"
+_KEY = 4  # letters of a word a phrase is filed under
+_WORD = re.compile(r"\w+")
+# Scripts written without spaces between words: their phrases are found by substring.
+_UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+_MORE_WORDS = 3  # a heading may run this many words past its phrase ("Sign in to Example")
+_MORE_CHARS = 8  # ...or this many characters, in a script without spaces
+_LONGEST = 200  # characters: no heading phrase is this long
+_SHORTEST = 3  # characters of a phrase without spaces that a heading may run past
+
+
+class Phrases(NamedTuple):
+    """One list of phrases, filed for fast lookup."""
+
+    keyed: dict[str, tuple[str, ...]]  # by the first _KEY letters of their first word
+    unspaced: tuple[str, ...]  # found by substring
+
+
+class Kind(NamedTuple):
+    heading: frozenset[str]
+    strong: Phrases
+    weak: Phrases
+
+
+class Said(NamedTuple):
+    """A page's text as the phrases are matched against it."""
+
+    text: str  # lower case, white space squashed, padded with a space at each end
+    keys: frozenset[str]  # the first _KEY letters of each of its words
+
+
+def said(text: str) -> Said:
+    """`text` prepared for matching (see Said)."""
+    low = " ".join(normal(text).split())
+    return Said(f" {low} ", frozenset(word[:_KEY] for word in _WORD.findall(low)))
+
+
+def normal(text: str) -> str:
+    """Lower case, without the dot Turkish İ leaves (İ lowers to i and a combining dot), and
+    with typographic apostrophes as the data writes them."""
+    return text.lower().translate(_NORMAL)
+
+
+_NORMAL = str.maketrans({"\u0307": None, "\u2019": "'", "\u02bc": "'", "\u2018": "'"})
+
+
+@cache
+def _data() -> dict[str, object]:
+    import json
+    from pathlib import Path
+
+    data: dict[str, object] = json.loads(Path(__file__).with_name(_DATA).read_text("utf-8"))
+    return data
+
+
+@cache
+def kind(name: str) -> Kind:
+    """The phrases of one kind of wall, every language together."""
+    lists = _data()[name]
+    assert isinstance(lists, dict)
+    return Kind(frozenset(_flat(lists["heading"])), _filed(lists["strong"]), _filed(lists["weak"]))
+
+
+@cache
+def listed(name: str) -> Phrases:
+    """A list that is not a kind's (paywall prompts, requests for JavaScript), filed."""
+    found = _data()[name]
+    assert isinstance(found, dict)
+    return _filed(found)
+
+
+def _flat(by_language: dict[str, list[str]]) -> list[str]:
+    return [phrase for phrases in by_language.values() for phrase in phrases]
+
+
+def _filed(by_language: dict[str, list[str]]) -> Phrases:
+    keyed: dict[str, list[str]] = {}
+    unspaced = []
+    for phrase in _flat(by_language):
+        first = _WORD.search(phrase)
+        if first is None or _UNSPACED.search(first[0]):
+            unspaced.append(phrase)
+        else:
+            keyed.setdefault(first[0][:_KEY], []).append(phrase)
+    return Phrases({k: tuple(v) for k, v in keyed.items()}, tuple(unspaced))
+
+
+def found(phrases: Phrases, text: Said) -> str | None:
+    """The first phrase of the list that the text holds, if any."""
+    for key in text.keys & phrases.keyed.keys():
+        for phrase in phrases.keyed[key]:
+            if phrase in text.text:
+                return phrase
+    return next((phrase for phrase in phrases.unspaced if phrase in text.text), None)
+
+
+def all_found(phrases: Phrases, text: Said) -> list[str]:
+    """Every phrase of the list that the text holds."""
+    hits = [p for k in text.keys & phrases.keyed.keys() for p in phrases.keyed[k] if p in text.text]
+    return hits + [phrase for phrase in phrases.unspaced if phrase in text.text]
+
+
+def is_heading(names: frozenset[str], segment: str) -> bool:
+    """Whether a title segment or heading is one of the phrases, or one of them with a few
+    words after or before it ("Sign in to Example", "404 Not Found", "Example Security
+    Check")."""
+    text = _EDGES.sub("", " ".join(normal(segment).split()))
+    if not text or len(text) > _LONGEST:
+        return False
+    if text in names:
+        return True
+    # A phrase of one word ("Error", "Oops") names a heading only when it is the heading.
+    words = text.split(" ")
+    for cut in range(max(2, len(words) - _MORE_WORDS), len(words)):
+        if " ".join(words[:cut]) in names or " ".join(words[len(words) - cut :]) in names:
+            return True
+    if _UNSPACED.search(text):  # a brand or a word more before or after the phrase
+        for cut in range(max(_SHORTEST, len(text) - _MORE_CHARS), len(text)):
+            if text[:cut] in names or text[len(text) - cut :] in names:
+                return True
+    return False
