@@ -90,6 +90,14 @@ def test_a_web_page_with_no_words_of_its_own_has_no_title(title):
     assert meaningful(title, web_page=True) is None
 
 
+@pytest.mark.parametrize("author", ["Undefined", "null", "(none)", "Unknown", "N/A", "author"])
+def test_a_web_pages_author_that_is_a_word_for_none_is_none(author):
+    # A template's empty variable; as a title the same word may be a name ("Blank").
+    assert meaningful(author, author=True, web_page=True) is None
+    assert meaningful("Blank", web_page=True) == "Blank"
+    assert meaningful("Ann Undefined", author=True, web_page=True) == "Ann Undefined"
+
+
 def test_text_longer_than_any_placeholder_is_kept_as_it_is():
     # The patterns never read it: "." times thousands once took them seconds (backtracking).
     for text in ("." * 8000 + "x", "(" * 5000 + "none", "a/" * 4000 + "x.pdf"):

@@ -59,6 +59,9 @@ _WEB_PLACEHOLDER = lazy(
     rf"){_AROUND})$",
     re.IGNORECASE,
 )
+# An author field that holds a word for none ("undefined", "null", "Unknown"): a template's
+# empty variable. No person is called that, on a web page or anywhere else.
+_NO_AUTHOR = lazy(rf"^{_AROUND}(?:{_NOTHING}){_AROUND}$", re.IGNORECASE)
 # No placeholder is longer: longer text is never one, and no pattern reads it.
 _LONGEST = 120
 # A print driver's title, "Microsoft Word - Document1": the application's window as printed.
@@ -94,7 +97,7 @@ def meaningful(
     if len(text) > _LONGEST:
         return text
     if web_page:
-        if not text or _WEB_PLACEHOLDER.match(text):
+        if not text or _WEB_PLACEHOLDER.match(text) or (author and _NO_AUTHOR.match(text)):
             return None
     elif not text or _PLACEHOLDER.match(text) or _SELF_NOTE.match(text) or _PRINTED.match(text):
         return None
