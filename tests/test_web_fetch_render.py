@@ -932,6 +932,33 @@ def test_the_browser_is_given_no_proxy_nor_credential(monkeypatch):
     assert not {"HTTPS_PROXY", "all_proxy", "BRAVE_API_KEY", "IKIGAI_WEB_TIMEOUT"} & set(env)
 
 
+def test_playwrights_driver_starts_with_node_warnings_off_and_the_environment_is_restored(
+    monkeypatch,
+):
+    """Node's own warnings (a step's timeout that ran out inside the driver) went to the tool's
+    stderr: the driver copies this process's environment when it starts."""
+    seen: dict[str, str | None] = {}
+
+    class Manager:
+        def __enter__(self) -> str:
+            seen.update({k: os.environ.get(k) for k in ("TMPDIR", "NODE_NO_WARNINGS")})
+            return "driver"
+
+        def __exit__(self, *_: object) -> None:
+            seen["closed"] = "yes"
+
+    import playwright.sync_api
+
+    monkeypatch.setattr(playwright.sync_api, "sync_playwright", Manager)
+    monkeypatch.setenv("TMPDIR", "/tmp/before")
+    monkeypatch.delenv("NODE_NO_WARNINGS", raising=False)
+    with browser._playwright("/tmp/home") as driver:
+        assert driver == "driver"
+    assert seen == {"TMPDIR": "/tmp/home", "NODE_NO_WARNINGS": "1", "closed": "yes"}
+    assert os.environ["TMPDIR"] == "/tmp/before"
+    assert "NODE_NO_WARNINGS" not in os.environ
+
+
 # --- no WebRTC, no workers, no document of the page's own making ------------------------------
 
 APIS_PROBES = """

@@ -537,15 +537,19 @@ def _playwright(home: str) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     manager = sync_playwright()
-    saved = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = home
+    # Node's own warnings (a step's timeout that ran out inside the driver, a deprecation)
+    # would reach the tool's stderr, which carries nothing but the protocol's diagnostics.
+    driver = {"TMPDIR": home, "NODE_NO_WARNINGS": "1"}
+    saved = {name: os.environ.get(name) for name in driver}
+    os.environ.update(driver)
     try:
         playwright = manager.__enter__()
     finally:
-        if saved is None:
-            del os.environ["TMPDIR"]
-        else:
-            os.environ["TMPDIR"] = saved
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
     try:
         yield playwright
     finally:
