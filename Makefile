@@ -57,7 +57,7 @@ lint: $(BIN)/.installed
 # code that drives it is left out of the coverage total, which it would otherwise fail. CI
 # installs one (.ci/run), so there it counts.
 HAS_BROWSER := $(BIN)/python -c 'from ikigai_web.common.settings import Settings; \
-	from ikigai_web.fetch.browser import executable; executable(Settings(environ={}))' 2>/dev/null
+	from ikigai_web.fetch.network.browser import executable; executable(Settings(environ={}))' 2>/dev/null
 # The suite runs in two workers per core (pytest-xdist): many tests spend part of their time
 # waiting on a subprocess, a browser or a server, which another worker's test uses meanwhile
 # (on 2 cores: 2 workers 299 s, 4 workers 235 s, 6 workers 242 s). JOBS=0 runs it in this
@@ -71,8 +71,8 @@ CORPUS ?= sample
 test: lint launchers
 	rm -f .coverage .coverage.*
 	$(BIN)/pytest -n $(JOBS) --dist loadgroup --corpus $(CORPUS) --cov --cov-report= --cov-fail-under=0
-	@$(HAS_BROWSER) || echo 'make test: no Chromium found, so ikigai_web/fetch/browser.py is left out of the coverage total'
-	$(BIN)/coverage report $$($(HAS_BROWSER) || echo --omit=ikigai_web/fetch/browser.py)
+	@$(HAS_BROWSER) || echo 'make test: no Chromium found, so ikigai_web/fetch/network/browser.py is left out of the coverage total'
+	$(BIN)/coverage report $$($(HAS_BROWSER) || echo --omit=ikigai_web/fetch/network/browser.py)
 
 # Every install route (pipx and uv from the wheel, make install with a PREFIX holding spaces,
 # install-user, uninstall) in temporary directories, each tool then called. Slow, and needs
@@ -94,7 +94,7 @@ bench-extract: $(BIN)/.installed
 	$(BIN)/python bench/extract.py '$(SHARED)/bench/extraction' $(if $(BASE),--base '$(BASE)') \
 	  $(if $(SETS),--sets '$(SETS)') $(if $(SAMPLE),--sample '$(SAMPLE)')
 
-# Refits the page-type model (ikigai_web/fetch/pagetype_model.py) on half the dev pages and prints
+# Refits the page-type model (ikigai_web/fetch/reading/pagetype_model.py) on half the dev pages and prints
 # its accuracy on the other half.
 fit-pagetype: $(BIN)/.installed
 	$(BIN)/python bench/fit_pagetype.py '$(SHARED)/bench/extraction'
@@ -109,7 +109,7 @@ oracle-type: $(BIN)/.installed
 oracle-units: $(BIN)/.installed
 	$(BIN)/python bench/oracle_units.py '$(SHARED)/bench/extraction' $(if $(SAMPLE),--sample '$(SAMPLE)')
 
-# Refits the block model (ikigai_web/fetch/blocks_model.py) on the fitting half of wcxb-dev-full,
+# Refits the block model (ikigai_web/fetch/reading/blocks_model.py) on the fitting half of wcxb-dev-full,
 # the thresholds by cross-validation inside it.
 fit-blocks: $(BIN)/.installed
 	$(BIN)/python bench/fit_blocks.py '$(SHARED)/bench/extraction'

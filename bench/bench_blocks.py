@@ -1,4 +1,4 @@
-"""The learned stage's cost (ikigai_web/fetch/blocks.py): web-fetch's extraction time per page with
+"""The learned stage's cost (fetch/reading/blocks.py): web-fetch's extraction time per page with
 the shipped block model and without it (a model that keeps every block), page by page in
 turn in one process, so both see the same machine load; on every _STEP-th page of
 wcxb-dev-full (SHARED/bench/extraction, SHARED=../shared by default; skipped when absent).
@@ -40,7 +40,7 @@ def pages(data: Path) -> list[tuple[str, str]]:
 
 def shipped() -> Any:
     """The shipped model; without a threshold, one of 0 for every type the stage may read."""
-    from ikigai_web.fetch import blocks
+    from ikigai_web.fetch.reading import blocks
 
     model = blocks.shipped_model()
     if model.thresholds:
@@ -49,8 +49,8 @@ def shipped() -> Any:
 
 
 def timed(html: str, url: str, *, stage: bool) -> tuple[float, str | None]:
-    from ikigai_web.fetch import blocks
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.reading import blocks
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     model = shipped() if stage else blocks.Model(0.0, (), {})
     with mock.patch.object(blocks, "_model", return_value=model):
@@ -91,7 +91,7 @@ def main() -> None:
 
 
 def _thresholds() -> dict[str, float]:
-    from ikigai_web.fetch import blocks
+    from ikigai_web.fetch.reading import blocks
 
     return dict(blocks.shipped_model().thresholds)
 

@@ -26,7 +26,7 @@ from verdict import LAUNCHERS, check, exit_code
 
 from ikigai_web.common.procs import descendants
 from ikigai_web.common.settings import Settings
-from ikigai_web.fetch import browser
+from ikigai_web.fetch.network import browser
 
 RUNS = 5
 TARGET_S = 10.0

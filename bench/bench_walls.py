@@ -257,8 +257,8 @@ def dev_pages(data: Path) -> list[tuple[str, Path, str]]:
 
 
 def dev(data: Path) -> None:
-    from ikigai_web.fetch import soft404
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.network import soft404
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     pages = dev_pages(data)
     if not pages:
@@ -338,7 +338,7 @@ def probe() -> None:
         results = [fetched(f"{base}/gone/{n}") for n in range(5)]
         probes = sum(1 for path in site.seen if path not in site.pages and path != "/robots.txt")
         found = sum(r.get("wall") == "not_found" for r in results)
-        from ikigai_web.fetch.soft404 import REMEMBER
+        from ikigai_web.fetch.network.soft404 import REMEMBER
 
         print(
             f"walls, probe: 5 suspect pages on one host: {probes} probe request(s), its "

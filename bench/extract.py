@@ -52,7 +52,7 @@ FITTED = (
 BASE_SCRIPT = """
 import gzip, json, sys, time
 sys.path.insert(0, sys.argv[1])
-from ikigai_web.fetch.extract import html_to_markdown
+from ikigai_web.fetch.reading.extract import html_to_markdown
 out = {}
 for line in sys.stdin:
     page_id, path, url = json.loads(line)
@@ -103,7 +103,7 @@ def html_of(page: Page) -> str:
 
 
 def ours(html: str, url: str) -> tuple[str, str | None]:
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     document = html_to_markdown(html, url)
     return document.markdown, document.page_type

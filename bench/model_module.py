@@ -1,4 +1,4 @@
-"""Writes a fitted model as the Python module web-fetch ships it in (ikigai_web/fetch/*_model.py).
+"""Writes a fitted model as the Python module web-fetch ships it in (fetch/reading/*_model.py).
 
 Both models (the page type's weights, bench/fit_pagetype.py; the blocks' trees,
 bench/fit_blocks.py) are data written the same way and loaded the same way: imported when the

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.extract import Page, fitting, html_of, load, scorer  # noqa: E402  (path set above)
-from ikigai_web.fetch.pagetype import PAGE_TYPES, Guess, Model, decide  # noqa: E402
+from ikigai_web.fetch.reading.pagetype import PAGE_TYPES, Guess, Model, decide  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -92,8 +92,8 @@ def items(root: Path, every: int) -> list[Item]:
 def read_as(item: Item, kinds: Iterable[str], score: ModuleType) -> dict[str, Any]:
     """The page read as each type of `kinds`, scored; and the features and words web-fetch
     types it by, as `detect` is handed them."""
-    from ikigai_web.fetch import pagetype
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.reading import pagetype
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     html = html_of(item.page)
     seen: dict[str, Any] = {}
@@ -206,7 +206,7 @@ def table(title: str, ways: dict[str, dict[str, list[Scores]]]) -> None:
 
 
 def shipped() -> Model:
-    from ikigai_web.fetch.pagetype import shipped_model
+    from ikigai_web.fetch.reading.pagetype import shipped_model
 
     return shipped_model()
 
@@ -257,7 +257,7 @@ class Odds(NamedTuple):
 
 
 def odds(entry: dict[str, Any], model: Model) -> Odds:
-    from ikigai_web.fetch.pagetype import _FEW_CHARS, _strongly_declared, probabilities
+    from ikigai_web.fetch.reading.pagetype import _FEW_CHARS, _strongly_declared, probabilities
 
     found, used = entry["features"], entry["words"]
     guess = decide(found, used, model)
@@ -279,7 +279,7 @@ def read_by(odds: Odds, rule: Rule) -> str:
 
 
 def base_rule() -> Rule:
-    from ikigai_web.fetch.pagetype import _AS_ARTICLE
+    from ikigai_web.fetch.reading.pagetype import _AS_ARTICLE
 
     return dict.fromkeys(PAGE_TYPES[1:], (shipped().sure, _AS_ARTICLE))
 
@@ -372,7 +372,7 @@ def options(argv: list[str]) -> argparse.Namespace:
 
 def wanted(found: list[Item], cache: Cache, models: dict[str, Model]) -> dict[Item, set[str]]:
     """Per page, the readings it lacks: each type its model may read it as (best or decided)."""
-    from ikigai_web.fetch.pagetype import probabilities
+    from ikigai_web.fetch.reading.pagetype import probabilities
 
     todo = {}
     for item in found:

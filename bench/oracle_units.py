@@ -57,7 +57,7 @@ def outputs(html: str, url: str) -> tuple[str, str, list[str]]:
     import trafilatura
     from readability import Document
 
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     document = html_to_markdown(html, url)
     others = [

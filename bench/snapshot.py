@@ -27,9 +27,9 @@ MODES = {"default": {"full_page": False, "include_links": False},
 # Where the stage lives, newest layout first: the snapshot is taken before and after a move.
 STAGES = (
     "ikigai_web.fetch.pipeline",
-    "ikigai_web.fetch.decode",
+    "ikigai_web.fetch.reading.decode",
     "ikigai_web.tools.fetch.decode",
-    "ikigai_web.fetch.decode",
+    "ikigai_web.fetch.reading.decode",
 )
 
 

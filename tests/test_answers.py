@@ -119,7 +119,7 @@ def test_titles_tell_the_tools_apart():
 
 
 def test_page_types_are_the_extractors():
-    from ikigai_web.fetch.pagetype import PAGE_TYPES
+    from ikigai_web.fetch.reading.pagetype import PAGE_TYPES
 
     assert web_fetch.PAGE_TYPES == PAGE_TYPES
 

@@ -26,7 +26,7 @@ from ikigai_web.common import redact
 from ikigai_web.common.credentials import event, locate, optional, resolve
 from ikigai_web.common.errors import ErrorCode
 from ikigai_web.common.settings import Settings
-from ikigai_web.fetch.pagetype import PAGE_TYPES
+from ikigai_web.fetch.reading.pagetype import PAGE_TYPES
 from ikigai_web.search.registry import WITH_CREDENTIALS as PROVIDERS
 from ikigai_web.tools.web_search_searxng import AUTH
 

@@ -24,8 +24,9 @@ from conftest import STALL, Reply
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.runner import answer, render
-from ikigai_web.fetch import decode
-from ikigai_web.fetch.files import (
+from ikigai_web.fetch.pipeline import to_document
+from ikigai_web.fetch.reading import decode
+from ikigai_web.fetch.reading.files import (
     MAX_PAGES,
     archive,
     excel,
@@ -36,7 +37,6 @@ from ikigai_web.fetch.files import (
     paging,
     pdf,
 )
-from ikigai_web.fetch.pipeline import to_document
 from ikigai_web.tools import web_fetch
 
 if TYPE_CHECKING:
@@ -333,7 +333,7 @@ def test_a_page_the_time_runs_out_on_is_named_and_the_pages_before_it_are_read(
 
 
 def test_a_deck_stops_on_the_slide_the_time_runs_out_on(monkeypatch, tmp_path):
-    from ikigai_web.fetch.files import slides
+    from ikigai_web.fetch.reading.files import slides
 
     monkeypatch.setattr(slides, "_slide_or_note", _hangs_from(slides._slide_or_note, 3, tmp_path))
     sample = samples()["review.pptx"]
@@ -1287,7 +1287,7 @@ def test_a_pdf_stops_at_the_text_a_call_reads_and_says_where_to_read_on(monkeypa
 
 @pytest.mark.parametrize("name", ["handbook.docx", "figures.xlsx", "review.pptx", "story.epub"])
 def test_each_format_stops_at_the_text_a_call_reads(monkeypatch, name):
-    from ikigai_web.fetch.files import word
+    from ikigai_web.fetch.reading.files import word
 
     monkeypatch.setattr(office_parts, "MAX_TEXT", 12)
     monkeypatch.setattr(word, "BATCH_PARAGRAPHS", 1)
@@ -1300,7 +1300,7 @@ def test_each_format_stops_at_the_text_a_call_reads(monkeypatch, name):
 
 
 def test_a_word_document_past_its_paragraphs_says_how_much_was_read(monkeypatch):
-    from ikigai_web.fetch.files import word
+    from ikigai_web.fetch.reading.files import word
 
     monkeypatch.setattr(word, "MAX_PARAGRAPHS", 3)
     document = _read(DOCX, samples()["handbook.docx"].body)
@@ -1326,7 +1326,7 @@ def test_a_workbooks_bounds(monkeypatch):
 
 
 def test_a_decks_bounds(monkeypatch):
-    from ikigai_web.fetch.files import slides
+    from ikigai_web.fetch.reading.files import slides
 
     sample = samples()["review.pptx"]
     monkeypatch.setattr(slides, "MAX_SHAPES", 1)
@@ -1373,7 +1373,7 @@ def test_a_first_page_that_stops_the_reader_names_the_pages_after_it(monkeypatch
 
 
 def test_links_that_cannot_be_parsed_or_are_script_handlers_are_dropped():
-    from ikigai_web.fetch.links import web_links_only
+    from ikigai_web.fetch.reading.links import web_links_only
 
     text = '[odd](http://[::1/x) <img src="https://example.com/i.png" onerror="x()"> \ue000'
     assert web_links_only(text, lambda _host: True) == (
@@ -1384,7 +1384,7 @@ def test_links_that_cannot_be_parsed_or_are_script_handlers_are_dropped():
 def test_a_private_use_character_cannot_keep_the_link_around_an_image():
     """The marks that set a kept image aside are private-use characters: text that holds one
     (to stop the marking) still has the link around its image judged."""
-    from ikigai_web.fetch.links import web_links_only
+    from ikigai_web.fetch.reading.links import web_links_only
 
     public = lambda host: host == "pub.example"  # noqa: E731 - the policy, inline
     linked = "[![x](https://pub.example/i.png)](http://10.0.0.1/admin)"

@@ -1,4 +1,4 @@
-"""Tests of ikigai_web.fetch.extract: HTML to markdown of the main content."""
+"""Tests of ikigai_web.fetch.reading.extract: HTML to markdown of the main content."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.text import visible
-from ikigai_web.fetch import extract
-from ikigai_web.fetch.extract import html_to_markdown
+from ikigai_web.fetch.reading import extract
+from ikigai_web.fetch.reading.extract import html_to_markdown
 
 if TYPE_CHECKING:
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
 URL = "https://example.com/blog/2024/post.html"
 FILLER = (
@@ -602,7 +602,7 @@ def test_non_ascii_text_survives():
 
 def test_importing_the_module_does_not_import_the_extractors():
     code = (
-        "import sys, ikigai_web.fetch.extract\n"
+        "import sys, ikigai_web.fetch.reading.extract\n"
         "heavy = {'trafilatura', 'readability', 'lxml', 'markdownify', 'bs4'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
@@ -1050,7 +1050,7 @@ def test_html_written_as_text_stays_text_in_every_mode():
 
 
 def test_tidy_escapes_tags_but_not_code_autolinks_or_comparisons():
-    from ikigai_web.fetch.markdown import tidy
+    from ikigai_web.fetch.reading.markdown import tidy
 
     kept = "\n`<i>` and ``x`<i>`` and <https://e.org/x> and 1 < 2, \\<u>\n```\n<p>\n```"
     kept += "\nx<sup>2</sup>, H<sub>2</sub>O, <u>u</u> and [W](</wiki/A_(b)>)"  # markdown's own

@@ -1,4 +1,4 @@
-"""The learned stage (ikigai_web/fetch/blocks.py): its units, their features, how the trees are
+"""The learned stage (fetch/reading/blocks.py): its units, their features, how the trees are
 read and how the shipped model fits the code that reads it.
 
 Every page here is small and hand-written: it has the shape of its kind, not any real site's.
@@ -12,8 +12,8 @@ import sys
 
 import lxml.html
 
-from ikigai_web.fetch import blocks
-from ikigai_web.fetch.extract import html_to_markdown
+from ikigai_web.fetch.reading import blocks
+from ikigai_web.fetch.reading.extract import html_to_markdown
 
 DESCRIPTION = (
     "This kettle boils a litre of water in under three minutes, switches itself off when the "
@@ -206,7 +206,7 @@ def run_python(code: str) -> str:
 def test_the_schema_imports_nothing_of_the_stage():
     code = (
         "import sys, json, ikigai_web.tools.web_fetch as m; json.dumps(m.SCHEMA); "
-        "print('ikigai_web.fetch.blocks' in sys.modules)"
+        "print('ikigai_web.fetch.reading.blocks' in sys.modules)"
     )
     assert run_python(code) == "False"
 
@@ -214,9 +214,9 @@ def test_the_schema_imports_nothing_of_the_stage():
 def test_the_model_loads_only_when_a_page_is_read_by_region():
     article = "<html><body><article><h1>News</h1><p>" + DESCRIPTION * 4 + "</p></article></body>"
     code = (
-        "import sys; from ikigai_web.fetch.extract import html_to_markdown\n"
+        "import sys; from ikigai_web.fetch.reading.extract import html_to_markdown\n"
         "def loaded():\n"
-        "    blocks = sys.modules.get('ikigai_web.fetch.blocks')\n"
+        "    blocks = sys.modules.get('ikigai_web.fetch.reading.blocks')\n"
         "    return blocks is not None and blocks.shipped_model.cache_info().currsize == 1\n"
         "print(loaded())\n"
         f"html_to_markdown({article!r}, 'https://news.example/a')\n"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_web.fetch.extract import html_to_markdown
+from ikigai_web.fetch.reading.extract import html_to_markdown
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "extraction"
 SETS = ("dev", "broad-dev", "wcxb-dev", "wcxb-dev-full")

@@ -1,4 +1,4 @@
-"""Text a person does not see never reaches the model (ikigai_web/fetch/hidden.py), and a
+"""Text a person does not see never reaches the model (ikigai_web/fetch/reading/hidden.py), and a
 HIDDEN_TEXT warning says so when it sat among the content."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import lxml.html
 import pytest
 from conftest import Reply
 
-from ikigai_web.fetch import extract, hidden
-from ikigai_web.fetch.extract import html_to_markdown
+from ikigai_web.fetch.reading import extract, hidden
+from ikigai_web.fetch.reading.extract import html_to_markdown
 
 URL = "https://example.org/garden/tomatoes"
 VISIBLE = (

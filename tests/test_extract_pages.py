@@ -12,11 +12,12 @@ import math
 import lxml.html
 import pytest
 
-from ikigai_web.fetch import extract, forum, pagetype, reading, region
-from ikigai_web.fetch import typed as pages
-from ikigai_web.fetch.extract import html_to_markdown
-from ikigai_web.fetch.markdown import element_markdown
-from ikigai_web.fetch.signals import read
+from ikigai_web.fetch.reading import extract, forum, pagetype, region
+from ikigai_web.fetch.reading import reading_time as reading
+from ikigai_web.fetch.reading import typed as pages
+from ikigai_web.fetch.reading.extract import html_to_markdown
+from ikigai_web.fetch.reading.markdown import element_markdown
+from ikigai_web.fetch.reading.signals import read
 
 LOREM = (
     "The committee met twice before the vote, and each member explained the reasons for the "
@@ -849,7 +850,7 @@ def test_an_article_that_does_not_declare_itself_goes_to_trafilatura_too(monkeyp
 
 
 def test_targets_resolve_against_the_first_base_and_a_broken_one_stays_as_it_is():
-    from ikigai_web.fetch.links import clean_tree
+    from ikigai_web.fetch.reading.links import clean_tree
 
     tree = tree_of(
         "<html><head><base href='/docs/'><base href='/other/'></head><body>"
@@ -870,7 +871,7 @@ def test_targets_resolve_against_the_first_base_and_a_broken_one_stays_as_it_is(
     "base", ["javascript:alert(1)//", "data:text/html,x", " JaVa\tScript:void(0)", "mailto:a@b.c"]
 )
 def test_a_base_that_gives_no_web_address_is_ignored_as_a_browser_does(base):
-    from ikigai_web.fetch.links import clean_tree
+    from ikigai_web.fetch.reading.links import clean_tree
 
     tree = tree_of(
         f"<html><head><base href='{base}'><base href='/docs/'></head><body>"
@@ -882,7 +883,7 @@ def test_a_base_that_gives_no_web_address_is_ignored_as_a_browser_does(base):
 
 
 def test_a_target_lxml_refuses_to_store_is_dropped_and_the_link_text_stays():
-    from ikigai_web.fetch.links import clean_tree
+    from ikigai_web.fetch.reading.links import clean_tree
 
     tree = tree_of(
         "<html><body><a href='next\x01page.html'>Next</a><img src='a\x0bb.png'>"
@@ -909,7 +910,7 @@ SHOP = "https://shop.example.com/tee/"
     ],
 )
 def test_a_list_of_an_image_s_sizes_in_src_keeps_its_first(src, kept):
-    from ikigai_web.fetch.links import clean_tree
+    from ikigai_web.fetch.reading.links import clean_tree
 
     image = f"<img src='{src}' alt='Tee'>"
     tree = tree_of(f"<html><body>{image}</body></html>")

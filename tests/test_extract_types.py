@@ -14,10 +14,10 @@ from urllib.parse import urljoin
 
 import pytest
 
-from ikigai_web.fetch import embedded, extract, links, markdown, pagetype
-from ikigai_web.fetch import typed as pages
-from ikigai_web.fetch.document import Document
-from ikigai_web.fetch.extract import html_to_markdown
+from ikigai_web.fetch.reading import embedded, extract, links, markdown, pagetype
+from ikigai_web.fetch.reading import typed as pages
+from ikigai_web.fetch.reading.document import Document
+from ikigai_web.fetch.reading.extract import html_to_markdown
 
 WEIGHTS, WORDS = pagetype.shipped_model()[:2]  # the weights web-fetch ships
 
@@ -282,7 +282,7 @@ URLS = [
 def test_words_in_the_url_are_evidence_for_the_model(url, words):
     import lxml.html
 
-    from ikigai_web.fetch.signals import read
+    from ikigai_web.fetch.reading.signals import read
 
     tree = lxml.html.document_fromstring("<html><body><p>Some words.</p></body></html>")
     found = pagetype.features(tree, url, read(tree))
@@ -293,7 +293,7 @@ def test_words_in_the_url_are_evidence_for_the_model(url, words):
 def test_a_page_with_next_to_no_text_is_an_article_whatever_its_url(url, words):
     import lxml.html
 
-    from ikigai_web.fetch.signals import read
+    from ikigai_web.fetch.reading.signals import read
 
     del words  # the URL alone is weak evidence (issue 19): no shape to read, an article
     tree = lxml.html.document_fromstring("<html><body><p>Some words.</p></body></html>")
@@ -319,7 +319,7 @@ def test_declared_schema_types_decide(declared, expected):
 def test_a_strong_declaration_the_model_disagrees_with_is_read_but_not_named():
     import lxml.html
 
-    from ikigai_web.fetch.signals import read
+    from ikigai_web.fetch.reading.signals import read
 
     body = f"<main><h1>Notes</h1><p>{LOREM}</p></main>"
     tree = lxml.html.document_fromstring(page(body, head=ld({"@type": "QAPage"})))
@@ -351,7 +351,7 @@ def _products(count: int, *, group: bool = False) -> str:
 def test_a_page_declaring_many_different_products_is_a_collection(head, expected):
     import lxml.html
 
-    from ikigai_web.fetch.signals import read
+    from ikigai_web.fetch.reading.signals import read
 
     tree = lxml.html.document_fromstring(page("<main><h1>Lamps</h1></main>", head=head))
     assert pagetype.detect(tree, "https://e.org/x", read(tree)) == (expected, True)
@@ -464,7 +464,7 @@ def test_noscript_of_a_normal_page_is_left_out():
 
 
 def test_embedded_data_that_is_not_json_gives_nothing():
-    from ikigai_web.fetch.signals import Signals
+    from ikigai_web.fetch.reading.signals import Signals
 
     signals = Signals(frozenset(), "", (), ("{broken", "window.__NUXT__={};"))
     assert embedded.embedded_markdown(signals, include_links=True) == ""
@@ -676,7 +676,7 @@ def test_a_link_farm_region_gives_way_to_the_article_candidate():
 def test_the_shipped_model_weighs_exactly_the_features_read():
     import lxml.html
 
-    from ikigai_web.fetch.signals import read
+    from ikigai_web.fetch.reading.signals import read
 
     tree = lxml.html.document_fromstring(ARTICLE)
     names = set(pagetype.features(tree, "https://example.com/a", read(tree)))
@@ -716,7 +716,7 @@ def test_words_name_the_page_s_parts_by_where_they_stand():
 def test_words_tip_the_decision_by_their_weights():
     import lxml.html
 
-    from ikigai_web.fetch.signals import read
+    from ikigai_web.fetch.reading.signals import read
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
     found = pagetype.features(tree, "https://e.org/x", read(tree))
@@ -734,7 +734,7 @@ def test_words_tip_the_decision_by_their_weights():
 def test_the_likeliest_type_is_named_only_when_its_probability_reaches_the_threshold():
     import lxml.html
 
-    from ikigai_web.fetch.signals import read
+    from ikigai_web.fetch.reading.signals import read
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
     found = pagetype.features(tree, "https://e.org/x", read(tree))
@@ -754,7 +754,7 @@ def test_the_likeliest_type_is_named_only_when_its_probability_reaches_the_thres
 def test_an_unsure_page_is_read_as_an_article_unless_an_article_is_unlikely():
     import lxml.html
 
-    from ikigai_web.fetch.signals import read
+    from ikigai_web.fetch.reading.signals import read
 
     tree = lxml.html.document_fromstring(page(f"<main><h1>Notes</h1><p>{LOREM}</p></main>"))
     found = pagetype.features(tree, "https://e.org/x", read(tree))
@@ -769,7 +769,7 @@ def test_an_unsure_page_is_read_as_an_article_unless_an_article_is_unlikely():
 
 
 def test_every_page_type_has_one_policy():
-    from ikigai_web.fetch.policies import POLICIES
+    from ikigai_web.fetch.reading.policies import POLICIES
 
     assert sorted(POLICIES) == sorted(pagetype.PAGE_TYPES)
     assert [name for name, policy in POLICIES.items() if policy.article] == ["article"]
@@ -788,7 +788,7 @@ def test_no_extraction_module_tells_page_types_apart_by_name():
 
 
 def test_a_thread_and_the_page_type_name_posts_with_one_vocabulary():
-    from ikigai_web.fetch import forum
+    from ikigai_web.fetch.reading import forum
 
     markup = "<div class='{}'>" + LOREM + "</div>"
     for word in sorted(forum.POST_WORDS):

@@ -201,7 +201,7 @@ def test_a_pinned_connection_dials_the_pinned_address_not_what_dns_says_now(monk
 @pytest.fixture
 def session(monkeypatch):
     from ikigai_web.common.settings import load
-    from ikigai_web.fetch.session import Session
+    from ikigai_web.fetch.network.session import Session
 
     monkeypatch.setenv("IKIGAI_WEB_FETCH_ALLOW_PRIVATE", "1")
     monkeypatch.setenv("IKIGAI_WEB_FETCH_ROBOTS", "0")

@@ -24,7 +24,7 @@ from bench.oracle_type import (
     shipped,
     site_fold,
 )
-from ikigai_web.fetch.pagetype import PAGE_TYPES, Model, decide
+from ikigai_web.fetch.reading.pagetype import PAGE_TYPES, Model, decide
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "extraction"
 LINKS = "".join(f'<li><a href="/item/{n}">Item number {n} of the list</a></li>' for n in range(12))
@@ -53,7 +53,7 @@ def _item(tmp_path: Path, html: str, truth: str, page_id: str = "listing.1") -> 
 
 
 def test_a_forced_type_drives_the_reading_and_detect_comes_back(tmp_path):
-    from ikigai_web.fetch import pagetype
+    from ikigai_web.fetch.reading import pagetype
 
     real = pagetype.detect
     truth = "\n".join(f"Item number {n} of the list" for n in range(12))
@@ -88,8 +88,8 @@ def test_metrics_of_a_hand_made_part():
 
 
 def _entry() -> dict[str, Any]:
-    from ikigai_web.fetch.extract import _parse
-    from ikigai_web.fetch.pagetype import features, part_words
+    from ikigai_web.fetch.reading.extract import _parse
+    from ikigai_web.fetch.reading.pagetype import features, part_words
 
     parsed = _parse(PAGE, "https://example.org/a")
     return {"features": features(parsed.tree, "https://example.org/a", parsed.signals),

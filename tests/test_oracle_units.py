@@ -82,14 +82,14 @@ def _item(tmp_path: Path, html: str, truth: str, page_id: str) -> Item:
 @pytest.fixture
 def as_listing(monkeypatch):
     """The page typed a listing, as the model might type it, so its type's region reads it."""
-    from ikigai_web.fetch import pagetype
+    from ikigai_web.fetch.reading import pagetype
 
     monkeypatch.setattr(pagetype, "detect", lambda *_: pagetype.Guess("listing", sure=True))
 
 
 @pytest.mark.usefixtures("as_listing")
 def test_a_listing_gets_every_way_and_none_is_worse_than_the_base(tmp_path):
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     score = _score()
     found = read(_item(tmp_path, LISTING, LISTING_TRUTH, "listing.1"), score)

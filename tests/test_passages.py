@@ -1,4 +1,4 @@
-"""Passages for a query (ikigai_web/fetch/passages.py): blocks, word forms, ranking, fitting."""
+"""Passages for a query (fetch/reading/passages.py): blocks, word forms, ranking, fitting."""
 
 # ruff: noqa: RUF001 - text in many scripts, whose letters look like Latin ones, is the point
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_web.fetch import passages
-from ikigai_web.fetch.passages import (
+from ikigai_web.fetch.reading import passages
+from ikigai_web.fetch.reading.passages import (
     Block,
     Heading,
     choose_language,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_web.fetch.placeholders import meaningful
+from ikigai_web.fetch.reading.placeholders import meaningful
 
 PLACEHOLDERS = {
     "a word for none": ["(unspecified)", "Untitled", "[untitled]", "(anonymous)", "n/a", "None",
@@ -63,7 +63,7 @@ def test_a_print_drivers_title_is_one_in_a_document_not_on_a_web_page(value):
 
 
 def test_a_pages_placeholder_metadata_is_dropped_too():
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     html = ("<html><head><title>Untitled Document</title><meta name='author' content='admin'>"
             "<meta name='description' content='(none)'></head><body><article><h1>Opening hours"

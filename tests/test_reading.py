@@ -161,7 +161,7 @@ def test_the_rendered_answer_shows_passages_outline_and_how_to_read_around(site,
 
 
 def test_a_document_s_passages_say_their_page():
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
     pages = ("[Page 1 of 2]", "Introduction to glaciers.", "[Page 2 of 2]", "Moraines are ridges.")
     markdown = "\n\n".join(pages)
@@ -174,7 +174,7 @@ def test_a_document_s_passages_say_their_page():
 
 
 def test_many_passages_under_long_headings_still_fit_the_budget():
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
     heading = "Heading " + "word " * 39
     parts = [
@@ -353,7 +353,7 @@ def test_paging_without_a_query_never_loads_the_ranking():
 
     script = (
         "import sys\n"
-        "from ikigai_web.fetch.document import Document\n"
+        "from ikigai_web.fetch.reading.document import Document\n"
         "from ikigai_web.tools import web_fetch\n"
         "page = web_fetch.Page('https://e.test/', 'text/html', Document('# A\\n\\ntext'))\n"
         "web_fetch.shape_output(page, 1, None, 60_000)\n"
@@ -373,7 +373,7 @@ def test_max_chars_without_a_query_is_ignored_and_said(site, private):
 
 
 def test_a_page_too_long_to_rank_is_looked_through_in_part_and_says_how_to_go_on(monkeypatch):
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
     monkeypatch.setattr(web_fetch, "MAX_SEARCHED", 2000)
     markdown = "\n\n".join(
@@ -405,7 +405,7 @@ def test_a_search_s_passages_are_numbered_as_web_fetch_numbers_the_page(site, pr
 
 
 def test_each_way_a_page_can_fail_to_give_passages_is_said():
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
     def slot(page: Any = None, error: Exception | None = None, *, done: bool = True) -> Any:
         made = reading._Fetched()
@@ -436,7 +436,7 @@ def test_a_search_without_results_reads_nothing(monkeypatch):
 
 
 def test_a_page_with_no_room_left_in_the_budget_says_so():
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
     made = reading._Fetched()
     made.page = web_fetch.Page("https://e.test/", "text/html", Document("Tea."))

@@ -1,4 +1,4 @@
-"""Soft-404s by comparison (ikigai_web/fetch/soft404.py): a short page sent with 200 that is
+"""Soft-404s by comparison (ikigai_web/fetch/network/soft404.py): a short page sent with 200 that is
 its site's own answer to a path that does not exist is `not_found`, whatever its wording; the
 site is asked at most once an hour (the shared state remembers), inside the deadline, under the
 address guard and robots.txt; a page that is not suspect costs no request; a probe that fails
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ikigai_web.common.runner import answer
-from ikigai_web.fetch import soft404
+from ikigai_web.fetch.network import soft404
 from ikigai_web.tools import web_fetch
 
 if TYPE_CHECKING:
@@ -238,7 +238,7 @@ def test_a_redirected_probe_is_followed_on_the_site(serve):
 )
 def test_what_the_shared_state_holds_is_checked_like_any_input(serve, stored):
     from ikigai_web.common.state import store
-    from ikigai_web.fetch.robots import origin
+    from ikigai_web.fetch.network.robots import origin
 
     site = serve(soft)
     site.pages["/gear/x"] = soft("/gear/x")
@@ -354,7 +354,7 @@ OWN_SENTENCES = (
 )
 def test_a_short_page_that_gives_a_reason_is_worth_the_probe(head, body, title):
     page = f"<html><head><title>{title}</title>{head}</head><body><main>{body}</main></body></html>"
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     document = html_to_markdown(page, "https://trail.test/gear/old-boots")
     assert document.wall is None
@@ -376,7 +376,7 @@ def test_a_short_page_that_gives_a_reason_is_worth_the_probe(head, body, title):
 )  # fmt: skip
 def test_a_page_without_a_reason_costs_no_probe(body, title):
     page = f"<html><head><title>{title}</title></head><body><main>{body}</main></body></html>"
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     document = html_to_markdown(page, "https://trail.test/gear/old-boots")
     assert document.maybe_not_found is False
@@ -384,7 +384,7 @@ def test_a_page_without_a_reason_costs_no_probe(body, title):
 
 
 def test_a_sites_root_and_a_wall_are_never_probed():
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     noindex = '<meta name="robots" content="noindex">'
     page = f"<html><head><title>Hours</title>{noindex}</head><body>{SHORT}</body></html>"

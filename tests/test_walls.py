@@ -1,4 +1,4 @@
-"""Pages that are not the content (ikigai_web/fetch/walls.py), through web-fetch on loopback pages:
+"""Pages that are not the content (fetch/reading/walls.py), through web-fetch on loopback pages:
 each kind of wall is a failure that says which (`wall`) and what to do next; a paywalled
 article keeps its free part and says it is cut; real content about such things stays content.
 """
@@ -13,7 +13,7 @@ from conftest import Reply
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
 from ikigai_web.common.runner import answer, failure, render
-from ikigai_web.fetch.extract import html_to_markdown
+from ikigai_web.fetch.reading.extract import html_to_markdown
 from ikigai_web.tools import web_fetch
 
 pytestmark = pytest.mark.loopback

@@ -1,4 +1,4 @@
-"""Status first (ikigai_web/fetch/walls.py, `of_status`): every 4xx or 5xx answer that is a
+"""Status first (ikigai_web/fetch/reading/walls.py, `of_status`): every 4xx or 5xx answer that is a
 wall says which, through web-fetch on loopback pages, with the page's own short text and
 what to do next; a rate limit's wait is bounded, whatever the site sends."""
 
@@ -10,7 +10,7 @@ import pytest
 from conftest import Reply
 
 from ikigai_web.common.runner import answer
-from ikigai_web.fetch.walls import of_status
+from ikigai_web.fetch.reading.walls import of_status
 from ikigai_web.net.http import SITE_RETRY_MOST
 from ikigai_web.tools import web_fetch
 

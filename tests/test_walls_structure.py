@@ -1,4 +1,4 @@
-"""Walls by what they are built of (ikigai_web/fetch/walls.py): a log-in form, a date of birth
+"""Walls by what they are built of (fetch/reading/walls.py): a log-in form, a date of birth
 form, a consent dialog standing where the content should be, a parking service's markup, an
 app shell, in a language the phrase data does not hold (Swahili here); and the same things
 beside real content, which stay content. Then each new kind's message, through web-fetch."""
@@ -11,8 +11,8 @@ import pytest
 from conftest import Reply
 
 from ikigai_web.common.runner import answer
-from ikigai_web.fetch.extract import html_to_markdown
-from ikigai_web.fetch.walls import asks_for_javascript
+from ikigai_web.fetch.reading.extract import html_to_markdown
+from ikigai_web.fetch.reading.walls import asks_for_javascript
 from ikigai_web.tools import web_fetch
 
 ARTICLE = (
@@ -252,7 +252,7 @@ def test_a_sign_in_by_its_words_needs_a_way_to_sign_in_on_the_page():
 
 
 def test_a_page_known_not_to_be_the_content_is_named_by_its_words():
-    from ikigai_web.fetch.walls import named
+    from ikigai_web.fetch.reading.walls import named
 
     text = (
         "We are upgrading our systems to serve you better and the shop will reopen shortly, "
@@ -284,7 +284,7 @@ def test_the_platforms_marks_are_lower_case_and_found_in_any_case():
     IGNORECASE): each must be written lower-case, and markup in capitals still matches."""
     import re
 
-    from ikigai_web.fetch import wall_marks
+    from ikigai_web.fetch.reading import wall_marks
 
     names = ("CHALLENGE", "CAPTCHA_BOX", "FIREWALL", "CONSENT", "CONSENT_PAGE", "PARKED")
     for mark in [getattr(wall_marks, name) for name in (*names, "AGE_GATE", "IDENTITY")]:

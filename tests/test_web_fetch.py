@@ -18,11 +18,12 @@ from ikigai_web.common import text
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.runner import answer
 from ikigai_web.common.settings import Settings
-from ikigai_web.fetch import decode, guard, robots
-from ikigai_web.fetch.document import Document
-from ikigai_web.fetch.files.pdf import pdf_document
+from ikigai_web.fetch.network import guard, robots
+from ikigai_web.fetch.network.session import canonical
 from ikigai_web.fetch.pipeline import to_document
-from ikigai_web.fetch.session import canonical
+from ikigai_web.fetch.reading import decode
+from ikigai_web.fetch.reading.document import Document
+from ikigai_web.fetch.reading.files.pdf import pdf_document
 from ikigai_web.tools import web_fetch
 
 # ---------------------------------------------------------------- input
@@ -658,7 +659,7 @@ def test_a_deadline_never_waits_past_its_end_and_a_copy_moves_alone():
 
 
 def test_page_type_and_warnings_are_in_the_output_only_when_set():
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
     from ikigai_web.tools.web_fetch import Page, shape_output
 
     warning = {"code": "NEEDS_JAVASCRIPT", "message": "The page is filled in by JavaScript."}

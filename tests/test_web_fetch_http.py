@@ -28,7 +28,7 @@ from toolbox import PEAK_MEMORY
 from toolbox import reply as whole_reply
 
 from ikigai_web.common.runner import answer, render
-from ikigai_web.fetch import robots
+from ikigai_web.fetch.network import robots
 from ikigai_web.tools import web_fetch
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ from conftest import HANG_GUARD
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.procs import descendants
 from ikigai_web.common.settings import MAX_TIMEOUT, Settings
-from ikigai_web.fetch import browser
-from ikigai_web.fetch.render import UNREAD, UNSHOWN
+from ikigai_web.fetch.network import browser
+from ikigai_web.fetch.network.render import UNREAD, UNSHOWN
 from ikigai_web.tools import web_fetch
 
 if TYPE_CHECKING:

@@ -574,7 +574,7 @@ def public_dns(monkeypatch) -> None:
     import ipaddress
 
     answer = [ipaddress.ip_address("142.250.1.1")]
-    monkeypatch.setattr("ikigai_web.fetch.guard.resolve", lambda *_: answer)
+    monkeypatch.setattr("ikigai_web.fetch.network.guard.resolve", lambda *_: answer)
 
 
 def loopback_redirects(fake_server) -> dict[str, str]:

@@ -101,7 +101,7 @@ def data_used(status: str | None = None) -> int | None:
 def data_limit(used: int, extra: int, current: tuple[int, int]) -> tuple[int, int]:
     """The RLIMIT_DATA (soft, hard) for a process using `used` bytes: `extra` more, never
     above a limit already set. Only the soft limit: web-fetch lifts it for the browser it
-    starts (ikigai_web/fetch/browser.py), which has a cap of its own."""
+    starts (ikigai_web/fetch/network/browser.py), which has a cap of its own."""
     import resource
 
     soft, hard = current

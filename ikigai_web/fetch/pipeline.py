@@ -11,31 +11,31 @@ from importlib import import_module
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from ikigai_web.fetch.decode import Reading
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.decode import Reading
+    from ikigai_web.fetch.reading.document import Document
 
 # What reading any HTML page imports, stages first: most of a fetch's start-up, over 100 ms
 # (trafilatura alone), which `prepare` spends while the network is slower than that.
 # Type-specific modules (a forum's, a product's, html-to-markdown's) are left to the page that
 # needs them: importing them would delay every other page.
 READERS = (
-    "ikigai_web.fetch.decode",
-    "ikigai_web.fetch.extract",
-    "ikigai_web.fetch.tidy",
-    "ikigai_web.fetch.guard",
-    "ikigai_web.fetch.render",
-    "ikigai_web.fetch.hidden",
-    "ikigai_web.fetch.links",
-    "ikigai_web.fetch.signals",
-    "ikigai_web.fetch.pagetype",
-    "ikigai_web.fetch.pagetype_model",
-    "ikigai_web.fetch.placeholders",
-    "ikigai_web.fetch.walls",
-    "ikigai_web.fetch.policies",
-    "ikigai_web.fetch.reading",
-    "ikigai_web.fetch.markdown",
-    "ikigai_web.fetch.typed",
-    "ikigai_web.fetch.product",
+    "ikigai_web.fetch.reading.decode",
+    "ikigai_web.fetch.reading.extract",
+    "ikigai_web.fetch.reading.tidy",
+    "ikigai_web.fetch.network.guard",
+    "ikigai_web.fetch.network.render",
+    "ikigai_web.fetch.reading.hidden",
+    "ikigai_web.fetch.reading.links",
+    "ikigai_web.fetch.reading.signals",
+    "ikigai_web.fetch.reading.pagetype",
+    "ikigai_web.fetch.reading.pagetype_model",
+    "ikigai_web.fetch.reading.placeholders",
+    "ikigai_web.fetch.reading.walls",
+    "ikigai_web.fetch.reading.policies",
+    "ikigai_web.fetch.reading.reading_time",
+    "ikigai_web.fetch.reading.markdown",
+    "ikigai_web.fetch.reading.typed",
+    "ikigai_web.fetch.reading.product",
     "ikigai_web.common.redact",
     "lxml.html",
     "trafilatura",
@@ -85,7 +85,7 @@ def to_document(
 ) -> tuple[Document, str]:
     """The body (consumed) as the page as sent: its tidied Document, and the media type it
     was read as (see decode.decoded)."""
-    from ikigai_web.fetch import decode, extract, tidy
+    from ikigai_web.fetch.reading import decode, extract, tidy
 
     decoded = decode.decoded(body, header, url, reading)
     document = extract.extracted(decoded, url, full_page=full_page, include_links=include_links)

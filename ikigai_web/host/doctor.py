@@ -371,7 +371,7 @@ def rendering() -> str:
     """Whether web-fetch can render pages that need JavaScript, and with which browser."""
     from ikigai_web.common.errors import ToolError
     from ikigai_web.common.settings import load
-    from ikigai_web.fetch import browser
+    from ikigai_web.fetch.network import browser
 
     try:
         found = browser.executable(load())

@@ -1,7 +1,7 @@
 """The HTTP layer of every tool: requests bound to the call's deadline, bounded bodies,
 retries, redirects and their origin rules, logins from URLs, and the one place where a failed
 connection becomes NETWORK_ERROR. The search tools use its Client; web-fetch's Session
-(ikigai_web.fetch.session) walks its hops itself, through the guard, on the same parts.
+(ikigai_web.fetch.network.session) walks its hops itself, through the guard, on the same parts.
 
 A call is a fresh process, so what it imports is most of what it costs: this layer uses only
 the standard library (the connection itself is `ikigai_web.net.wire`, on http.client), which

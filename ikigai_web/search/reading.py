@@ -1,6 +1,6 @@
 """A search that reads: its top results fetched through web-fetch's own pipeline (address
 guard, robots.txt, walls, hidden text, cache) in parallel, each given the passages of its
-page that answer the search's query (ikigai_web/fetch/passages.py).
+page that answer the search's query (ikigai_web/fetch/reading/passages.py).
 
 Every search tool and the fallback tool take `read` (0 to MAX_READ): `parse` checks it, and
 `read_results` adds to each of the first `read` results a `read` object, its passages or why
@@ -81,7 +81,7 @@ def prepare() -> None:
     from ikigai_web.fetch.pipeline import READERS
 
     def load() -> None:
-        for name in (*READERS, "readability", "ikigai_web.fetch.passages", "Stemmer"):
+        for name in (*READERS, "readability", "ikigai_web.fetch.reading.passages", "Stemmer"):
             try:
                 import_module(name)
             except Exception:  # noqa: BLE001 - the page that needs it imports it and says why

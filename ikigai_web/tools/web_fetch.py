@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ikigai_web.common.settings import Settings
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
 MAX_URL = 4096
 MAX_OFFSET = 10**9
@@ -50,7 +50,7 @@ _KEY_BYTES = 64  # "passages", "outline", "selected_by" and their punctuation, g
 _MIN_WRAP = 40
 _ABOUT = (("author", "Author"), ("date", "Date"), ("site_name", "Site"))
 _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
-# ikigai_web.fetch.pagetype.PAGE_TYPES, which this module cannot import without slowing --schema.
+# fetch.reading.pagetype.PAGE_TYPES, which this module cannot import without slowing --schema.
 PAGE_TYPES = ("article", "collection", "documentation", "forum", "listing", "product", "service")
 
 # Where a passage is: its lines, the headings above it, a document's page (web-fetch's
@@ -232,7 +232,7 @@ def parse_input(raw: dict[str, Any]) -> Params:
 
 
 def _pages(raw: dict[str, Any]) -> tuple[int, int | None] | None:
-    from ikigai_web.fetch.files import paging
+    from ikigai_web.fetch.reading.files import paging
 
     value = raw.get("pages")
     if isinstance(value, int) and not isinstance(value, bool):
@@ -274,8 +274,8 @@ def fetch_page(params: Params, settings: Settings) -> Page:
     extract, tidy; and, for an HTML page that needs JavaScript, render, what the browser
     shows then extracted and tidied in turn. The only function that touches the network."""
     from ikigai_web.common.redact import printable_url
+    from ikigai_web.fetch.network.session import Session
     from ikigai_web.fetch.pipeline import prepare
-    from ikigai_web.fetch.session import Session
     from ikigai_web.net.http import Deadline
 
     readers = prepare()
@@ -285,7 +285,8 @@ def fetch_page(params: Params, settings: Settings) -> Page:
     tidied = partial(_tidied, include_links=params.include_links, settings=settings)
     with Session(settings, deadline) as session:
         fetched = session.fetch(params.url)
-        from ikigai_web.fetch import decode, extract, render, soft404  # prepared meanwhile
+        from ikigai_web.fetch.network import render, soft404  # prepared meanwhile
+        from ikigai_web.fetch.reading import decode, extract
 
         # What the answer, the cache and the extractor's links see: no user-info, no secrets.
         url = printable_url(fetched.url)
@@ -313,8 +314,8 @@ def fetch_page(params: Params, settings: Settings) -> Page:
 
 def _tidied(document: Document, *, include_links: bool, settings: Settings) -> Document:
     """The tidy stage, its links those the user's settings let a client follow."""
-    from ikigai_web.fetch import tidy
-    from ikigai_web.fetch.guard import Policy
+    from ikigai_web.fetch.network.guard import Policy
+    from ikigai_web.fetch.reading import tidy
 
     policy = Policy.from_settings(settings)
     return tidy.tidied(document, include_links=include_links, policy=policy)
@@ -371,7 +372,7 @@ def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any
 
 def _is_stored_page(value: Any) -> bool:
     """What `cached_page` stores, every field of the right type; anything else is corrupt."""
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
     if not isinstance(value, dict) or set(value) != {"url", "content_type", "document"}:
         return False
@@ -405,7 +406,7 @@ def _is_text(value: Any) -> bool:
 
 
 def _stored_page(value: dict[str, Any]) -> Page:
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
     return Page(value["url"], value["content_type"], Document(**value["document"]))
 
@@ -456,7 +457,7 @@ def _framed(
 ) -> tuple[dict[str, Any], dict[str, Any], str]:
     """The answer but its content, what the page says of itself, and the markdown read (of
     the selected pages; `pages_given` as the call wrote them, for a message)."""
-    from ikigai_web.fetch.files import paging
+    from ikigai_web.fetch.reading.files import paging
 
     doc = page.document
     markdown = doc.markdown
@@ -512,7 +513,7 @@ def with_passages(
     excluded) that answer `query`, at most `max_chars` characters, and where each is; with
     `outline`, the page's headings when they are not the whole page. All of it fits `room`
     bytes of JSON."""
-    from ikigai_web.fetch.passages import Room, read_for, render_passages
+    from ikigai_web.fetch.reading.passages import Room, read_for, render_passages
 
     start, end = window
     looked = _searched_end(lines, start, end)
@@ -624,7 +625,7 @@ def _fit(lines: list[str], room: int) -> list[str]:
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    from ikigai_web.fetch.render import advised
+    from ikigai_web.fetch.network.render import advised
 
     params = parse_input(raw)
     page, notes = cached_page(params, settings)
@@ -654,7 +655,7 @@ def _without_title(call: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
     product's markdown keeps its name's heading); a later part, or passages, left whole."""
     if call.get("offset") not in (None, 1) or answer.get("selected_by") == "query":
         return str(answer["content"])
-    from ikigai_web.fetch.extract import drop_title
+    from ikigai_web.fetch.reading.extract import drop_title
 
     return drop_title(answer["content"], answer.get("title"))
 

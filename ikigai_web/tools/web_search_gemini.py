@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from ikigai_web.common.settings import Settings
-    from ikigai_web.fetch.session import Session
+    from ikigai_web.fetch.network.session import Session
     from ikigai_web.net.http import Deadline, Reply
 
 # Gemini allows 10 requests a minute on the free tier of its Flash models, and so many a day,
@@ -283,7 +283,7 @@ def resolve_links(urls: Sequence[str], deadline: Deadline, settings: Settings) -
     """
     import threading
 
-    from ikigai_web.fetch.session import Session
+    from ikigai_web.fetch.network.session import Session
     from ikigai_web.net.http import Deadline
 
     budget = min(RESOLVE_SECONDS, deadline.remaining() - RESOLVE_RESERVE)
@@ -316,7 +316,7 @@ def redirect_link(url: str, prefix: str) -> bool:
 
 
 def _locate(session: Session, url: str, found: dict[str, str]) -> None:
-    from ikigai_web.fetch.session import redirect_location
+    from ikigai_web.fetch.network.session import redirect_location
 
     try:
         prepared = session.prepare(url, 0)

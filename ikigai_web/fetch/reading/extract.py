@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.text import lazy, without_escapes
-from ikigai_web.fetch.document import Decoded, Document
+from ikigai_web.fetch.reading.document import Decoded, Document
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from lxml.html import HtmlElement
 
-    from ikigai_web.fetch.hidden import Sheet
-    from ikigai_web.fetch.signals import Signals
+    from ikigai_web.fetch.reading.hidden import Sheet
+    from ikigai_web.fetch.reading.signals import Signals
 
 # Captions describe an image rather than carry the article; the image's alt text stays.
 _CAPTIONS = '//figcaption | //*[contains(@class, "caption") and not(.//img)]'
@@ -227,12 +227,12 @@ def html_to_markdown(
     A page too large to convert in time and memory is cut (see `bound`, which a caller may
     apply first to drop its whole text early): the markdown then ends with a note saying so.
     """
-    from ikigai_web.fetch import walls
-    from ikigai_web.fetch.hidden import reached, remove_unseen
-    from ikigai_web.fetch.hidden import warning as hidden_warning
-    from ikigai_web.fetch.markdown import tidy
-    from ikigai_web.fetch.pagetype import detect
-    from ikigai_web.fetch.policies import POLICIES
+    from ikigai_web.fetch.reading import walls
+    from ikigai_web.fetch.reading.hidden import reached, remove_unseen
+    from ikigai_web.fetch.reading.hidden import warning as hidden_warning
+    from ikigai_web.fetch.reading.markdown import tidy
+    from ikigai_web.fetch.reading.pagetype import detect
+    from ikigai_web.fetch.reading.policies import POLICIES
 
     page = html if isinstance(html, Bounded) else bound(html)
     parsed = _parse(
@@ -258,7 +258,7 @@ def html_to_markdown(
     if words := reached(unseen, body):
         warnings.append(hidden_warning(words))
     if parsed.shell and not full_page and not _words(body):
-        from ikigai_web.fetch.embedded import embedded_markdown
+        from ikigai_web.fetch.reading.embedded import embedded_markdown
 
         body = tidy(embedded_markdown(signals, include_links=include_links), url)
     # A cut page lost its text; a shell's only line may be its <noscript> asking for scripts.
@@ -357,7 +357,7 @@ def bound(html: str) -> Bounded:
     """
     if not _exceeds(html, _LARGE_COST):
         return Bounded(html)
-    from ikigai_web.fetch.hidden import style_text
+    from ikigai_web.fetch.reading.hidden import style_text
 
     return _lean(html)._replace(styles=style_text(html))
 
@@ -510,9 +510,9 @@ def _parse(
     scripts that `bound` set aside. `scripted`: scripts were stripped from `html`. Text a
     person does not see is taken out (hidden.py), by the rules of its style sheets or, when
     `bound` stripped them, of `styles`."""
-    from ikigai_web.fetch.hidden import read_sheet
-    from ikigai_web.fetch.links import clean_tree
-    from ikigai_web.fetch.signals import read
+    from ikigai_web.fetch.reading.hidden import read_sheet
+    from ikigai_web.fetch.reading.links import clean_tree
+    from ikigai_web.fetch.reading.signals import read
 
     text = html.replace("\x00", "")
     if not text.strip():
@@ -707,7 +707,7 @@ def _metadata(
     articles only: it costs more than extracting a whole page, and elsewhere a date is rare."""
     from trafilatura.metadata import examine_meta
 
-    from ikigai_web.fetch.placeholders import meaningful
+    from ikigai_web.fetch.reading.placeholders import meaningful
 
     found: Any = examine_meta(tree)
     if found.author and " " not in found.author:
@@ -732,7 +732,7 @@ def _from_json_ld(signals: Signals, found: Any) -> Any:
     removed. A script of an unexpected shape adds nothing."""
     from trafilatura.json_metadata import extract_json
 
-    from ikigai_web.fetch.signals import text_of
+    from ikigai_web.fetch.reading.signals import text_of
 
     for root in signals.roots:
         items = root if isinstance(root, list) else [root]
@@ -747,7 +747,7 @@ def _from_json_ld(signals: Signals, found: Any) -> Any:
 
 def _ld_description(signals: Signals) -> str | None:
     """The description of the page's main JSON-LD object (an article, a page, a product)."""
-    from ikigai_web.fetch.signals import of_type, text_of
+    from ikigai_web.fetch.reading.signals import of_type, text_of
 
     for obj in of_type(signals, *_DESCRIBED):
         if described := text_of(obj.get("description")):
@@ -757,8 +757,8 @@ def _ld_description(signals: Signals) -> str | None:
 
 def _product(signals: Signals, page_type: str) -> str | None:
     """The facts a product page declares in its JSON-LD (brand, codes, rating, price)."""
-    from ikigai_web.fetch.policies import POLICIES
-    from ikigai_web.fetch.product import facts
+    from ikigai_web.fetch.reading.policies import POLICIES
+    from ikigai_web.fetch.reading.product import facts
 
     return facts(signals) if POLICIES[page_type].structured else None
 
@@ -793,7 +793,7 @@ def _date(tree: HtmlElement, url: str, signals: Signals) -> str | None:
 
 
 def _declared_date(signals: Signals) -> str | None:
-    from ikigai_web.fetch.signals import text_of
+    from ikigai_web.fetch.reading.signals import text_of
 
     for obj in signals.objects:
         value = text_of(obj.get("datePublished"))
@@ -815,13 +815,13 @@ def _extract(
 
     An article goes to trafilatura (with readability as its second opinion): that is what
     trafilatura is made for, and what a page is taken for when the evidence is weak. Every
-    other type keeps its main region whole (ikigai_web/fetch/typed.py), unless what that gives
+    other type keeps its main region whole (fetch/reading/typed.py), unless what that gives
     looks like boilerplate next to the article candidate (see `_boilerplate`), is empty, or
     is next to nothing (under _FEW words) where the article candidate is not.
     """
-    from ikigai_web.fetch import typed
-    from ikigai_web.fetch.policies import POLICIES
-    from ikigai_web.fetch.reading import drop_reading_times
+    from ikigai_web.fetch.reading import typed
+    from ikigai_web.fetch.reading.policies import POLICIES
+    from ikigai_web.fetch.reading.reading_time import drop_reading_times
 
     if not POLICIES[page_type].items:  # an item's date line keeps its reading time
         drop_reading_times(tree)
@@ -853,7 +853,7 @@ def _shown_words(markdown: str) -> int:
 def _link_dense_page(tree: HtmlElement) -> bool:
     """Whether much of the page's text is link text: only then can a type's region turn out
     to be a link farm."""
-    from ikigai_web.fetch.pagetype import link_share
+    from ikigai_web.fetch.reading.pagetype import link_share
 
     return link_share(tree.find("body")) > _LINK_DENSE
 
@@ -890,7 +890,7 @@ def _prose_words(markdown: str) -> int:
 def _main_markdown(tree: HtmlElement, *, include_links: bool, large: bool) -> str:
     """The article's markdown, without the lines that only label a control ("Read more",
     "Share"), as every other page type's."""
-    from ikigai_web.fetch.typed import without_controls
+    from ikigai_web.fetch.reading.typed import without_controls
 
     return without_controls(_article_markdown(tree, include_links=include_links, large=large))
 
@@ -1205,7 +1205,7 @@ def _cleaned_length(text: str) -> int:
 
 def _page_markdown(tree: HtmlElement, *, include_links: bool) -> str:
     """The whole page as markdown: no extraction."""
-    from ikigai_web.fetch.markdown import element_markdown
+    from ikigai_web.fetch.reading.markdown import element_markdown
 
     _remove(tree, _HIDDEN)
     body = tree.find("body")
@@ -1213,7 +1213,7 @@ def _page_markdown(tree: HtmlElement, *, include_links: bool) -> str:
 
 
 def _to_markdown(html: str, *, include_links: bool) -> str:
-    from ikigai_web.fetch.markdown import html_markdown
+    from ikigai_web.fetch.reading.markdown import html_markdown
 
     return html_markdown(html, include_links=include_links)
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ikigai_web.common.settings import Settings
-    from ikigai_web.fetch.session import Session
+    from ikigai_web.fetch.network.session import Session
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 INSTALL_HINT = (
@@ -633,7 +633,7 @@ def mark_unseen(page: Any) -> None:
     script never yields leaves its text unmarked rather than the call waiting on it."""
     from playwright.sync_api import Error as PlaywrightError
 
-    from ikigai_web.fetch.hidden import MARK
+    from ikigai_web.fetch.reading.hidden import MARK
 
     with contextlib.suppress(PlaywrightError):  # a timeout too; the static rules still apply
         page.wait_for_function(_MARK_UNSEEN, arg=MARK, timeout=_ms(UNSEEN_SECONDS))

@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
 from ikigai_web.common.text import lazy
-from ikigai_web.fetch.forum import NOT_POSTS, POST_WORDS
-from ikigai_web.fetch.region import hidden
-from ikigai_web.fetch.signals import of_type, text_of, walk
+from ikigai_web.fetch.reading.forum import NOT_POSTS, POST_WORDS
+from ikigai_web.fetch.reading.region import hidden
+from ikigai_web.fetch.reading.signals import of_type, text_of, walk
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-    from ikigai_web.fetch.signals import Signals
+    from ikigai_web.fetch.reading.signals import Signals
 
 PAGE_TYPES = (
     "article",
@@ -200,7 +200,7 @@ def detect(tree: HtmlElement, url: str, signals: Signals) -> Guess:
 def shipped_model() -> Model:
     """The weights web-fetch ships (pagetype_model.py, written by bench/fit_pagetype.py),
     imported when the first page needs them, as blocks.py's model is."""
-    from ikigai_web.fetch import pagetype_model as data
+    from ikigai_web.fetch.reading import pagetype_model as data
 
     return Model(data.WEIGHTS, data.WORDS, data.SURE)
 

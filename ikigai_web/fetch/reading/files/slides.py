@@ -15,16 +15,16 @@ from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.fetch.files import MAX_PAGES, paging
-from ikigai_web.fetch.files.office_parts import ELSEWHERE, TextBudget, escaped, line, table
-from ikigai_web.fetch.placeholders import meaningful
+from ikigai_web.fetch.reading.files import MAX_PAGES, paging
+from ikigai_web.fetch.reading.files.office_parts import ELSEWHERE, TextBudget, escaped, line, table
+from ikigai_web.fetch.reading.placeholders import meaningful
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ikigai_web.fetch.document import Document
-    from ikigai_web.fetch.files import forked
-    from ikigai_web.fetch.files.archive import Package
+    from ikigai_web.fetch.reading.document import Document
+    from ikigai_web.fetch.reading.files import forked
+    from ikigai_web.fetch.reading.files.archive import Package
 
 # A slide of dense text and a table or a diagram holds some thousands of elements.
 MAX_SLIDE_ELEMENTS = 100_000
@@ -178,7 +178,7 @@ def _shape(shape: Any, shapes: _Shapes) -> list[str]:
 def deck_document(read: forked.Read, url: str, memory: int) -> Document:
     """The slides read, in order, and a warning naming those left out, with the `pages` to
     ask for next."""
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
     meta = read.meta
     slides = [(number, text) for number, text in read.parts]

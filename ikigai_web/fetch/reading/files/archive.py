@@ -29,7 +29,7 @@ from io import BytesIO
 from typing import Any, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.fetch.files import DOCX, EPUB, PPTX, XLSX
+from ikigai_web.fetch.reading.files import DOCX, EPUB, PPTX, XLSX
 
 MAX_MEMBERS = 5_000
 MAX_UNPACKED = 64 << 20

@@ -14,14 +14,14 @@ import zipfile
 from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
-from ikigai_web.fetch.files.archive import Part, unreadable
-from ikigai_web.fetch.files.office_parts import TextBudget, core, xml
+from ikigai_web.fetch.reading.files.archive import Part, unreadable
+from ikigai_web.fetch.reading.files.office_parts import TextBudget, core, xml
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ikigai_web.fetch.files import forked
-    from ikigai_web.fetch.files.archive import Package
+    from ikigai_web.fetch.reading.files import forked
+    from ikigai_web.fetch.reading.files.archive import Package
 
 MAX_PARAGRAPHS = 20_000
 MAX_ELEMENTS = 400_000
@@ -84,7 +84,7 @@ def _others(package: Package, name: str) -> bytes:
 def _markdown(others: bytes, name: str, document: bytes, include_links: bool) -> str:  # noqa: FBT001
     import mammoth
 
-    from ikigai_web.fetch.markdown import html_markdown
+    from ikigai_web.fetch.reading.markdown import html_markdown
 
     out = BytesIO(others)
     with zipfile.ZipFile(out, "a", zipfile.ZIP_STORED) as package:

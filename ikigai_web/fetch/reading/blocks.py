@@ -137,7 +137,7 @@ def extended(row: list[float], bag: frozenset[str], vocabulary: tuple[str, ...])
 def shipped_model() -> Model:
     """The trees web-fetch ships (blocks_model.py, written by bench/fit_blocks.py), imported
     when the first page needs them, as pagetype.py's weights are."""
-    from ikigai_web.fetch import blocks_model as data
+    from ikigai_web.fetch.reading import blocks_model as data
 
     return Model(data.BASE, data.TREES, data.THRESHOLDS, data.VOCABULARY)
 

@@ -15,8 +15,8 @@ from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ikigai_web.fetch.document import Document
-    from ikigai_web.fetch.guard import Policy
+    from ikigai_web.fetch.network.guard import Policy
+    from ikigai_web.fetch.reading.document import Document
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -31,8 +31,8 @@ def tidied(
     from functools import partial
 
     from ikigai_web.common.redact import mask
-    from ikigai_web.fetch.guard import Policy, link_may_name
-    from ikigai_web.fetch.links import web_links_only
+    from ikigai_web.fetch.network.guard import Policy, link_may_name
+    from ikigai_web.fetch.reading.links import web_links_only
 
     may_name = partial(link_may_name, policy=policy or Policy())
     found = {f.name: getattr(document, f.name) for f in fields(document)}

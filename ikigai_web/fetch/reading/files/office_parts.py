@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ikigai_web.fetch.files import MAX_TEXT
-from ikigai_web.fetch.placeholders import meaningful
+from ikigai_web.fetch.reading.files import MAX_TEXT
+from ikigai_web.fetch.reading.placeholders import meaningful
 
 if TYPE_CHECKING:
-    from ikigai_web.fetch.files import forked
-    from ikigai_web.fetch.files.archive import Package
+    from ikigai_web.fetch.reading.files import forked
+    from ikigai_web.fetch.reading.files.archive import Package
 
 ELSEWHERE = "Look for a PDF or HTML version, or a smaller file."
 

@@ -24,14 +24,14 @@ from urllib.parse import unquote, urlsplit
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
 from ikigai_web.common.text import lazy
-from ikigai_web.fetch import wall_marks, wall_phrases
+from ikigai_web.fetch.reading import wall_marks, wall_phrases
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
     from lxml.html import HtmlElement
 
-    from ikigai_web.fetch.signals import Signals
+    from ikigai_web.fetch.reading.signals import Signals
 
 __all__ = [
     "WALLS",

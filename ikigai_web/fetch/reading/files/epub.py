@@ -13,19 +13,19 @@ import posixpath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from ikigai_web.fetch.files.archive import unreadable
-from ikigai_web.fetch.files.office_parts import TextBudget, xml
+from ikigai_web.fetch.reading.files.archive import unreadable
+from ikigai_web.fetch.reading.files.office_parts import TextBudget, xml
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ikigai_web.fetch.files import forked
-    from ikigai_web.fetch.files.archive import Package
+    from ikigai_web.fetch.reading.files import forked
+    from ikigai_web.fetch.reading.files.archive import Package
 
 
 def read(package: Package, url: str, include_links: bool) -> Iterator[forked.Event]:  # noqa: FBT001
     """In the reader's process: the book's metadata, then each chapter's markdown."""
-    from ikigai_web.fetch.markdown import html_markdown
+    from ikigai_web.fetch.reading.markdown import html_markdown
 
     container = xml(package, "META-INF/container.xml")
     opf_path = _string(container, "//*[local-name()='rootfile']/@full-path")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ikigai_web.fetch.signals import Signals
+    from ikigai_web.fetch.reading.signals import Signals
 
 _MIN_WORDS = 8  # shorter strings are labels, ids and settings more often than prose
 _MAX_CHARS = 1_000_000  # the most text taken from embedded data
@@ -28,7 +28,7 @@ def embedded_markdown(signals: Signals, *, include_links: bool) -> str:
     """Markdown of the prose in the page's JSON-LD and app data; "" when there is none."""
     import orjson
 
-    from ikigai_web.fetch.markdown import html_markdown
+    from ikigai_web.fetch.reading.markdown import html_markdown
 
     texts = list(_ld_texts(signals))
     for script in signals.app_data:

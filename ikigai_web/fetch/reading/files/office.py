@@ -16,20 +16,20 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ikigai_web.common.errors import ToolError
-from ikigai_web.fetch.files import DOCX, PPTX, XLSX, Reading, forked
-from ikigai_web.fetch.files.archive import open_package
-from ikigai_web.fetch.files.office_parts import ELSEWHERE
-from ikigai_web.fetch.placeholders import first_heading, meaningful
+from ikigai_web.fetch.reading.files import DOCX, PPTX, XLSX, Reading, forked
+from ikigai_web.fetch.reading.files.archive import open_package
+from ikigai_web.fetch.reading.files.office_parts import ELSEWHERE
+from ikigai_web.fetch.reading.placeholders import first_heading, meaningful
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
 # What each format's reader imports, loaded before the fork (in the MCP server's warm worker
 # the parent learns them) rather than in each child.
-_FILES = "ikigai_web.fetch.files"
-_MARKDOWN = "ikigai_web.fetch.markdown"
+_FILES = "ikigai_web.fetch.reading.files"
+_MARKDOWN = "ikigai_web.fetch.reading.markdown"
 _LIBRARIES = {
     DOCX: ("mammoth", f"{_FILES}.word", _MARKDOWN),
     XLSX: ("openpyxl", f"{_FILES}.excel"),
@@ -47,7 +47,7 @@ def office_document(kind: str, body: bytes, url: str, reading: Reading) -> Docum
     reader = partial(_read, kind, body, url, reading.first_page, reading.include_links)
     read = forked.read_apart(reader, reading.deadline, reading.memory)
     if kind == PPTX:
-        from ikigai_web.fetch.files.slides import deck_document
+        from ikigai_web.fetch.reading.files.slides import deck_document
 
         return _titled(deck_document(read, url, reading.memory))
     return _titled(_document(read, url, reading.memory))
@@ -64,19 +64,19 @@ def _read(
     package = open_package(body, url)
     try:
         if kind == DOCX:
-            from ikigai_web.fetch.files import word
+            from ikigai_web.fetch.reading.files import word
 
             yield from word.read(package, url, include_links)
         elif kind == XLSX:
-            from ikigai_web.fetch.files import excel
+            from ikigai_web.fetch.reading.files import excel
 
             yield from excel.read(package, body, url)
         elif kind == PPTX:
-            from ikigai_web.fetch.files import slides
+            from ikigai_web.fetch.reading.files import slides
 
             yield from slides.read(package, body, url, first_page)
         else:
-            from ikigai_web.fetch.files import epub
+            from ikigai_web.fetch.reading.files import epub
 
             yield from epub.read(package, url, include_links)
     finally:
@@ -85,7 +85,7 @@ def _read(
 
 def _document(read: forked.Read, url: str, memory: int) -> Document:
     """The parts read, in order, and a warning naming where the reader stopped, if it did."""
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
     markdown = "\n\n".join(part for part in read.parts if part)
     warnings = list(read.warnings)

@@ -2,7 +2,7 @@
 
 It speaks through the one HTTP layer every tool uses (ikigai_web.net): the connection of
 `ikigai_web.net.wire`, bound to the call's deadline, dialling only the address the guard
-(ikigai_web.fetch.guard) vetted and pinned for each host; the body read and decoded by
+(ikigai_web.fetch.network.guard) vetted and pinned for each host; the body read and decoded by
 `ikigai_web.net.http.read_body` within its cap.
 """
 
@@ -14,8 +14,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.redact import drop_userinfo, printable_url, register_secret_params
-from ikigai_web.fetch.guard import Policy, literal_ip, vet, vet_for_proxy
-from ikigai_web.fetch.robots import Robots
+from ikigai_web.fetch.network.guard import Policy, literal_ip, vet, vet_for_proxy
+from ikigai_web.fetch.network.robots import Robots
 from ikigai_web.net import proxy, wire
 from ikigai_web.net.http import (
     REDIRECTS,
@@ -326,8 +326,8 @@ def _on_hop(err: ToolError, url: str, hop: int) -> ToolError:
 def http_error(url: str, opened: Opened, body: bytes) -> ToolError:
     """HTTP_ERROR with the status, the page's own short error text and what to do next; and
     `wall` when the answer is a wall (walls.of_status), with `retry_after` where it counts."""
-    from ikigai_web.fetch.decode import short_text, to_text
-    from ikigai_web.fetch.walls import of_status, refused
+    from ikigai_web.fetch.reading.decode import short_text, to_text
+    from ikigai_web.fetch.reading.walls import of_status, refused
     from ikigai_web.net.http import SITE_RETRY_MOST, retry_after
 
     status = opened.status
@@ -346,12 +346,12 @@ def http_error(url: str, opened: Opened, body: bytes) -> ToolError:
 def _page_wall(url: str, text: str, header: str | None) -> str | None:
     """The wall an error answer's own page is, judged as any page is; None when it is no
     HTML page or none."""
-    from ikigai_web.fetch.decode import HTML_TYPES, media_type
-    from ikigai_web.fetch.extract import html_to_markdown
+    from ikigai_web.fetch.reading.decode import HTML_TYPES, media_type
+    from ikigai_web.fetch.reading.extract import html_to_markdown
 
     if not text.strip() or (media_type(header) not in HTML_TYPES and "<" not in text[:2000]):
         return None
-    from ikigai_web.fetch.walls import named
+    from ikigai_web.fetch.reading.walls import named
 
     try:
         page = html_to_markdown(text, url)

@@ -14,13 +14,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ikigai_web.fetch.reading import READING_TIME
+from ikigai_web.fetch.reading.reading_time import READING_TIME
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-    from ikigai_web.fetch.policies import Policy
-    from ikigai_web.fetch.signals import Signals
+    from ikigai_web.fetch.reading.policies import Policy
+    from ikigai_web.fetch.reading.signals import Signals
 
 _WORD = re.compile(r"\w+")
 _TARGET = re.compile(r"\]\([^)]*\)")
@@ -48,7 +48,7 @@ _TRAILING = ".:!> \u00bb\u203a\u2192"  # arrows and guillemets after a label
 def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_links: bool) -> str:
     """The page's content as markdown; "" when this way finds nothing. The rules find the
     region, the learned stage (blocks.py) drops the blocks unlikely to be content."""
-    from ikigai_web.fetch.blocks import keep
+    from ikigai_web.fetch.reading.blocks import keep
 
     region = region_of(tree, page_type)
     keep(region, page_type)
@@ -57,8 +57,8 @@ def extract(tree: HtmlElement, page_type: str, signals: Signals, *, include_link
 
 def region_of(tree: HtmlElement, page_type: str) -> HtmlElement:
     """The type's main region as the rules leave it (see `_region`), from its title on."""
-    from ikigai_web.fetch.policies import POLICIES
-    from ikigai_web.fetch.region import start_at_title
+    from ikigai_web.fetch.reading.policies import POLICIES
+    from ikigai_web.fetch.reading.region import start_at_title
 
     policy = POLICIES[page_type]
     region = _region(tree, policy)
@@ -71,9 +71,9 @@ def markdown_of(
     region: HtmlElement, page_type: str, signals: Signals, *, include_links: bool
 ) -> str:
     """The region's markdown, the way the type carries its content."""
-    from ikigai_web.fetch.forum import thread_markdown
-    from ikigai_web.fetch.markdown import element_markdown
-    from ikigai_web.fetch.policies import POLICIES
+    from ikigai_web.fetch.reading.forum import thread_markdown
+    from ikigai_web.fetch.reading.markdown import element_markdown
+    from ikigai_web.fetch.reading.policies import POLICIES
 
     policy = POLICIES[page_type]
     markdown = thread_markdown(region, include_links=include_links) if policy.thread else ""
@@ -83,7 +83,7 @@ def markdown_of(
     if policy.copies:
         markdown = _once(markdown)
     if policy.structured:
-        from ikigai_web.fetch.product import with_structured_data
+        from ikigai_web.fetch.reading.product import with_structured_data
 
         markdown = with_structured_data(markdown, signals)
     return markdown
@@ -91,7 +91,7 @@ def markdown_of(
 
 def _region(tree: HtmlElement, policy: Policy) -> HtmlElement:
     """The main region, pruned of what is not this page type's content."""
-    from ikigai_web.fetch import region
+    from ikigai_web.fetch.reading import region
 
     region.prune(tree, thread=policy.thread, reviews=policy.reviews)
     region.drop_aside_sections(tree, items=policy.items)
@@ -118,7 +118,7 @@ def _once(markdown: str) -> str:
 
 def without_controls(markdown: str) -> str:
     """The markdown without the lines that only label a control; code stays as it is."""
-    from ikigai_web.fetch.links import fenced_lines
+    from ikigai_web.fetch.reading.links import fenced_lines
 
     lines = fenced_lines(markdown)
     return "\n".join(line for line, code in lines if code or not _is_control(line))

@@ -16,13 +16,13 @@ from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.fetch.files.office_parts import ELSEWHERE, TextBudget, line, table
+from ikigai_web.fetch.reading.files.office_parts import ELSEWHERE, TextBudget, line, table
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ikigai_web.fetch.files import forked
-    from ikigai_web.fetch.files.archive import Package
+    from ikigai_web.fetch.reading.files import forked
+    from ikigai_web.fetch.reading.files.archive import Package
 
 MAX_ROWS = 2_000
 MAX_COLUMNS = 50

@@ -11,7 +11,7 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from ikigai_web.fetch.links import clean_markdown, fenced_lines, outside_code
+from ikigai_web.fetch.reading.links import clean_markdown, fenced_lines, outside_code
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement

@@ -202,7 +202,7 @@ def _read_posts(posts: list[HtmlElement], *, include_links: bool) -> list[Post]:
 
 
 def _read(post: HtmlElement, *, include_links: bool) -> Post:
-    from ikigai_web.fetch.markdown import element_markdown
+    from ikigai_web.fetch.reading.markdown import element_markdown
 
     author, date = _author(post), _date(post)
     for element in [*_clutter(post), *_copies(post, {author, date} - {""})]:

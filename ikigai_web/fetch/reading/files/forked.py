@@ -152,7 +152,7 @@ def _send(out: int, event: Event) -> None:
 
 def _valid(value: Any) -> Any:
     """`value` with every string valid UTF-8: surrogate pairs joined, lone ones replaced."""
-    from ikigai_web.fetch.tidy import valid_text
+    from ikigai_web.fetch.reading.tidy import valid_text
 
     if isinstance(value, str):
         return valid_text(value)

@@ -14,7 +14,7 @@ from ikigai_web.common.errors import ErrorCode, ToolError, invalid
 from ikigai_web.common.text import lazy
 
 if TYPE_CHECKING:
-    from ikigai_web.fetch.files.forked import Stop
+    from ikigai_web.fetch.reading.files.forked import Stop
 
 PAGE_NAMES = {
     "application/pdf": "Page",

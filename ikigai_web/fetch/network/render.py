@@ -16,8 +16,8 @@ from ikigai_web.common.errors import ToolError, invalid
 
 if TYPE_CHECKING:
     from ikigai_web.common.settings import Settings
-    from ikigai_web.fetch.document import Document
-    from ikigai_web.fetch.session import Session
+    from ikigai_web.fetch.network.session import Session
+    from ikigai_web.fetch.reading.document import Document
 
 UNSHOWN = (
     "The page was still loading when the time to render it ran out, and showed less than its "
@@ -49,7 +49,9 @@ def render(session: Session, url: str, first: str | None, sent: Document, mode: 
     INVALID_INPUT and `auto` the page as sent (as before there was a browser)."""
     if not (mode == "always" or (mode == "auto" and sent.app_shell)):
         return Shown()
-    from ikigai_web.fetch import browser  # only for a page that is rendered: 3 ms of imports
+    from ikigai_web.fetch.network import (
+        browser,  # only for a page that is rendered: 3 ms of imports
+    )
 
     body = None if first is None else ("text/html; charset=utf-8", first.encode())
     try:
@@ -93,7 +95,7 @@ def _chosen(sent: Document, shown: Shown, document: Document | None) -> Document
 def _not_a_wall(url: str, sent: Document, document: Document, mode: str) -> None:
     """HTTP_ERROR when the page (as rendered, if it was) is nothing but a wall: not the
     content, so neither a success nor cached. `sent` is the page before any rendering."""
-    from ikigai_web.fetch import walls
+    from ikigai_web.fetch.reading import walls
 
     if not walls.blocks(document.wall, document.markdown):
         return
@@ -110,8 +112,8 @@ def advised(document: Document, mode: str, settings: Settings) -> Document:
     found = [w for w in document.warnings if w["code"] == "NEEDS_JAVASCRIPT"]
     if not found or mode == "always":
         return document
-    from ikigai_web.fetch import browser
-    from ikigai_web.fetch.extract import ELSEWHERE, NEEDS_JAVASCRIPT
+    from ikigai_web.fetch.network import browser
+    from ikigai_web.fetch.reading.extract import ELSEWHERE, NEEDS_JAVASCRIPT
 
     try:
         browser.executable(settings)

@@ -9,15 +9,15 @@ from functools import cache
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.text import codec, header_charset, lazy, python_codec
-from ikigai_web.fetch.document import Decoded, Document
-from ikigai_web.fetch.files import DOCUMENT_TYPES, OFFICE_TYPES, PDF
-from ikigai_web.fetch.files import Reading as Reading  # noqa: PLC0414 - decoded() takes one
-from ikigai_web.fetch.tidy import valid_text as valid_text  # noqa: PLC0414 - read here too
+from ikigai_web.fetch.reading.document import Decoded, Document
+from ikigai_web.fetch.reading.files import DOCUMENT_TYPES, OFFICE_TYPES, PDF
+from ikigai_web.fetch.reading.files import Reading as Reading  # noqa: PLC0414 - decoded() takes one
+from ikigai_web.fetch.reading.tidy import valid_text as valid_text  # noqa: PLC0414 - read here too
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
 SNIFF_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "unknown/unknown"})
-# The files' types, which their readers in ikigai_web/fetch/files/ read.
+# The files' types, which their readers in ikigai_web/fetch/reading/files/ read.
 FILE_TYPES = DOCUMENT_TYPES
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
@@ -154,7 +154,7 @@ def sniff_file(body: bytes | bytearray) -> str | None:
         return PDF
     if not body.startswith(b"PK\x03\x04"):
         return None
-    from ikigai_web.fetch.files.archive import kind_of
+    from ikigai_web.fetch.reading.files.archive import kind_of
 
     return kind_of(body)
 
@@ -218,7 +218,7 @@ def decoded(
         return Decoded(kind, html=_text_of(body, header))
     if is_json(kind):
         return Decoded(kind, document=json_document(body, header, url))
-    from ikigai_web.fetch.links import clean_markdown
+    from ikigai_web.fetch.reading.links import clean_markdown
 
     # As they are, but for their links, made safe and absolute as a page's are: a reader may
     # show the text as markdown.
@@ -229,10 +229,10 @@ def _read_file(kind: str, body: bytearray, url: str, reading: Reading) -> Docume
     data = bytes(body)
     body.clear()
     if kind == PDF:
-        from ikigai_web.fetch.files.pdf import pdf_document
+        from ikigai_web.fetch.reading.files.pdf import pdf_document
 
         return pdf_document(data, url, reading)
-    from ikigai_web.fetch.files.office import office_document
+    from ikigai_web.fetch.reading.files.office import office_document
 
     return office_document(kind, data, url, reading)
 

@@ -19,13 +19,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ikigai_web.common.errors import ErrorCode, ToolError
-from ikigai_web.fetch.files import MAX_PAGES, MAX_TEXT, Reading, forked, layout, paging
-from ikigai_web.fetch.placeholders import first_heading, meaningful
+from ikigai_web.fetch.reading.files import MAX_PAGES, MAX_TEXT, Reading, forked, layout, paging
+from ikigai_web.fetch.reading.placeholders import first_heading, meaningful
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
 # A page of dense text holds some 5,000 characters; past this a page is a drawing of glyphs.
 MAX_PAGE_CHARS = 60_000
@@ -47,7 +47,7 @@ def pdf_document(body: bytes, url: str, reading: Reading) -> Document:
     are named in a warning that says how to read on."""
     import pypdfium2  # noqa: F401 - loaded here, before the fork, not in each child
 
-    from ikigai_web.fetch.document import Document
+    from ikigai_web.fetch.reading.document import Document
 
     read = forked.read_apart(
         partial(_pages, body, url, reading.first_page), reading.deadline, reading.memory

@@ -9,7 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ikigai_web.fetch.signals import Signals
+    from ikigai_web.fetch.reading.signals import Signals
 
 _WORD = re.compile(r"\w+")
 _MISSING = 0.5  # a text counts as shown when over half of its words are on the page already
@@ -25,7 +25,7 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 def with_structured_data(markdown: str, signals: Signals) -> str:
     """The markdown, followed by the product's description and properties where the page's
     HTML does not show them (apps often render these from data after load)."""
-    from ikigai_web.fetch.signals import of_type
+    from ikigai_web.fetch.reading.signals import of_type
 
     shown = set(_WORD.findall(markdown.lower()))
     extra: list[str] = []
@@ -36,7 +36,7 @@ def with_structured_data(markdown: str, signals: Signals) -> str:
 
 
 def _texts(product: dict[str, Any]) -> list[str]:
-    from ikigai_web.fetch.signals import text_of
+    from ikigai_web.fetch.reading.signals import text_of
 
     texts = [text_of(product.get("description"))]
     properties = product.get("additionalProperty")
@@ -47,7 +47,7 @@ def _texts(product: dict[str, Any]) -> list[str]:
 
 
 def _property(item: dict[str, Any]) -> str:
-    from ikigai_web.fetch.signals import text_of
+    from ikigai_web.fetch.reading.signals import text_of
 
     name, value = text_of(item.get("name")), text_of(item.get("value"))
     return f"{name}: {value}" if name and value else ""
@@ -62,7 +62,7 @@ def facts(signals: Signals) -> str | None:
     """What the page's own product (its first, outermost) declares that a buyer looks up:
     "Brand: Northpeak; SKU: NP-TB2; Rating: 4.6 out of 5 (128 reviews); Price: 149.00 USD;
     Availability: in stock", those it gives; None when it gives none."""
-    from ikigai_web.fetch.signals import of_type, text_of
+    from ikigai_web.fetch.reading.signals import of_type, text_of
 
     products = of_type(signals, "product", "productgroup")
     if not products:

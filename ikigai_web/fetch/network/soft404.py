@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from ikigai_web.common.errors import ToolError
-from ikigai_web.fetch.robots import origin
+from ikigai_web.fetch.network.robots import origin
 
 if TYPE_CHECKING:
-    from ikigai_web.fetch.document import Document
-    from ikigai_web.fetch.session import Session
+    from ikigai_web.fetch.network.session import Session
+    from ikigai_web.fetch.reading.document import Document
 
 SPACE = "soft404"  # in the shared state: one entry per origin
 REMEMBER = 3600.0  # seconds an origin's answer is kept: at most one probe per host per hour
@@ -60,7 +60,7 @@ def suspect(url: str, document: Document) -> bool:
     """Whether a page may be a soft-404 worth a probe: short, no wall found, a reason to
     think it may be its site's not-found page (walls.maybe_not_found), not an app shell,
     not the site's root."""
-    from ikigai_web.fetch.walls import size
+    from ikigai_web.fetch.reading.walls import size
 
     if not document.maybe_not_found or urlsplit(url).path in ("", "/"):
         return False
@@ -88,7 +88,7 @@ def checked(session: Session, url: str, document: Document, how: dict[str, bool]
         return document
     # The site's answer to any path: a not-found page, unless it says it is another wall (a
     # maintenance page, a parked domain's, a sign-in every path leads to).
-    from ikigai_web.fetch.walls import named
+    from ikigai_web.fetch.reading.walls import named
 
     return replace(document, wall=named(document.title, document.markdown) or "not_found")
 
@@ -130,7 +130,7 @@ def _asked(session: Session, site: str, how: dict[str, bool]) -> Missing | None:
 def _get(session: Session, url: str, wait: float) -> tuple[int, str, bytes, str | None]:
     """Status, final URL, body (at most PROBE_BYTES) and media type of `url`, following
     redirects as the page's own fetch does, each hop vetted and robots-checked."""
-    from ikigai_web.fetch.session import MAX_REDIRECTS, redirect_location
+    from ikigai_web.fetch.network.session import MAX_REDIRECTS, redirect_location
 
     saved = session.clock.end
     session.clock.end = min(saved, time.monotonic() + wait)
