@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from toolbox import serve_raw
 
 from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.fetch.network import guard
 from ikigai_web.net import urls, wire
 from ikigai_web.net.http import Call, Deadline, Login, Opened, read_body
 
@@ -184,7 +185,7 @@ def test_a_pinned_connection_dials_the_pinned_address_not_what_dns_says_now(monk
         raise AssertionError("the pinned name was looked up again")
 
     monkeypatch.setattr(wire, "resolve", rebound)
-    pins = wire.Pins()
+    pins = guard.Pins()
     pins.pin("pinned.test", "127.0.0.1")
     call = Call("GET", f"http://pinned.test:{port}/", ())
     try:

@@ -635,7 +635,7 @@ def test_backend_refuses_a_host_the_guard_did_not_vet(monkeypatch):
         raise AssertionError("an unvetted host was looked up")
 
     monkeypatch.setattr(wire, "resolve", no_lookup)
-    pins = wire.Pins()
+    pins = guard.Pins()
     pins.pin("vetted.example", "127.0.0.2")
     call = Call("GET", "http://unvetted.example/", (("Host", "unvetted.example"),))
     with pytest.raises(Unreachable) as refused:

@@ -6,10 +6,11 @@ socket wait (DNS, connect, TLS handshake, each read and write) ends at the call'
 so a server that dribbles its answer cannot outlast it. The environment's proxies are used as
 curl uses them (ikigai_web.net.proxy).
 
-Given `Pins` (web-fetch's), a host is dialled only at the address its guard vetted and
-pinned, so a second DNS answer (rebinding) cannot move the connection; the URL keeps the
-name, so the Host header, TLS SNI and the certificate check stay on it. A proxy the user set
-is reached wherever it is; the pages behind it are vetted by name instead.
+Given pins (web-fetch's guard, ikigai_web.fetch.network.guard), a host is dialled only at
+the address the guard vetted and pinned, so a second DNS answer (rebinding) cannot move the
+connection; the URL keeps the name, so the Host header, TLS SNI and the certificate check
+stay on it. A proxy the user set is reached wherever it is; the pages behind it are vetted by
+name instead.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import http
 import http.client
 import socket
 import ssl
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from ikigai_web.net import proxy
@@ -38,6 +39,12 @@ from ikigai_web.net.http import (
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+class Pinned(Protocol):
+    """The one address each host may be dialled at (web-fetch's guard pins them)."""
+
+    def address(self, host: str) -> str: ...
+
+
 # http.client's own failures, and every socket and TLS error (OSError covers both).
 FAILURES = (OSError, http.client.HTTPException, UnicodeError, ValueError)
 
@@ -45,7 +52,7 @@ FAILURES = (OSError, http.client.HTTPException, UnicodeError, ValueError)
 REFUSED_LOGIN = "it answered 407, refusing the login: check the user and password in it"
 
 
-def open_call(call: Call, deadline: Deadline, pins: Pins | None = None) -> Opened:
+def open_call(call: Call, deadline: Deadline, pins: Pinned | None = None) -> Opened:
     """Send `call` and read the status line and headers; the body is read as it is iterated.
     With `pins`, the host is dialled only at its pinned address."""
     connection: Connection | None = None
@@ -100,32 +107,6 @@ def _reason(response: http.client.HTTPResponse) -> str:
 _PHRASES = {418: "I'm a teapot"}
 
 
-class Pins:
-    """The addresses a guard vetted, by host: the only ones a pinned connection dials."""
-
-    def __init__(self) -> None:
-        self.addresses: dict[str, str] = {}
-
-    def pin(self, host: str, address: str) -> None:
-        self.addresses[_key(host)] = address
-
-    def pinned(self, host: str) -> bool:
-        return _key(host) in self.addresses
-
-    def address(self, host: str) -> str:
-        """The pinned address of `host`; a host the guard did not vet is never dialled."""
-        found = self.addresses.get(_key(host))
-        if found is None:
-            raise Unreachable(
-                "connect: could not connect to", f"refusing to connect to unvetted host {host}"
-            )
-        return found
-
-
-def _key(host: str) -> str:
-    return host.strip("[]").lower().rstrip(".")
-
-
 def _chunks(response: http.client.HTTPResponse) -> Iterator[bytes]:
     """The raw body in pieces; a body cut short of its Content-Length is a broken connection."""
     try:
@@ -153,7 +134,7 @@ class Connection(http.client.HTTPConnection):
         super().__init__(_ascii(host), port or (443 if self.tls else 80))
         self.deadline = deadline
         self.via = via
-        self.pins: Pins | None = None
+        self.pins: Pinned | None = None
 
     def connect(self) -> None:
         plain = self._proxied() if self.via else self._direct()

@@ -1,4 +1,7 @@
-"""The SSRF guard: which addresses web-fetch may connect to, decided once per hop and pinned.
+"""The SSRF guard, whole: which addresses web-fetch may connect to (the policy), the check
+every hop passes (Guard.check: the host vetted, redirects and robots.txt and the browser's
+requests alike), and the pinning of the address it vetted (Pins), which the connection
+(ikigai_web.net.wire) dials and nothing else.
 
 Every address form that reaches a private network is refused unless a setting allows it:
 IPv4 in any inet_aton spelling (decimal, octal, hex, short), IPv6 including the forms that
@@ -11,6 +14,8 @@ import ipaddress
 from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_web.common.errors import ErrorCode, ToolError
+from ikigai_web.net import proxy
+from ikigai_web.net.http import Unreachable
 
 if TYPE_CHECKING:
     from ikigai_web.common.settings import Settings
@@ -216,3 +221,50 @@ def vet_for_proxy(host: str, port: int, policy: Policy, wait: float) -> None:
                 f"name of a local network, which a proxy must not be asked for. "
                 f"{_HOW_TO_ALLOW}",
             ) from None
+
+
+class Pins:
+    """The addresses a guard vetted, by host: the only ones a pinned connection dials."""
+
+    def __init__(self) -> None:
+        self.addresses: dict[str, str] = {}
+
+    def pin(self, host: str, address: str) -> None:
+        self.addresses[_key(host)] = address
+
+    def pinned(self, host: str) -> bool:
+        return _key(host) in self.addresses
+
+    def address(self, host: str) -> str:
+        """The pinned address of `host`; a host the guard did not vet is never dialled."""
+        found = self.addresses.get(_key(host))
+        if found is None:
+            raise Unreachable(
+                "connect: could not connect to", f"refusing to connect to unvetted host {host}"
+            )
+        return found
+
+
+def _key(host: str) -> str:
+    return host.strip("[]").lower().rstrip(".")
+
+
+class Guard:
+    """One call's guard: its policy, the address vetted and pinned for each host, and the
+    hosts left to a proxy, which resolves them itself."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.pins = Pins()
+        self.proxied: set[str] = set()
+
+    def check(self, host: str, port: int, url: str, wait: float) -> None:
+        """Vet `host` before a request for `url` and pin the address it resolves to; a host
+        already vetted in this call is not resolved again (robots.txt and the page agree)."""
+        if self.pins.pinned(host) or host in self.proxied:
+            return
+        if proxy.for_url(url) is not None:
+            vet_for_proxy(host, port, self.policy, wait)
+            self.proxied.add(host)
+            return
+        self.pins.pin(host, vet(host, port, self.policy, wait))

@@ -14,9 +14,9 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.redact import drop_userinfo, printable_url, register_secret_params
-from ikigai_web.fetch.network.guard import Policy, literal_ip, vet, vet_for_proxy
+from ikigai_web.fetch.network.guard import Guard, Policy, literal_ip
 from ikigai_web.fetch.network.robots import Robots
-from ikigai_web.net import proxy, wire
+from ikigai_web.net import wire
 from ikigai_web.net.http import (
     REDIRECTS,
     Call,
@@ -66,11 +66,9 @@ class Session(Connectionless):
     def __init__(self, settings: Settings, deadline: Deadline) -> None:
         self.settings = settings
         self.deadline = deadline
-        self.policy = Policy.from_settings(settings)
+        self.guard = Guard(Policy.from_settings(settings))
         # The connections' own deadline: robots.txt shortens it for a while (see _robots_txt).
         self.clock = deadline.copy()
-        self.pins = wire.Pins()
-        self.proxied: set[str] = set()  # hosts vetted for a proxy, which resolves them
         self.headers = (
             ("Accept", ACCEPT),
             ("Accept-Encoding", "gzip, deflate"),
@@ -110,17 +108,10 @@ class Session(Connectionless):
     def prepare(self, url: str, hop: int) -> str:
         """The URL to request, after the guard has vetted its host and pinned its address."""
         target, host, port = parse_hop(url, hop)
-        if self.pins.pinned(host) or host in self.proxied:
-            return target  # one DNS answer per host and call: robots.txt and page agree
         try:
-            if proxy.for_url(target) is not None:
-                vet_for_proxy(host, port, self.policy, self.deadline.remaining())
-                self.proxied.add(host)
-                return target
-            address = vet(host, port, self.policy, self.deadline.remaining())
+            self.guard.check(host, port, target, self.deadline.remaining())
         except ToolError as err:
             raise _on_hop(err, url, hop) from None
-        self.pins.pin(host, address)
         return target
 
     def open(
@@ -142,7 +133,7 @@ class Session(Connectionless):
         if self.deadline.remaining() <= 0:
             raise self.deadline.expired_error(host)
         try:
-            return wire.open_call(call, self.clock, self.pins)
+            return wire.open_call(call, self.clock, self.guard.pins)
         except Unreachable as exc:
             raise network_error(exc, host, self.deadline) from None
 
