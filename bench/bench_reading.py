@@ -34,9 +34,9 @@ from verdict import ROOT, check, exit_code
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from ikigai_web.fetch.page_lines import split_lines
 from ikigai_web.fetch.reading.extract import html_to_markdown
 from ikigai_web.fetch.reading.passages import read_for, render_passages, room_for
-from ikigai_web.tools.web_fetch import split_lines
 
 SIZES = (2000, 4000)
 TARGETS = {2000: 80.0, 4000: 90.0}

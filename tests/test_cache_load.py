@@ -18,8 +18,8 @@ from conftest import FakeServer, Reply
 
 from ikigai_web.common import cache
 from ikigai_web.common.settings import cache_dir
+from ikigai_web.fetch import pipeline
 from ikigai_web.search import kit as search
-from ikigai_web.tools import web_fetch
 
 ROOT = Path(__file__).resolve().parent.parent
 PROCESSES = 8
@@ -34,6 +34,7 @@ from ikigai_web.search.domains import Page
 from ikigai_web.common.runner import answer, render
 from ikigai_web.search.kit import search
 from ikigai_web.common.settings import load
+from ikigai_web.fetch import pipeline
 from ikigai_web.tools import web_fetch
 
 base, worker, calls, pages = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -108,7 +109,7 @@ def test_eight_processes_times_fifty_calls_on_one_small_cache(fake_server: FakeS
 
 
 def assert_every_entry_is_whole() -> None:
-    valid = {"web_fetch": web_fetch._is_stored_page, "search": search._is_answer}
+    valid = {"web_fetch": pipeline.is_stored_page, "search": search._is_answer}
     total = 0
     for path in (p for p in cache_dir().glob("*/*") if p.is_file()):
         assert not path.name.endswith(".tmp"), path

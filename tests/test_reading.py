@@ -14,6 +14,7 @@ from toolbox import reply as whole_reply
 from ikigai_web.common.answers import Reader
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.runner import answer, render
+from ikigai_web.fetch import page_lines, pipeline
 from ikigai_web.search import reading
 from ikigai_web.tools import web_fetch
 
@@ -165,7 +166,7 @@ def test_a_document_s_passages_say_their_page():
 
     pages = ("[Page 1 of 2]", "Introduction to glaciers.", "[Page 2 of 2]", "Moraines are ridges.")
     markdown = "\n\n".join(pages)
-    page = web_fetch.Page("https://e.test/a.pdf", "application/pdf", Document(markdown))
+    page = pipeline.Page("https://e.test/a.pdf", "application/pdf", Document(markdown))
     out = web_fetch.shape_output(page, 1, None, 60_000, query="what are moraines")
     assert out["passages"] == [{"first_line": 7, "last_line": 7, "headings": [], "page": 2}]
     assert out["content"] == "[Page 2, line 7]\nMoraines are ridges."
@@ -180,7 +181,7 @@ def test_many_passages_under_long_headings_still_fit_the_budget():
     parts = [
         f"# {heading}\n\n## {heading}\n\n### {heading}\n\nshort tea note {n}" for n in range(600)
     ]
-    page = web_fetch.Page("https://e.test/", "text/html", Document("\n\n".join(parts)))
+    page = pipeline.Page("https://e.test/", "text/html", Document("\n\n".join(parts)))
     for budget in (8000, 60_000):
         out = web_fetch.shape_output(page, 1, None, budget, query="tea note", max_chars=50_000)
         assert len(orjson.dumps(out)) <= budget
@@ -354,8 +355,8 @@ def test_paging_without_a_query_never_loads_the_ranking():
     script = (
         "import sys\n"
         "from ikigai_web.fetch.reading.document import Document\n"
-        "from ikigai_web.tools import web_fetch\n"
-        "page = web_fetch.Page('https://e.test/', 'text/html', Document('# A\\n\\ntext'))\n"
+        "from ikigai_web.fetch import pipeline\nfrom ikigai_web.tools import web_fetch\n"
+        "page = pipeline.Page('https://e.test/', 'text/html', Document('# A\\n\\ntext'))\n"
         "web_fetch.shape_output(page, 1, None, 60_000)\n"
         "print(sorted(m for m in sys.modules if 'passages' in m or m == 'Stemmer'))\n"
     )
@@ -375,11 +376,11 @@ def test_max_chars_without_a_query_is_ignored_and_said(site, private):
 def test_a_page_too_long_to_rank_is_looked_through_in_part_and_says_how_to_go_on(monkeypatch):
     from ikigai_web.fetch.reading.document import Document
 
-    monkeypatch.setattr(web_fetch, "MAX_SEARCHED", 2000)
+    monkeypatch.setattr(page_lines, "MAX_SEARCHED", 2000)
     markdown = "\n\n".join(
         f"Paragraph {n} about {'tea' if n == 90 else 'coffee'}." for n in range(100)
     )
-    page = web_fetch.Page("https://e.test/", "text/plain", Document(markdown))
+    page = pipeline.Page("https://e.test/", "text/plain", Document(markdown))
     out = web_fetch.shape_output(page, 1, None, 60_000, query="tea")
     (note,) = out["warnings"]
     assert note["code"] == "TRUNCATED"
@@ -422,7 +423,7 @@ def test_each_way_a_page_can_fail_to_give_passages_is_said():
     assert "boom" in crashed["error"]
     late = reading._passages(slot(done=False), "q", 4000, 60_000)
     assert late["error"].startswith("not read in time")
-    paywalled = web_fetch.Page("https://e.test/", "text/html",
+    paywalled = pipeline.Page("https://e.test/", "text/html",
                                Document("Free part about tea.", wall="paywall"))  # fmt: skip
     found = reading._passages(slot(paywalled), "tea", 4000, 60_000)
     assert (found["wall"], found["content"]) == ("paywall", "[Line 1]\nFree part about tea.")
@@ -439,7 +440,7 @@ def test_a_page_with_no_room_left_in_the_budget_says_so():
     from ikigai_web.fetch.reading.document import Document
 
     made = reading._Fetched()
-    made.page = web_fetch.Page("https://e.test/", "text/html", Document("Tea."))
+    made.page = pipeline.Page("https://e.test/", "text/html", Document("Tea."))
     made.done.set()
     said = reading._passages(made, "tea", 100, 60_000)
     assert said["error_code"] == "TOO_LARGE"

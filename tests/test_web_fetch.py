@@ -18,6 +18,7 @@ from ikigai_web.common import text
 from ikigai_web.common.errors import ErrorCode, ToolError
 from ikigai_web.common.runner import answer
 from ikigai_web.common.settings import Settings
+from ikigai_web.fetch import page_lines, pipeline
 from ikigai_web.fetch.network import guard, robots
 from ikigai_web.fetch.network.session import canonical
 from ikigai_web.fetch.pipeline import to_document
@@ -438,8 +439,8 @@ def test_robots_status_rules(status, allowed):
 # ---------------------------------------------------------------- paging and budget
 
 
-def _page(markdown: str, **meta: Any) -> web_fetch.Page:
-    return web_fetch.Page("https://e.com/p", "text/html", replace(Document(markdown), **meta))
+def _page(markdown: str, **meta: Any) -> pipeline.Page:
+    return pipeline.Page("https://e.com/p", "text/html", replace(Document(markdown), **meta))
 
 
 def _size(result: dict[str, object]) -> int:
@@ -494,7 +495,7 @@ def test_metadata_is_present_only_when_found():
     assert not set(meta) & set(bare)
 
 
-def _read_all(page: web_fetch.Page, budget: int) -> tuple[list[str], int]:
+def _read_all(page: pipeline.Page, budget: int) -> tuple[list[str], int]:
     offset, pieces, calls = 1, [], 0
     while True:
         out = web_fetch.shape_output(page, offset, None, budget)
@@ -541,8 +542,8 @@ def test_output_budget_setting_is_honoured_end_to_end(monkeypatch):
 
 
 def test_split_lines_normalises_newlines():
-    assert web_fetch.split_lines("a\r\nb\rc\n\n", 100) == ["a", "b", "c"]
-    assert web_fetch.split_lines("", 100) == []
+    assert page_lines.split_lines("a\r\nb\rc\n\n", 100) == ["a", "b", "c"]
+    assert page_lines.split_lines("", 100) == []
 
 
 # ---------------------------------------------------------------- schema
@@ -659,8 +660,9 @@ def test_a_deadline_never_waits_past_its_end_and_a_copy_moves_alone():
 
 
 def test_page_type_and_warnings_are_in_the_output_only_when_set():
+    from ikigai_web.fetch.pipeline import Page
     from ikigai_web.fetch.reading.document import Document
-    from ikigai_web.tools.web_fetch import Page, shape_output
+    from ikigai_web.tools.web_fetch import shape_output
 
     warning = {"code": "NEEDS_JAVASCRIPT", "message": "The page is filled in by JavaScript."}
     doc = Document(markdown="", title="App", page_type="service", warnings=[warning])

@@ -39,6 +39,7 @@ from ikigai_web.net.http import (
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+
 class Pinned(Protocol):
     """The one address each host may be dialled at (web-fetch's guard pins them)."""
 

@@ -43,10 +43,10 @@ SCHEMA_PROPERTIES: dict[str, Any] = {
 
 
 def result_read() -> dict[str, Any]:
-    """The output schema of a result's `read`; web-fetch's module only when an MCP host
+    """The output schema of a result's `read`; web-fetch's lines only when an MCP host
     reads the output schemas, never for `--schema`."""
     from ikigai_web.common.answers import WARNINGS
-    from ikigai_web.tools.web_fetch import PASSAGE
+    from ikigai_web.fetch.page_lines import PASSAGE
 
     return {
         "type": "object",
@@ -145,10 +145,10 @@ def _fetch_all(
 
 
 def _fetch(url: str, settings: Settings, slot: _Fetched, reading: tuple[str, int, int]) -> None:
-    from ikigai_web.tools import web_fetch
+    from ikigai_web.fetch import pipeline
 
     try:
-        slot.page = web_fetch.cached_page(web_fetch.Params(url=url), settings)[0]
+        slot.page = pipeline.cached_page(pipeline.Request(url), settings)[0]
         slot.read = _passages_of(slot.page, *reading)
     except Exception as exc:  # noqa: BLE001 - one page's failure is that result's, not the call's
         slot.error = exc
@@ -179,7 +179,7 @@ def _passages_of(page: Any, query: str, room: int, budget: int) -> dict[str, Any
     not see was left out, NEEDS_JAVASCRIPT...), the warnings first in the room: they say how
     far the passages can be trusted."""
     from ikigai_web.common.text import compact
-    from ikigai_web.tools.web_fetch import page_passages
+    from ikigai_web.fetch.page_lines import page_passages
 
     warned = page.document.warnings[:MAX_WARNINGS]
     noted = {"warnings": warned} if warned else {}

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, fields
-from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
@@ -13,12 +11,21 @@ from ikigai_web.common.answers import PERSON, Reader, output_schema
 from ikigai_web.common.errors import invalid
 from ikigai_web.common.protocol import main as run_protocol
 from ikigai_web.common.text import compact
+from ikigai_web.fetch import pipeline
+from ikigai_web.fetch.page_lines import (
+    PASSAGE,
+    fit_lines,
+    framed,
+    line_width,
+    split_lines,
+    with_passages,
+)
+from ikigai_web.fetch.pipeline import Page, Request
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ikigai_web.common.settings import Settings
-    from ikigai_web.fetch.reading.document import Document
 
 MAX_URL = 4096
 MAX_OFFSET = 10**9
@@ -26,45 +33,11 @@ MAX_LIMIT = 10**6
 MAX_QUERY = 2000
 DEFAULT_MAX_CHARS = 4000
 MIN_CHARS, MAX_CHARS = 200, 50_000
-CACHE_NAMESPACE = "web_fetch"
-RENDERING = ("fetch_browser", "fetch_render_settle")  # the settings only rendering reads
-KEEP_FOR_RENDER = 1 << 20  # an app shell is small; a larger page the browser asks for again
-# What a Document carries for the fetch that made it alone (the soft-404 probe's cue): never
-# cached, so entries written before it existed stay valid.
-_FOR_THIS_FETCH = frozenset({"maybe_not_found"})
-# Metadata is a label, not content: long values are cut so the content keeps the budget.
-META_LIMITS = {
-    "title": 300,
-    "author": 200,
-    "date": 64,
-    "site_name": 200,
-    "description": 600,
-    "product": 600,
-}
-_WORST_CHAR_BYTES = 6  # a control character is escaped as \u00XX in JSON
-OUTLINE_BYTES = 4000  # of JSON, at most, for a query's outline of the page
-# Characters of a page, at most, its passages are looked for in (about 0.3 s of ranking):
-# a longer one is read on with offset, as a warning says.
-MAX_SEARCHED = 1_000_000
-_KEY_BYTES = 64  # "passages", "outline", "selected_by" and their punctuation, generously
-_MIN_WRAP = 40
 _ABOUT = (("author", "Author"), ("date", "Date"), ("site_name", "Site"))
 _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
 # fetch.reading.pagetype.PAGE_TYPES, which this module cannot import without slowing --schema.
 PAGE_TYPES = ("article", "collection", "documentation", "forum", "listing", "product", "service")
 
-# Where a passage is: its lines, the headings above it, a document's page (web-fetch's
-# answer to a query, and each result's `read` of a search, ikigai_web/search/reading.py).
-PASSAGE: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "first_line": {"type": "integer"},
-        "last_line": {"type": "integer"},
-        "headings": {"type": "array", "items": {"type": "string"}},
-        "page": {"type": "integer", "description": "A document's page or slide."},
-    },
-    "required": ["first_line", "last_line", "headings"],
-}
 
 SCHEMA: dict[str, Any] = {
     "name": "web_fetch",
@@ -207,14 +180,6 @@ class Params(NamedTuple):
     pages_given: str | int | None = None  # `pages` as the call wrote it, for messages
 
 
-class Page(NamedTuple):
-    """A fetched and converted document: what the cache stores and paging reads."""
-
-    url: str
-    content_type: str
-    document: Document
-
-
 def parse_input(raw: dict[str, Any]) -> Params:
     params = Params(
         url=_url(raw["url"]),
@@ -269,146 +234,24 @@ def _url(value: str) -> str:
     return urlunsplit(parts._replace(scheme=parts.scheme.lower(), fragment=""))
 
 
-def fetch_page(params: Params, settings: Settings) -> Page:
-    """The page through web-fetch's stages (ikigai_web/fetch/), in order: fetch, decode,
-    extract, tidy; and, for an HTML page that needs JavaScript, render, what the browser
-    shows then extracted and tidied in turn. The only function that touches the network."""
-    from ikigai_web.common.redact import printable_url
-    from ikigai_web.fetch.network.session import Session
-    from ikigai_web.fetch.pipeline import prepare
-    from ikigai_web.net.http import Deadline
-
-    readers = prepare()
-    mode = render_mode(params, settings)
-    deadline = Deadline.of_call(settings.timeout)
-    how = {"full_page": params.full_page, "include_links": params.include_links}
-    tidied = partial(_tidied, include_links=params.include_links, settings=settings)
-    with Session(settings, deadline) as session:
-        fetched = session.fetch(params.url)
-        from ikigai_web.fetch.network import render, soft404  # prepared meanwhile
-        from ikigai_web.fetch.reading import decode, extract
-
-        # What the answer, the cache and the extractor's links see: no user-info, no secrets.
-        url = printable_url(fetched.url)
-        # The page's own text, for the browser, when an app shell could be this large.
-        kept = mode == "always" or (mode == "auto" and len(fetched.body) <= KEEP_FOR_RENDER)
-        memory = settings.max_memory_mb << 20
-        reading = decode.Reading(deadline, first_page(params), memory, params.include_links)
-        kind = decode.readable_type(fetched.content_type, fetched.body)
-        if kind not in decode.HTML_TYPES:
-            readers.unneeded.set()
-        if kind in decode.FILE_TYPES:  # read in a forked process: no thread may be importing
-            readers.thread.join()
-        decoded = decode.decoded(fetched.body, fetched.content_type, url, reading)
-        first = decoded.html if kept else None
-        extracted = extract.extracted(decoded, url, **how)
-        sent = tidied(extracted)
-        html = decoded.kind in decode.HTML_TYPES
-        if html and soft404.suspect(fetched.url, sent):  # a short page: the site's 404?
-            sent = soft404.checked(session, fetched.url, sent, how)
-        shown = render.render(session, fetched.url, first, sent, mode) if html else render.Shown()
-    dom = None if shown.html is None else extract.html_to_markdown(shown.html, url, **how)
-    document = render.answer_document(url, sent, shown, None if dom is None else tidied(dom), mode)
-    return Page(url, decoded.kind, document)
-
-
-def _tidied(document: Document, *, include_links: bool, settings: Settings) -> Document:
-    """The tidy stage, its links those the user's settings let a client follow."""
-    from ikigai_web.fetch.network.guard import Policy
-    from ikigai_web.fetch.reading import tidy
-
-    policy = Policy.from_settings(settings)
-    return tidy.tidied(document, include_links=include_links, policy=policy)
-
-
-def first_page(params: Params) -> int:
-    """Where a file is read from: the first page asked for (a window of pages)."""
-    return params.pages[0] if params.pages else 1
-
-
-def render_mode(params: Params, settings: Settings) -> str:
-    return params.render or settings.fetch_render
-
-
-def cache_key(params: Params, settings: Settings) -> list[Any]:
-    """Everything that changes what a fetch returns or is allowed to reach; not the paging."""
-    from ikigai_web.common.redact import drop_userinfo
-
-    policy = [
-        settings.fetch_allow_private,
-        sorted(settings.fetch_allow_hosts),
-        settings.fetch_robots,
-        settings.user_agent,
-        settings.fetch_max_bytes,
-    ]
-    if render_mode(params, settings) != "never":
-        policy.append(render_mode(params, settings))  # a rendered page is another page
-    url = drop_userinfo(params.url)  # never stored, even hashed: it could be brute-forced
-    key = [url, url != params.url, params.full_page, params.include_links, policy]
-    # A document read from a later page holds other pages: an entry of its own.
-    return [*key, first_page(params)] if first_page(params) > 1 else key
+def to_request(params: Params) -> Request:
+    """What the call asks of the page itself, apart from its paging and its query."""
+    first_page = params.pages[0] if params.pages else 1
+    return Request(params.url, params.full_page, params.include_links, params.render, first_page)
 
 
 def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any]]:
-    """The page, from the cache if it holds it, and what the answer says about the cache."""
-    from ikigai_web.common import cache
-
-    key = cache_key(params, settings)
-    # What a fetch reads past the cache, read before it: a bad value fails every call alike.
-    settings.check("timeout", *[] if render_mode(params, settings) == "never" else RENDERING)
-    ttl = settings.fetch_cache_ttl
-    hit = cache.get(CACHE_NAMESPACE, key, ttl, valid=_is_stored_page)
-    if hit.value is not None:
-        return _stored_page(hit.value), {"cached": True}
-    page = fetch_page(params, settings)
-    stored = {k: v for k, v in asdict(page.document).items() if k not in _FOR_THIS_FETCH}
-    # The shared state failing is this call's trouble, not the page's: a cached copy says
-    # nothing of it.
-    stored["warnings"] = [w for w in stored["warnings"] if w["code"] != "STATE"]
-    value = {"url": page.url, "content_type": page.content_type, "document": stored}
-    notes = cache.warnings(hit.warning, cache.put(CACHE_NAMESPACE, key, value, ttl))
-    return page, {"warnings": notes} if notes else {}
+    """The page, from the cache or through web-fetch's stages in order (fetch/pipeline.py),
+    and what the answer says about the cache. The only function that touches the network."""
+    return pipeline.cached_page(to_request(params), settings)
 
 
-def _is_stored_page(value: Any) -> bool:
-    """What `cached_page` stores, every field of the right type; anything else is corrupt."""
-    from ikigai_web.fetch.reading.document import Document
-
-    if not isinstance(value, dict) or set(value) != {"url", "content_type", "document"}:
-        return False
-    doc = value["document"]
-    if (
-        not isinstance(doc, dict)
-        or set(doc) != {f.name for f in fields(Document)} - _FOR_THIS_FETCH
-    ):
-        return False
-    # A Document is text, its metadata None when the page had none, and its warnings a
-    # list of {"code", "message"} texts.
-    texts = (value["url"], value["content_type"], doc["markdown"])
-    meta = (v for k, v in doc.items() if k not in ("warnings", "app_shell"))
-    return (
-        all(isinstance(v, str) for v in texts)
-        and isinstance(doc["app_shell"], bool)
-        and all(v is None or isinstance(v, str) for v in meta)
-        and _are_warnings(doc["warnings"])
-    )
+def cache_key(params: Params, settings: Settings) -> list[Any]:
+    return pipeline.cache_key(to_request(params), settings)
 
 
-def _are_warnings(value: Any) -> bool:
-    return isinstance(value, list) and all(
-        isinstance(w, dict) and set(w) == {"code", "message"} and all(map(_is_text, w.values()))
-        for w in value
-    )
-
-
-def _is_text(value: Any) -> bool:
-    return isinstance(value, str)
-
-
-def _stored_page(value: dict[str, Any]) -> Page:
-    from ikigai_web.fetch.reading.document import Document
-
-    return Page(value["url"], value["content_type"], Document(**value["document"]))
+def render_mode(params: Params, settings: Settings) -> str:
+    return pipeline.render_mode(to_request(params), settings)
 
 
 def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer takes it
@@ -430,7 +273,7 @@ def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer t
     `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget;
     `pages_given` is `pages` as the call wrote it, which a message about it echoes.
     """
-    out, extras, markdown = _framed(page, notes, pages, pages_given)
+    out, extras, markdown = framed(page, notes, pages, pages_given)
     # + total_lines, truncated, next_offset and the newline, generously; selected_by exactly
     frame_bytes = len(compact(out | extras | {"selected_by": "lines"})) + 96
     lines = split_lines(markdown, line_width(budget, frame_bytes))
@@ -441,187 +284,12 @@ def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer t
         chosen = with_passages(lines, (start, end), query, max_chars, budget - frame_bytes)
         noted = [*extras.get("warnings", []), *chosen.pop("warnings", [])]
         return out | chosen | extras | ({"warnings": noted} if noted else {})
-    taken = _fit(lines[start:end], budget - frame_bytes)
+    taken = fit_lines(lines[start:end], budget - frame_bytes)
     stop = start + len(taken)
     out |= {"content": "\n".join(taken), "total_lines": total, "truncated": stop < total}
     if stop < total:
         out["next_offset"] = stop + 1
     return out | {"selected_by": "lines"} | extras
-
-
-def _framed(
-    page: Page,
-    notes: dict[str, Any] | None,
-    pages: tuple[int, int | None] | None,
-    pages_given: str | int | None,
-) -> tuple[dict[str, Any], dict[str, Any], str]:
-    """The answer but its content, what the page says of itself, and the markdown read (of
-    the selected pages; `pages_given` as the call wrote them, for a message)."""
-    from ikigai_web.fetch.reading.files import paging
-
-    doc = page.document
-    markdown = doc.markdown
-    if pages is not None:
-        shown = pages_given if pages_given is not None else f"{pages[0]}-{pages[1] or ''}"
-        markdown = paging.select(markdown, page.content_type, pages, shown)
-    out: dict[str, Any] = {
-        "success": True,
-        "url": page.url,
-        "title": _clip(doc.title, META_LIMITS["title"]) or "",
-        "content": "",
-        "content_type": page.content_type,
-    }
-    extras: dict[str, Any] = _extras(doc)
-    if page.content_type in paging.PAGE_NAMES and paging.total_pages(doc.markdown):
-        extras["total_pages"] = paging.total_pages(doc.markdown)
-    if doc.page_type:
-        extras["page_type"] = doc.page_type
-    if doc.wall:  # a paywalled article's free part: the one wall that is a success
-        extras["wall"] = doc.wall
-    warnings = [*doc.warnings, *(notes or {}).get("warnings", [])]
-    extras |= {k: v for k, v in (notes or {}).items() if k != "warnings"}
-    if warnings:
-        extras["warnings"] = warnings
-    return out, extras, markdown
-
-
-def line_width(budget: int, frame_bytes: int) -> int:
-    """The longest line an answer of `budget` bytes holds: longer ones are wrapped."""
-    return max(_MIN_WRAP, (budget - frame_bytes) // _WORST_CHAR_BYTES)
-
-
-def page_passages(page: Page, query: str, max_chars: int, room: int, budget: int) -> dict[str, Any]:
-    """A page's passages that answer `query` within `room` bytes, as a search that reads
-    gives them (no outline), its lines numbered as web-fetch's answer of `budget` bytes
-    numbers them; and its wall when it is a paywalled article's free part."""
-    out, extras, markdown = _framed(page, None, None, None)
-    lines = split_lines(markdown, line_width(budget, len(compact(out | extras)) + 96))
-    found = with_passages(lines, (0, len(lines)), query, max_chars, room, outline=False)
-    return found | ({"wall": page.document.wall} if page.document.wall else {})
-
-
-def with_passages(
-    lines: list[str],
-    window: tuple[int, int],
-    query: str,
-    max_chars: int,
-    room: int,
-    *,
-    outline: bool = True,
-) -> dict[str, Any]:
-    """The answer's content as the passages of lines window[0] to window[1] (0-based, end
-    excluded) that answer `query`, at most `max_chars` characters, and where each is; with
-    `outline`, the page's headings when they are not the whole page. All of it fits `room`
-    bytes of JSON."""
-    from ikigai_web.fetch.reading.passages import Room, read_for, render_passages
-
-    start, end = window
-    looked = _searched_end(lines, start, end)
-    note = [] if looked == end else [_not_searched(start, looked, end)]
-    room -= len(compact(note))
-    # The text fits what is left once the outline has its most; passages' places are
-    # small, and the last passages give way for them if ever they do not fit.
-    text_room = room - OUTLINE_BYTES * outline - 2 * _KEY_BYTES
-
-    def json_bytes(text: str) -> int:
-        return len(compact(text)) - 2  # without the quotes: a piece of the content string
-
-    room_left = Room(max_chars, text_room, json_bytes)
-    reading = read_for(lines[start:looked], query, room_left, start + 1)
-    whole = reading.whole and start == 0 and end == len(lines)
-    headings = [] if whole or not outline else _outline(reading.outline)
-    chosen = list(reading.passages)
-    while True:
-        answer: dict[str, Any] = {
-            "content": render_passages(chosen),
-            "total_lines": len(lines),
-            "truncated": not whole,
-            "selected_by": "query",
-            "passages": [_place(passage) for passage in chosen],
-        }
-        answer |= {"outline": headings} if headings else {}
-        if len(compact(answer)) <= room or not chosen:
-            return answer | ({"warnings": note} if note else {})
-        chosen.pop()  # the places of many passages under long headings crowd the room
-
-
-def _searched_end(lines: list[str], start: int, end: int) -> int:
-    """Where the passages are looked for up to: the window, or its first MAX_SEARCHED
-    characters of a page too long to rank in the call's time (whole lines)."""
-    size = 0
-    for index in range(start, end):
-        size += len(lines[index]) + 1
-        if size > MAX_SEARCHED:
-            return max(index, start + 1)
-    return end
-
-
-def _not_searched(start: int, looked: int, end: int) -> dict[str, str]:
-    return {
-        "code": "TRUNCATED",
-        "message": f"the page is long: passages were looked for in lines {start + 1}-{looked} "
-        f"of {end}; to look further, call again with offset {looked + 1} and the same query",
-    }
-
-
-def _place(passage: Any) -> dict[str, Any]:
-    place = {"first_line": passage.first, "last_line": passage.last,
-             "headings": list(passage.headings)}  # fmt: skip
-    return place | ({"page": passage.page} if passage.page is not None else {})
-
-
-def _outline(headings: list[Any]) -> list[dict[str, Any]]:
-    """The page's headings, as many of the outermost levels as fit OUTLINE_BYTES."""
-    entries = [{"line": h.line, "level": h.level, "heading": h.text} for h in headings]
-    for deepest in range(6, 0, -1):
-        kept = [e for e in entries if e["level"] <= deepest]
-        if len(compact(kept)) <= OUTLINE_BYTES:
-            return kept
-    kept = []
-    for entry in entries:
-        if len(compact([*kept, entry])) > OUTLINE_BYTES:
-            break
-        kept.append(entry)
-    return kept
-
-
-def _extras(doc: Document) -> dict[str, str]:
-    found = {name: _clip(getattr(doc, name), META_LIMITS[name]) for name in META_LIMITS}
-    return {k: v for k, v in found.items() if v and k != "title"}
-
-
-def _clip(value: str | None, most: int) -> str | None:
-    if value is None:
-        return None
-    value = " ".join(value.split())
-    return value if len(value) <= most else value[: most - 1] + "…"
-
-
-def split_lines(markdown: str, width: int) -> list[str]:
-    """The markdown's lines; a line longer than `width` is wrapped so any one line fits."""
-    text = markdown.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
-    if not text:
-        return []
-    lines: list[str] = []
-    for line in text.split("\n"):
-        rest = line
-        while len(rest) > width:
-            cut = rest.rfind(" ", width // 2, width)
-            cut = cut if cut > 0 else width
-            lines.append(rest[:cut])
-            rest = rest[cut:].lstrip(" ") if cut < width else rest[cut:]
-        lines.append(rest)
-    return lines
-
-
-def _fit(lines: list[str], room: int) -> list[str]:
-    """The longest prefix of `lines` whose JSON-escaped, newline-joined size fits `room`."""
-    used = 0
-    for count, line in enumerate(lines):
-        used += len(compact(line)) - 2 + (2 if count else 0)  # "\n" escapes to 2 bytes
-        if used > room:
-            return lines[:count]
-    return lines
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:

@@ -29,8 +29,14 @@ from ikigai_web.common.errors import ToolError
 from ikigai_web.fetch.network.robots import origin
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ikigai_web.fetch.network.session import Session
     from ikigai_web.fetch.reading.document import Document
+
+    # How the probe's answer is read: its body, media type and final URL to a Document
+    # (ToolError when it cannot be read).
+    Reader = Callable[[bytes, str | None, str], Document]
 
 SPACE = "soft404"  # in the shared state: one entry per origin
 REMEMBER = 3600.0  # seconds an origin's answer is kept: at most one probe per host per hour
@@ -70,14 +76,14 @@ def suspect(url: str, document: Document) -> bool:
     return shown >= SHELL_TEXT or not document.app_shell
 
 
-def checked(session: Session, url: str, document: Document, how: dict[str, bool]) -> Document:
+def checked(session: Session, url: str, document: Document, read: Reader) -> Document:
     """The page, as a wall when it looks like its site's answer to a missing path: the wall
-    its words name, else `not_found`.
-    `how`: the extraction options (full_page, include_links), the same for the probe."""
+    its words name, else `not_found`. `read` reads the probe's answer as the page was read
+    (fetch/pipeline.py's reading stages, with the page's options)."""
     site = origin(url)
     missing = _remembered(site)
     if missing is None:
-        missing = _asked(session, site, how)
+        missing = _asked(session, site, read)
         if missing is None:  # no time left to ask: nothing decided, nothing remembered
             return _state_warned(document)
         _remember(site, missing)
@@ -111,7 +117,7 @@ def _state_warned(document: Document) -> Document:
     return replace(document, warnings=[*document.warnings, warning])
 
 
-def _asked(session: Session, site: str, how: dict[str, bool]) -> Missing | None:
+def _asked(session: Session, site: str, read: Reader) -> Missing | None:
     """The site's answer to a random path, within the probe's share of the deadline; None
     when too little time is left to ask."""
     wait = min(PROBE_WAIT, session.deadline.remaining() - KEEP)
@@ -121,7 +127,7 @@ def _asked(session: Session, site: str, how: dict[str, bool]) -> Missing | None:
     try:
         status, final, body, header = _get(session, url, wait)
         return Missing(
-            status, _sketch_of(final, body, header, how) if status < 300 else frozenset()
+            status, _sketch_of(final, body, header, read) if status < 300 else frozenset()
         )
     except ToolError:  # refused by the guard or robots.txt, unreachable, too slow
         return Missing(0)
@@ -153,18 +159,10 @@ def _get(session: Session, url: str, wait: float) -> tuple[int, str, bytes, str 
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _sketch_of(url: str, body: bytes, header: str | None, how: dict[str, bool]) -> frozenset[int]:
-    """The sketch of a probe's answer, extracted as the page was; empty when unreadable."""
-    from ikigai_web.fetch.pipeline import to_document
-
+def _sketch_of(url: str, body: bytes, header: str | None, read: Reader) -> frozenset[int]:
+    """The sketch of a probe's answer, read as the page was; empty when unreadable."""
     try:
-        document, _ = to_document(
-            bytearray(body),
-            header,
-            url,
-            full_page=how["full_page"],
-            include_links=how["include_links"],
-        )
+        document = read(body, header, url)
     except ToolError:
         return frozenset()
     return sketch(document.title, document.markdown, url)

@@ -15,26 +15,22 @@ from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ikigai_web.fetch.network.guard import Policy
+    from collections.abc import Callable
+
     from ikigai_web.fetch.reading.document import Document
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def tidied(
-    document: Document, *, include_links: bool = True, policy: Policy | None = None
-) -> Document:
+def tidied(document: Document, *, include_links: bool, may_name: Callable[[str], bool]) -> Document:
     """The document with lone surrogates (a PDF's bad ToUnicode map makes them) replaced,
     the call's credentials masked where the page echoes them, and its links and images
-    those a client may follow, as `policy` (the guard's: no private host unless allowed)
-    says, in every text (a title is markdown too when a client shows it)."""
-    from functools import partial
-
+    those a client may follow, to hosts `may_name` allows (the guard's link rule, which the
+    pipeline hands in: no private host unless the settings allow it), in every text (a title
+    is markdown too when a client shows it)."""
     from ikigai_web.common.redact import mask
-    from ikigai_web.fetch.network.guard import Policy, link_may_name
     from ikigai_web.fetch.reading.links import web_links_only
 
-    may_name = partial(link_may_name, policy=policy or Policy())
     found = {f.name: getattr(document, f.name) for f in fields(document)}
     clean: dict[str, Any] = {
         k: web_links_only(mask(valid_text(v)), may_name, include_links=include_links)
