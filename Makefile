@@ -78,7 +78,7 @@ test: lint launchers
 # install-user, uninstall) in temporary directories, each tool then called. Slow, and needs
 # the package index: CI runs it after `make test`.
 test-install: $(BIN)/.installed
-	$(BIN)/pytest -m install tests/test_install.py
+	$(BIN)/pytest -m install tests/project/test_install.py
 
 # Every benchmark runs; the report goes to the screen and to BENCHMARKS.md, and any FAIL
 # makes the target fail after all have run.

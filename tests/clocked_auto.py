@@ -1,6 +1,6 @@
 """web-search-auto-tool's `main`, as a program whose wall clock, as its memory reads it, is
 $CLOCK_AT (seconds since the epoch): a test moves time between two processes without
-waiting for it (tests/test_web_search_auto_memory.py)."""
+waiting for it (tests/tools/test_web_search_auto_memory.py)."""
 
 from __future__ import annotations
 

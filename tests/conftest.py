@@ -24,6 +24,16 @@ BIN = Path(sys.executable).parent
 # The benchmarks' builders (bench/hostile_documents.py, document_corpus.py) make the tests'
 # documents too: one builder of each, importable from every test module.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+# What more than one test module of a room uses (tests/support/): helpers imported by name,
+# fixtures registered here for every module.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
+pytest_plugins = [
+    "documents_support",
+    "extract_support",
+    "fetch_http_support",
+    "gemini_support",
+    "render_support",
+]
 # Time in tests: no verdict may depend on how fast the machine is. A deadline under test is
 # short, and what it waits for never comes within the test (a server or program stalls for
 # STALL, or until the test ends), so only the deadline can end the wait; the verdict is the
@@ -94,7 +104,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--corpus",
         choices=("sample", "all"),
         default="sample",
-        help="the extraction dev pages tests/test_extract_corpus.py runs: every fourth (the "
+        help="the extraction dev pages test_extract_corpus.py runs: every fourth (the "
         "default, for `make test` in minutes) or all of them (CI: make test CORPUS=all)",
     )
 

@@ -1,4 +1,4 @@
-"""Entry points a warm worker runs in tests/test_host_warm.py, as it runs a tool's `main`.
+"""Entry points a warm worker runs in tests/host/test_host_warm.py, as it runs a tool's `main`.
 
 Each reads a JSON object on stdin, as a tool does. `report` says what a call's process looks
 like from inside; the others misbehave in one way each. Run from a fresh interpreter too

@@ -65,7 +65,7 @@ def serve(
     kills each running tool (parent-death signal) and the guardian (ikigai_web/host/guardian.py) the
     rest.
 
-    Only a real process can own stdin and stdout: tests/test_host_mcp.py runs this one as a
+    Only a real process can own stdin and stdout: tests/host/test_host_mcp.py runs this one as a
     subprocess, where coverage does not follow.
     """
     mask_every_credential()
@@ -131,7 +131,7 @@ def _stopped(keep: frozenset[int], signum: int, _frame: object) -> None:  # prag
     os._exit(128 + signum)
 
 
-class Wire:  # pragma: no cover - fds 0 and 1 of a real server: tests/test_mcp_hostile.py
+class Wire:  # pragma: no cover - fds 0 and 1 of a real server: tests/host/test_mcp_hostile.py
     """The server's stdin and stdout, taken off fds 0 and 1 (stray writes to stdout go to
     stderr, reads of stdin find nothing), read and written in threads of their own so busy
     tool calls never hold them up. A line that is no JSON-RPC message is answered with the
