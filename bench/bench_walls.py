@@ -242,7 +242,7 @@ def report(
 
 
 def dev_pages(data: Path) -> list[tuple[str, Path, str]]:
-    """(set/id, gzipped page, URL) for every distinct page, as tests/fetch/reading/test_extract_corpus.py."""
+    """(set/id, gzipped page, URL) for every distinct page, as test_extract_corpus.py."""
     found: dict[str, tuple[str, Path, str]] = {}
     for name in SETS:
         truth_file = data / name / "ground-truth.json"

@@ -2,7 +2,7 @@
 python-pptx; an EPUB by hand, as its spec lays it out), each with what a reader must recover:
 its headings, its table cells, and some lines the markdown must hold exactly.
 
-The tests (tests/fetch/reading/test_documents.py) and `make bench` (bench/bench_documents.py) read the same
+The tests (test_documents.py) and `make bench` (bench/bench_documents.py) read the same
 corpus; nothing here is stored, every file is made when asked for.
 """
 

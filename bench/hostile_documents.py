@@ -5,7 +5,7 @@ or PowerPoint part of a million paragraphs, a sheet that claims a million rows, 
 nested tables, links to files and private hosts, actions, broken cross-references).
 
 Each is written in memory when asked for, from its size, so nothing large is stored: the
-tests (tests/fetch/reading/test_documents.py) make small ones and run them under a low memory cap and a
+tests (test_documents.py) make small ones and run them under a low memory cap and a
 short deadline; `make bench` (bench/bench_documents.py) makes them at the sizes issue 55
 reported. A stream of repeated text is deflated once and its compressed block repeated
 (`repeated_deflate`), so a gigabyte inflated costs a second to write.

@@ -325,7 +325,7 @@ class Settings:
         "found",
     )
     # The declared places of the search tools' providers (`place` in each PROVIDER), written
-    # here because the ground floor reads no tool; tests/search/test_registry.py holds the two equal.
+    # here because the ground floor reads no tool; test_registry.py holds the two equal.
     search_order: Setting[tuple[str, ...]] = Setting(
         _names,
         ("brave", "google", "tavily", "searxng", "duckduckgo"),
