@@ -498,7 +498,10 @@ def test_hostile_provider(matrix, scenario, profile):
         assert out.get("retry_after") == scenario.retry_after, out
     if scenario.requests is not None:
         assert set(got.requests.values()) <= {scenario.requests}, got.requests
-        assert bool(got.requests) is (scenario.requests > 0), got.requests
+        # A deadline of a second can run out on a busy machine before the server's thread has
+        # read the request: under a timeout, only the most requests is this test's to hold.
+        if scenario.timeout is None:
+            assert bool(got.requests) is (scenario.requests > 0), got.requests
     if scenario.process:
         assert (got.exit_code, got.stderr) == (0, b""), got.stderr.decode(errors="replace")
         assert got.peak_mib is not None
