@@ -43,7 +43,7 @@ PASSAGE: dict[str, Any] = {
 }
 
 
-def framed(
+def answer_frame(
     page: Page,
     notes: dict[str, Any] | None,
     pages: tuple[int, int | None] | None,
@@ -88,7 +88,7 @@ def page_passages(page: Page, query: str, max_chars: int, room: int, budget: int
     """A page's passages that answer `query` within `room` bytes, as a search that reads
     gives them (no outline), its lines numbered as web-fetch's answer of `budget` bytes
     numbers them; and its wall when it is a paywalled article's free part."""
-    out, extras, markdown = framed(page, None, None, None)
+    out, extras, markdown = answer_frame(page, None, None, None)
     lines = split_lines(markdown, line_width(budget, len(compact(out | extras)) + 96))
     found = with_passages(lines, (0, len(lines)), query, max_chars, room, outline=False)
     return found | ({"wall": page.document.wall} if page.document.wall else {})

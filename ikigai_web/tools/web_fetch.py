@@ -14,8 +14,8 @@ from ikigai_web.common.text import compact
 from ikigai_web.fetch import pipeline
 from ikigai_web.fetch.page_lines import (
     PASSAGE,
+    answer_frame,
     fit_lines,
-    framed,
     line_width,
     split_lines,
     with_passages,
@@ -273,7 +273,7 @@ def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer t
     `notes` are further keys of the answer (`cached`, `warnings`), counted in the budget;
     `pages_given` is `pages` as the call wrote it, which a message about it echoes.
     """
-    out, extras, markdown = framed(page, notes, pages, pages_given)
+    out, extras, markdown = answer_frame(page, notes, pages, pages_given)
     # + total_lines, truncated, next_offset and the newline, generously; selected_by exactly
     frame_bytes = len(compact(out | extras | {"selected_by": "lines"})) + 96
     lines = split_lines(markdown, line_width(budget, frame_bytes))
