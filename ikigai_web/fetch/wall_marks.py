@@ -232,6 +232,12 @@ PARKED = _any_case(
     r"google\.com/adsense/domains",
     r"data-parked",
     r"window\.park\b",
+    # A registrar's placeholder built as a block of its own ("parking", "parking__domain")
+    r"class=[\"']parking(?:__|[\"' ])",
+    # Web servers' and hosts' default pages: their own images and scripts
+    r"iisstart\.(?:png|htm)",
+    r"/icons/(?:ubuntu-logo|apache_pb|poweredby)",
+    r"/cgi-sys/defaultwebpage",
 )
 # A date-of-birth field, by its name or id.
 AGE_GATE = _any_case(
@@ -280,6 +286,20 @@ IDENTITY = _any_case(
     r"(?:sign-?in|log-?in|auth|social)[-_](?:with[-_])?"
     r"(?:google|apple|facebook|microsoft|github|twitter|linkedin|kakao|naver|line|yahoo)",
     r"social[-_]?(?:login|sign-?in|auth|buttons?|providers?)",
+)
+
+
+# The sign-in pages identity providers host for their customers, drawn by their own script:
+# the page holds the widget's container and script, and no form until it runs.
+SIGN_IN_WIDGET = _any_case(
+    r"okta-sign-in",
+    r"okta-signin-widget",
+    r"oktacdn\.com",
+    r"auth0-lock",
+    r"cdn\.auth0\.com/js/lock",
+    r"b2clogin\.com",
+    r"kc-form-login",
+    r"login-pf-page",
 )
 
 

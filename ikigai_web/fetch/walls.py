@@ -92,8 +92,14 @@ _KINDS = (
     "error_page",
 )
 
-_CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_UNSPACED = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+# Chinese and Japanese, written without spaces: two characters a word. Korean spaces its
+# words, so its characters are not counted again.
+_CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+# Thai, Lao, Myanmar and Khmer put no spaces between words either: about four letters a word.
+_SOUTHEAST = lazy(
+    r"[\u0e01-\u0e30\u0e40-\u0e46\u0e81-\u0eb0\u0ec0-\u0ec6\u1000-\u102a\u1780-\u17b3]"
+)
+_SOUTHEAST_LETTERS = 4
 _SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7\u00bb\u203a/]\s*")
 _SENTENCES = lazy(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
 _LINK_TARGET = lazy(r"\]\([^)]*\)")
@@ -176,9 +182,9 @@ _SCRIPTED_CHECK = _any(
     r"お待ちください",
     r"请稍候",
 )
-# An element an app may fill, or a player, a canvas, a frame: a page with one is no empty page
-# (a page of nothing but images is).
-_MEDIA = ".//*[@id] | .//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
+# A player, a canvas, a frame: a page with one is no empty page (a page of nothing but images
+# is; an element an app may fill counts only where the page has scripts, which judge() asks).
+_MEDIA = ".//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
 _IMAGE = lazy(r"!\[[^\]]*\]\([^)]*\)")  # an image in markdown: no text
 _SCRIPT = lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
@@ -205,6 +211,16 @@ _WAY_IN = lazy(
     r"giris|oturum|masuk|dang-?nhap|vhod|voiti|prihlas|belep|bejelentkez|kirjaudu|logga|"
     r"prijav|autentific|identif|cuenta|conta|konto|compte",  # searched lower-cased
 )
+# The controls a person chooses with, and the attributes that name them in markup.
+_CHOICES = "//a | //button | //input[@type='submit' or @type='button']"
+_CONTROL_NAMES = ("id", "class", "name", "data-action", "data-role")
+_ACCEPT = lazy(r"accept|agree|consent|allow[-_]?all")  # searched lower-cased
+_FEW_CHOICES = 8  # a consent step offers a few controls; a page with more is something else
+_FEWEST_CHOICES = 2  # an age check's choices: yes and no...
+_MOST_AGE_CHOICES = 3  # ...and perhaps a third ("leave")
+_CHOICE_WORDS = 8  # words of a choice that names an age
+# An age as a choice names it: 16 to 21, not a part of a longer number, a date or a time.
+_AGE = lazy(r"(?<![\d.,:/])(?:1[6-9]|2[01])(?!\d|[.,:/]\d)")
 _DIALOGS = "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'] | //dialog"
 _STRUCTURE_WORDS = 800  # visible words past which no structure makes the page a wall
 # A search field (by its type, its form's role or address, or the names search engines and
@@ -253,8 +269,12 @@ class Clues(NamedTuple):
     option_words: int = 0  # words of the options of its selects (a list of years, say)
     dialog_words: int = 0  # words inside a consent dialog (its container named for it)...
     outside_dialog: int = _READ_WORDS  # ...and outside it
-    age_box: bool = False  # a container named for an age check
+    age_box: bool = False  # a container named for an age check, or a choice that names an age
     way_in: bool = False  # a form, a field, a link or button that leads to signing in
+    # A field naming the account in a form that posts to a sign-in address (an e-mail for a
+    # link, a phone for a one-time code): a sign-in form without a password.
+    account_form: bool = False
+    consent_choice: bool = False  # a control whose markup names it for accepting (consent)
     # What makes a short page worth comparing with its site's not-found page (soft404.py):
     search_box: bool = False  # a search field of the page's own, not its header's
     error_marks: bool = False  # a container's class or id, or a prerender status, says 404
@@ -308,6 +328,7 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         if kind in ("password", "email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
     ]
     dialog, age_box = _boxes(tree)
+    choices = tree.xpath(_CHOICES)
     title = _squash(tree.findtext(".//title") or "").casefold()
     # Every target searched at once, lower-cased: a call a target cost 30 ms on a page of
     # 2,000 links.
@@ -322,11 +343,41 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         "option_words": sum(len((o.text or "").split()) for o in tree.iter("option")),
         "dialog_words": dialog,
         "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
-        "age_box": age_box,
+        "age_box": age_box or _age_choice(choices),
+        "account_form": any(_posts_to_sign_in(field) for field in signing),
+        "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
         "search_box": _own_search(tree),
         "error_marks": _error_marks(tree),
         "site_title": bool(title) and title in _site_names(tree),
     }
+
+
+def _age_choice(choices: list[HtmlElement]) -> bool:
+    """A yes/no age check: two or three choices side by side, one of them naming an age
+    (16 to 21) with a word or two beside the number ("Yes, I am 18 or older", "19세 이상"),
+    in any language: a page number or a year stands alone, or runs on."""
+    by_box: dict[HtmlElement | None, list[str]] = {}
+    for choice in choices:
+        text = _squash(choice.text_content() or str(choice.get("value") or ""))
+        by_box.setdefault(choice.getparent(), []).append(text)
+    return any(
+        _FEWEST_CHOICES <= len(texts) <= _MOST_AGE_CHOICES
+        and any(_AGE.search(text) and 1 < len(text.split()) <= _CHOICE_WORDS for text in texts)
+        for texts in by_box.values()
+    )
+
+
+def _posts_to_sign_in(field: HtmlElement) -> bool:
+    """Whether a field's form posts to a sign-in address (log-in, auth, session, ...)."""
+    form = next(field.iterancestors("form"), None)
+    action = str(form.get("action") or "") if form is not None else ""
+    return bool(_WAY_IN.search(action.lower()))
+
+
+def _accepts(control: HtmlElement) -> bool:
+    """Whether a button's or link's own markup (not its words) names it for accepting."""
+    label = " ".join(str(control.get(a) or "") for a in _CONTROL_NAMES)
+    return bool(_ACCEPT.search(label.lower()))
 
 
 def _own_search(tree: HtmlElement) -> bool:
@@ -398,13 +449,26 @@ def _about_consent(box: HtmlElement) -> bool:
 
 def _form_words(field: HtmlElement) -> int:
     """The words of the form a field belongs to: its <form>, or else the nearest container
-    that holds a button too (an app's form may have no <form>)."""
+    that holds a button too (an app's form may have no <form>); with the card around it
+    that holds its heading, where one does (the form's title and what it asks for)."""
     for box in field.iterancestors():
-        if box.tag == "form" or box.xpath(".//button | .//input[@type='submit']"):
-            return len(box.text_content().split()) + len(box.xpath(".//input | .//button"))
         if box.tag == "body":
             break
+        if box.tag == "form" or box.xpath(".//button | .//input[@type='submit']"):
+            card = _card(box)
+            return len(card.text_content().split()) + len(box.xpath(".//input | .//button"))
     return 0
+
+
+def _card(form: HtmlElement) -> HtmlElement:
+    """The box around a form that holds its heading too (a sign-in card), short of any that
+    holds an article or the page's main region beside it: else the form alone."""
+    for box in form.iterancestors():
+        if box.tag == "body" or box.xpath(".//article | .//main"):
+            break
+        if box.find(".//h1") is not None:
+            return box
+    return form
 
 
 def _numbered_selects(tree: HtmlElement) -> bool:
@@ -498,7 +562,10 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     """The wall this page is, if it is one. `markdown` is the extracted content, `html` the
     page's source (searched only when the page is short), `scripted`: it has scripts."""
     shown = size(markdown)
-    if _paywall(found, markdown, shown):
+    paywall = _paywall(found, markdown, shown)
+    # A subscribe prompt inside a consent dialog that stands over the page is the dialog's
+    # ("pay, or accept the cookies"): the dialog is judged first.
+    if paywall and (found.declared_free is False or found.outside_dialog > _OUTSIDE_DIALOG):
         return Verdict("paywall")
     if (
         found.words == 0
@@ -507,16 +574,20 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
         and not found.password  # a lone password field is a sign-in, text or none
         and not _IMAGE.sub("", markdown).split()
     ):
-        return Verdict("empty")
+        # A web server's default page may be a picture alone (IIS's): its markup says so.
+        parked = _in_markup(wall_marks.PARKED, html[:_MARKUP].lower())
+        return Verdict("parked" if parked else "empty")
     shown -= min(found.option_words, shown)  # a list of days or years is no text to read
     if shown > _SHORT:
-        return _consent_page(found, html, shown)
+        return _consent_page(found, html, shown) or (Verdict("paywall") if paywall else None)
     said = wall_phrases.said(found.text or markdown)
     page = _Page(found, said, html[:_MARKUP].lower(), shown, markdown)
     points = {name: _score(name, page) for name in _KINDS}
     best = max(points, key=points.__getitem__)
     if points[best] < _NEEDED:
-        return None
+        return Verdict("paywall") if paywall else None
+    if best == "bot_check" and points["region_block"] >= _NEEDED:
+        return Verdict("region_block")  # a block page that says it blocks the region
     return Verdict(best, javascript=best == "bot_check" and _scripted_check(page))
 
 
@@ -625,15 +696,25 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
         return 0
     if not (heading or built or known) and page.shown > _VERY_SHORT:
         return 0  # a page of a few sentences that only quotes such words may be about them
-    if built < _STRONG and not known and _prose(name, page.markdown) >= _PROSE:
+    own_prose = built < _STRONG and not known and not _names_itself(phrases.strong, page)
+    if own_prose and _prose(name, page.markdown) >= _PROSE:
         return 0  # sentences of its own beside the words: an article, a post, a product
     if name == "consent" and built < _STRONG and not (built and heading and strong):
         return 0  # a consent wall takes its dialog, or a platform's page that says so
-    if name == "sign_in" and not (page.found.way_in or page.found.password or known):
+    if name == "sign_in" and not (page.found.way_in or page.found.password or known or built):
         return 0  # no form, field or link to sign in with: a page about signing in
     points = _STRONG * heading + _STRONG * strong + built
     points += wall_phrases.found(phrases.weak, page.said) is not None
     return points + (page.shown <= _VERY_SHORT)
+
+
+def _names_itself(phrases: wall_phrases.Phrases, page: _Page) -> bool:
+    """Whether the page's title (or a part of it) is, word for word, a phrase only such walls
+    say: a wall's name for itself, where an article's title adds words of its own (a heading
+    may be a quotation: the title is what the page calls itself)."""
+    title = page.found.title
+    parts = (title, *(part for part in _SEGMENTS.split(title) if part))
+    return any(wall_phrases.is_phrase(phrases, part) for part in parts)
 
 
 def _prose(name: str, markdown: str) -> int:
@@ -650,9 +731,9 @@ def _prose(name: str, markdown: str) -> int:
 
 
 def _words(sentence: str) -> int:
-    """A sentence's words; in Chinese and Japanese, written without spaces, two characters
-    a word (size() counts Korean's characters too, whose words are spaced)."""
-    return len(sentence.split()) + len(_UNSPACED.findall(sentence)) // 2
+    """A sentence's words, in the scripts written without spaces too (size(), and Thai's
+    letters, four a word: a Thai article's sentences are prose like any other)."""
+    return size(sentence) + len(_SOUTHEAST.findall(sentence)) // _SOUTHEAST_LETTERS
 
 
 def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
@@ -664,7 +745,10 @@ def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
     if name == "sign_in":  # a form and not one word: a page whose text did not come
         alone = short and page.shown - found.form_words <= _BESIDE_FORM and found.words > 0
         idp = alone and _in_markup(wall_marks.IDENTITY, markup)
-        return _STRONG * (found.password and alone) + _STRONG * idp + found.identifier
+        form = (found.password or found.account_form) and alone
+        # An identity provider's hosted sign-in, drawn by its script: its markup, no text.
+        widget = page.shown <= _VERY_SHORT and _in_markup(wall_marks.SIGN_IN_WIDGET, markup)
+        return _STRONG * form + _STRONG * idp + found.identifier + (_STRONG + 1) * widget
     if name == "age_gate":
         return _STRONG * (found.birth or found.age_box) * short
     if name == "consent":
@@ -694,7 +778,11 @@ def _dialog_points(page: _Page) -> int:
     or forms posting to a consent service, are the consent wall's structure."""
     platform = _in_markup(wall_marks.CONSENT, page.markup)
     dialog = page.found.outside_dialog <= _OUTSIDE_DIALOG
-    return platform + _STRONG * (dialog or _in_markup(wall_marks.CONSENT_PAGE, page.markup))
+    if dialog or _in_markup(wall_marks.CONSENT_PAGE, page.markup):
+        return platform + _STRONG
+    # A consent step drawn as a page of its own, with no dialog: the platform's script and
+    # a control its markup names for accepting count one more.
+    return platform + (platform and page.found.consent_choice)
 
 
 def _in_markup(pattern: re.Pattern[str], html: str) -> bool:
@@ -725,7 +813,10 @@ def asks_for_javascript(markdown: str) -> bool:
     if size(markdown) > _JAVASCRIPT_WORDS:
         return False
     text = wall_phrases.said(markdown)
-    return wall_phrases.found(wall_phrases.listed("javascript"), text) is not None
+    # JavaScript is named so in every language: a shell's few words that name it ask for it.
+    return "javascript" in text.text or (
+        wall_phrases.found(wall_phrases.listed("javascript"), text) is not None
+    )
 
 
 def _paywall(found: Clues, markdown: str, shown: int) -> bool:
@@ -784,30 +875,38 @@ _REFUSALS = frozenset({"region_block", "sign_in", "age_gate", "consent", "rate_l
 MARKUP_READ = 1 << 20  # characters of an error answer searched for a firewall's marks
 
 
-def of_status(
+def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return each
     status: int, headers: Mapping[str, str], html: str, page: Callable[[], str | None]
 ) -> str | None:
     """The wall a 4xx or 5xx answer is, or None for a plain error that is no wall.
 
     The status says most (401 sign-in, 404 not found, 451 region block); a check's own marks
     (its headers, a challenge's or a CAPTCHA's markup) make a refusal (403, 405, 429, 503, any
-    other 4xx) a bot check; then the page's own verdict, `page()` (the body judged as a page,
-    asked only when needed), says whether a refusal is a region block, a sign-in or age gate;
-    a firewall's name on a refusal makes it a bot check; a plain 429 is a rate limit, a plain
-    403 or 405 a refusal of this client (a bot check in effect: a person's browser may get
-    through), a 5xx an error page.
+    other 4xx) a bot check, unless its page says it blocks the region; then the page's own
+    verdict, `page()` (the body judged as a page), says whether a refusal is a region block, a
+    sign-in or age gate; a firewall's name on a refusal, or on a page that says it blocks or
+    limits this client (with any status), makes it a bot check; a plain 429 is a rate limit, a
+    plain 403 or 405 a refusal of this client (a bot check in effect: a person's browser may
+    get through), a 5xx an error page.
     """
     if status in _BY_STATUS:
         return _BY_STATUS[status]
     markup = html[:MARKUP_READ].lower()  # wall_marks' patterns are searched lower-cased
-    if _challenged(status, headers, markup):
-        return "bot_check"
+    challenged = _challenged(status, headers, markup)
+    if challenged and wall_marks.challenge_headers(headers):
+        return "bot_check"  # the check says so in its own header: the page need not be read
     said = page()
+    if challenged:
+        # A check's block page also says why it blocks: the visitor's region, say.
+        return "region_block" if said == "region_block" else "bot_check"
     if status == 429:
         return "bot_check" if said == "bot_check" else "rate_limited"
+    firewalled = _firewalled(headers, markup)
+    if firewalled and said in ("bot_check", "rate_limited"):
+        return "bot_check"  # a firewall's limit, whatever the status: its block of this client
     if said in _REFUSALS or (status < 500 and said == "bot_check"):
         return said
-    if status in (403, 405) or (status < 500 and _firewalled(headers, markup)):
+    if status in (403, 405) or (status < 500 and firewalled):
         return "bot_check"
     # An error page without a word says nothing the status does not: a plain error, no wall.
     return "error_page" if status >= 500 else None if said == "empty" else said
