@@ -182,9 +182,10 @@ _SCRIPTED_CHECK = _any(
     r"お待ちください",
     r"请稍候",
 )
-# A player, a canvas, a frame: a page with one is no empty page (a page of nothing but images
-# is; an element an app may fill counts only where the page has scripts, which judge() asks).
-_MEDIA = ".//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
+# An element an app may fill, or a player, a canvas, a frame: a page with one is no empty page
+# (a page of nothing but images is; so is a listing served with no rows, see _EMPTY_LISTING).
+_MEDIA = ".//*[@id] | .//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
+_EMPTY_LISTING = ".//table[not(.//td or .//th)] | .//ul[not(li)] | .//ol[not(li)]"
 _IMAGE = lazy(r"!\[[^\]]*\]\([^)]*\)")  # an image in markdown: no text
 _SCRIPT = lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
@@ -300,7 +301,7 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
         words=words,
         password=bool(tree.xpath(_PASSWORD)),
         noindex="noindex" in str(tree.xpath('string(//meta[@name="robots"]/@content)')).lower(),
-        media=words == 0 and body is not None and bool(body.xpath(_MEDIA)),  # only asked then
+        media=words == 0 and body is not None and _may_be_filled(body),  # only asked then
         declared_cut=free is False and part,
         declared_free=free,
         declared_words=_declared_words(signals) if free is False else 0,
@@ -308,6 +309,12 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
     if not text or words > _STRUCTURE_WORDS:
         return found
     return found._replace(**_structure(tree, size(text)))
+
+
+def _may_be_filled(body: HtmlElement) -> bool:
+    """Whether a page without text holds media, or an element an app may fill (an id); a
+    table or list the server sent with no rows is a listing that came back empty."""
+    return bool(body.xpath(_MEDIA)) and not body.xpath(_EMPTY_LISTING)
 
 
 def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
@@ -701,7 +708,8 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
         return 0  # sentences of its own beside the words: an article, a post, a product
     if name == "consent" and built < _STRONG and not (built and heading and strong):
         return 0  # a consent wall takes its dialog, or a platform's page that says so
-    if name == "sign_in" and not (page.found.way_in or page.found.password or known or built):
+    way_in = page.found.way_in or page.found.password or _sign_in_widget(page)
+    if name == "sign_in" and not (way_in or known):
         return 0  # no form, field or link to sign in with: a page about signing in
     points = _STRONG * heading + _STRONG * strong + built
     points += wall_phrases.found(phrases.weak, page.said) is not None
@@ -746,8 +754,7 @@ def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
         alone = short and page.shown - found.form_words <= _BESIDE_FORM and found.words > 0
         idp = alone and _in_markup(wall_marks.IDENTITY, markup)
         form = (found.password or found.account_form) and alone
-        # An identity provider's hosted sign-in, drawn by its script: its markup, no text.
-        widget = page.shown <= _VERY_SHORT and _in_markup(wall_marks.SIGN_IN_WIDGET, markup)
+        widget = _sign_in_widget(page)
         return _STRONG * form + _STRONG * idp + found.identifier + (_STRONG + 1) * widget
     if name == "age_gate":
         return _STRONG * (found.birth or found.age_box) * short
@@ -761,6 +768,12 @@ def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
     if name in ("not_found", "error_page"):
         return int(found.noindex)
     return 0
+
+
+def _sign_in_widget(page: _Page) -> bool:
+    """An identity provider's hosted sign-in, drawn by its script: its markup, next to no
+    text."""
+    return page.shown <= _VERY_SHORT and _in_markup(wall_marks.SIGN_IN_WIDGET, page.markup)
 
 
 def _challenge_points(page: _Page) -> int:
