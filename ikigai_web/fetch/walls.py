@@ -698,7 +698,7 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
     phrases = wall_phrases.kind(name)
     heading = any(wall_phrases.is_heading(phrases.heading, part) for part in _headings(page))
     strong = wall_phrases.found(phrases.strong, page.said) is not None
-    built = _built(name, page)
+    built = _built(name, page, worded=heading and strong)
     if not (heading or strong or built >= _STRONG):
         return 0
     if not (heading or built or known) and page.shown > _VERY_SHORT:
@@ -744,8 +744,9 @@ def _words(sentence: str) -> int:
     return size(sentence) + len(_SOUTHEAST.findall(sentence)) // _SOUTHEAST_LETTERS
 
 
-def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
-    """Points for what the page is built of and whose markup it carries."""
+def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - one line a kind
+    """Points for what the page is built of and whose markup it carries (`worded`: its
+    heading and a strong phrase say it is such a wall)."""
     found, markup = page.found, page.markup
     short = page.shown <= _FORM_SHORT
     if name == "bot_check":
@@ -759,7 +760,7 @@ def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
     if name == "age_gate":
         return _STRONG * (found.birth or found.age_box) * short
     if name == "consent":
-        return _dialog_points(page)
+        return _dialog_points(page, worded=worded)
     if name == "parked":
         return (
             _STRONG * _in_markup(wall_marks.PARKED, markup)
@@ -786,25 +787,26 @@ def _challenge_points(page: _Page) -> int:
     return _STRONG if captcha else 0
 
 
-def _dialog_points(page: _Page) -> int:
+def _dialog_points(page: _Page, *, worded: bool) -> int:
     """A consent platform's markup counts once; a dialog holding nearly all the page's words,
-    or forms posting to a consent service, are the consent wall's structure."""
-    platform = _in_markup(wall_marks.CONSENT, page.markup)
+    or forms posting to a consent service, are the consent wall's structure. The platform's
+    markup is only looked for where it may tip the scale (it is a search of all the page's
+    markup): beside that structure, a control named for accepting, or the page's words."""
     dialog = page.found.outside_dialog <= _OUTSIDE_DIALOG
     if dialog or _in_markup(wall_marks.CONSENT_PAGE, page.markup):
-        return platform + _STRONG
+        return _in_markup(wall_marks.CONSENT, page.markup) + _STRONG
+    if not (page.found.consent_choice or worded):
+        return 0
     # A consent step drawn as a page of its own, with no dialog: the platform's script and
     # a control its markup names for accepting count one more.
+    platform = _in_markup(wall_marks.CONSENT, page.markup)
     return platform + (platform and page.found.consent_choice)
 
 
-def _in_markup(pattern: re.Pattern[str], html: str) -> bool:
-    """Whether `pattern` matches inside a tag or a script or style element: the page's own
-    markup, not its text (an article may name a product it writes about)."""
-    for count, match in enumerate(pattern.finditer(html)):
-        if count == _MATCHES:
-            return False
-        at = match.start()
+def _in_markup(marks: wall_marks.Marks, html: str) -> bool:
+    """Whether one of `marks` stands inside a tag or a script or style element: the page's
+    own markup, not its text (an article may name a product it writes about)."""
+    for at in marks.starts(html, _MATCHES):
         if html.rfind("<", 0, at) > html.rfind(">", 0, at):
             return True  # inside a tag: an attribute, a URL
         opened = max(html.rfind("<script", 0, at), html.rfind("<style", 0, at))
