@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
@@ -295,8 +295,8 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
     free, part = _declared(signals, tree)
     found = Clues(
         title=title,
-        headings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h1"))[:4],
-        subheadings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h2"))[:4],
+        headings=tuple(_squash(h.text_content())[:200] for h in islice(tree.iter("h1"), 4)),
+        subheadings=tuple(_squash(h.text_content())[:200] for h in islice(tree.iter("h2"), 4)),
         text=text,
         words=words,
         password=bool(tree.xpath(_PASSWORD)),
