@@ -178,6 +178,15 @@ def test_a_title_that_is_a_walls_own_name_outweighs_a_sentence_of_its_own():
     assert wall(page(body, title="Our favourite placeholder pages")) is None
 
 
+def test_a_title_of_a_word_or_two_is_no_walls_own_name():
+    """A song or a film may be called "Bad Gateway": its lyrics stay its own sentences."""
+    lyrics = (
+        "<main><h1>Bad Gateway</h1><p>I knocked upon your server late at night, the light "
+        "was on but every door was shut, and all I got back was a gateway gone bad.</p></main>"
+    )
+    assert wall(page(lyrics, title="Bad Gateway")) is None
+
+
 def test_a_shell_that_names_javascript_in_any_language_asks_for_it():
     body = (
         "<noscript><strong>Samahani, programu hii haifanyi kazi bila JavaScript. Iwashe "

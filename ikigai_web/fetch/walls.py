@@ -76,6 +76,8 @@ _MARKUP = 1 << 22  # characters of a short page's source searched for a platform
 _JAVASCRIPT_WORDS = 40  # a shell asking for JavaScript says so in a line or two
 _PROSE_SENTENCE = 12  # words: a sentence this long is prose...
 _PROSE = 12  # ...and this many words of it that say nothing of a wall make a page content
+_OWN_NAME_WORDS = 3  # a title of a wall's phrase outweighs its prose from this many words...
+_OWN_NAME_CHARS = 5  # ...or characters of Chinese or Japanese
 _DAYS = 28  # a select of at least this many numbers is a day or year of birth
 _DIALOG_CHARS = 20_000  # of a dialog's text read for what it is about
 _MATCHES = 50  # matches of a platform's pattern looked at, at most, to find one in markup
@@ -726,7 +728,13 @@ def _names_itself(phrases: wall_phrases.Phrases, page: _Page) -> bool:
     may be a quotation: the title is what the page calls itself)."""
     title = page.found.title
     parts = (title, *(part for part in _SEGMENTS.split(title) if part))
-    return any(wall_phrases.is_phrase(phrases, part) for part in parts)
+    return any(_long_name(part) and wall_phrases.is_phrase(phrases, part) for part in parts)
+
+
+def _long_name(title: str) -> bool:
+    """A title long enough to be a wall's own name rather than a word or two an article,
+    a song or a film may be called ("Bad Gateway", "Accept All")."""
+    return len(title.split()) >= _OWN_NAME_WORDS or len(_CJK.findall(title)) >= _OWN_NAME_CHARS
 
 
 def _prose(name: str, markdown: str) -> int:
