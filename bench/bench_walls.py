@@ -108,6 +108,19 @@ def _served(status: Any, headers: Any, body: bytes) -> Served:
     return Served(int(status), pairs, body)
 
 
+def without_dots(target: str) -> str:
+    """A request target as a client sends it: the dot segments of its path removed (RFC 3986,
+    5.2.4), so that a page whose manifest path has them is found where the client asks."""
+    path, mark, query = target.partition("?")
+    kept: list[str] = []
+    for segment in path.split("/")[1:]:
+        if segment == "..":
+            kept = kept[:-1]
+        elif segment != ".":
+            kept.append(segment)
+    return "/" + "/".join(kept) + mark + query
+
+
 def load(corpus: Path) -> tuple[list[Page], dict[str, Site]]:
     manifest = json.loads((corpus / "manifest.json").read_text(encoding="utf-8"))
     sites = {}
@@ -119,7 +132,8 @@ def load(corpus: Path) -> tuple[list[Page], dict[str, Site]]:
     for name, entry in sorted(manifest["pages"].items()):
         site = sites[entry["site"]]
         body = (corpus / "pages" / name).read_bytes()
-        site.pages[entry["path"]] = _served(entry["status"], entry.get("headers"), body)
+        served = _served(entry["status"], entry.get("headers"), body)
+        site.pages[entry["path"]] = site.pages[without_dots(entry["path"])] = served
         path = entry["path"]
         pages.append(Page(name, entry["kind"], entry.get("lang") or "und", entry["site"], path))
     return pages, sites
@@ -256,6 +270,60 @@ def dev_pages(data: Path) -> list[tuple[str, Path, str]]:
     return list(found.values())
 
 
+# The wall checks the extractor calls on every page: their time is the detector's cost.
+_TIMED = ("clues", "judge", "maybe_not_found", "asks_for_javascript")
+COST_EVERY = 5  # the cost is measured on every 5th dev page (314 of the 1,567)
+
+
+@contextmanager
+def timed_walls() -> Iterator[list[float]]:
+    """The seconds the wall checks take, summed a call of the extractor while inside."""
+    from ikigai_web.fetch.reading import walls
+
+    spent = [0.0]
+    saved = {name: getattr(walls, name) for name in _TIMED}
+
+    def timing(function: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[0] += time.process_time() - started
+
+        return run
+
+    for name, function in saved.items():
+        setattr(walls, name, timing(function))
+    try:
+        yield spent
+    finally:
+        for name, function in saved.items():
+            setattr(walls, name, function)
+
+
+def cost(pages: list[tuple[str, Path, str]]) -> None:
+    """CPU time of the wall checks a page, on every COST_EVERY-th dev page (each page
+    converted once before, so that nothing is measured cold)."""
+    from ikigai_web.fetch.reading.extract import html_to_markdown
+
+    sample = pages[::COST_EVERY]
+    texts = [(gzip.decompress(p.read_bytes()).decode("utf-8", "replace"), u) for _, p, u in sample]
+    times = []
+    for text, url in texts:
+        html_to_markdown(text, url)
+        with timed_walls() as spent:
+            html_to_markdown(text, url)
+        times.append(spent[0] * 1000)
+    times.sort()
+    mean = sum(times) / len(times)
+    p95 = times[int(0.95 * (len(times) - 1))]
+    print(
+        f"walls, cost on {len(times)} dev pages (every {COST_EVERY}th): wall checks "
+        f"{mean:.1f} ms a page on average (median {times[len(times) // 2]:.1f}, p95 {p95:.1f})"
+    )
+
+
 def dev(data: Path) -> None:
     from ikigai_web.fetch.network import soft404
     from ikigai_web.fetch.reading.extract import html_to_markdown
@@ -284,6 +352,7 @@ def dev(data: Path) -> None:
     for line in flagged:
         print(f"  flagged: {line}")
     print(f"  pages the soft-404 probe would ask about (one request per host an hour): {suspects}")
+    cost(pages)
 
 
 _ARTICLE = (

@@ -220,9 +220,12 @@ def test_broken_pdf_is_parse_error(web, private):
     assert out["error_code"] == "PARSE_ERROR"
 
 
-def test_empty_html_is_parse_error(web, private):
-    out = fetch(web.route("/empty", reply(b"   ", "text/html")))
-    assert out["error_code"] == "PARSE_ERROR"
+@pytest.mark.parametrize("body", [b"", b"   \n"])
+def test_an_empty_html_page_is_the_empty_wall(web, private, body):
+    out = fetch(web.route("/empty", reply(body, "text/html")))
+    assert out["error_code"] == "HTTP_ERROR", out
+    assert out["wall"] == "empty"
+    assert "no text at all" in out["error"]
 
 
 # ---------------------------------------------------------------- charsets

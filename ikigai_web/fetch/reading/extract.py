@@ -515,8 +515,10 @@ def _parse(
     from ikigai_web.fetch.reading.signals import read
 
     text = html.replace("\x00", "")
-    if not text.strip():
-        raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, "the body is empty"))
+    if not text.strip():  # a page of no bytes is the empty wall (walls.py), not a parse error
+        from ikigai_web.fetch.reading.walls import failure
+
+        raise failure(url, "empty", javascript=False, tried="never")
     sample = text[:_SAMPLE]
     if _controls(sample) > _MAX_CONTROL * len(sample):
         raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, "it is binary data, not text"))

@@ -14,14 +14,64 @@ from typing import TYPE_CHECKING
 from ikigai_web.common.text import lazy
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
+
+# A pattern that is plain text once its escapes are read: found by str.find.
+_PLAIN = re.compile(r"(?:[^\\.^$*+?{}\[\]|()]|\\[^\w\s])+")
+_ESCAPE = re.compile(r"\\(.)")
 
 
-def _any_case(*patterns: str) -> re.Pattern[str]:
-    """One pattern of lower-case alternatives, searched in lower-cased text: IGNORECASE would
-    make the re module try every alternative at every character, ten times as slow on a
-    page's markup of a few hundred kilobytes."""
-    return lazy("|".join(f"(?:{p})" for p in patterns))
+class Marks:
+    """A product's marks, lower-case patterns searched in lower-cased markup one at a time.
+
+    One pattern of all of them would be searched at every character with every alternative
+    (Python's re has no automaton): a second and more on a page of 2 MB. Alone, each is
+    found by its literal start, and one that is plain text by str.find: a few milliseconds
+    for all of them on such a page. Compiled when first searched."""
+
+    def __init__(self, *patterns: str) -> None:
+        self._sources = patterns
+        self._parts: tuple[str | re.Pattern[str], ...] = ()
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        return self._sources
+
+    def starts(self, text: str, most: int) -> Iterator[int]:
+        """Where the marks stand in `text`: at most `most` places for each."""
+        if not self._parts:
+            self._parts = tuple(_searcher(source) for source in self._sources)
+        for part in self._parts:
+            yield from _places(part, text, most)
+
+    def search(self, text: str) -> bool:
+        """Whether any of the marks stands in `text`."""
+        return next(self.starts(text, 1), None) is not None
+
+
+def _searcher(source: str) -> str | re.Pattern[str]:
+    return _ESCAPE.sub(r"\1", source) if _PLAIN.fullmatch(source) else re.compile(source)
+
+
+def _places(part: str | re.Pattern[str], text: str, most: int) -> Iterator[int]:
+    if isinstance(part, str):
+        at = text.find(part)
+        for _ in range(most):
+            if at < 0:
+                return
+            yield at
+            at = text.find(part, at + 1)
+        return
+    for count, match in enumerate(part.finditer(text)):
+        if count == most:
+            return
+        yield match.start()
+
+
+def _any_case(*patterns: str) -> Marks:
+    """Lower-case patterns, searched in lower-cased text: IGNORECASE is several times as
+    slow on a page's markup of a few hundred kilobytes."""
+    return Marks(*patterns)
 
 
 # A check's own script, frame or element: only a challenge or block page carries these.
@@ -187,11 +237,9 @@ CONSENT = _any_case(
 )
 # A portal's consent page, sent in place of any page until a choice is made: its forms post
 # the choice to a consent service of its own.
-CONSENT_PAGE = _any_case(
-    r"action=[\"']?https?://consent\.",
-    r"action=[\"']?https?://guce\.",
-    r"action=[\"']?[^\"'\s>]*/consent/(?:save|set|accept)",
-    r"action=[\"']?[^\"'\s>]*collectconsent",
+CONSENT_PAGE = _any_case(  # one pattern: one search for the attribute they all start with
+    r"action=[\"']?(?:https?://(?:consent|guce)\.|[^\"'\s>]*(?:/consent/(?:save|set|accept)"
+    r"|collectconsent))",
 )
 # Where a consent dialog or an age check stands, by its container's id or class (lower case):
 # one pattern, its groups saying which, run once over all of a page's labels.
@@ -232,6 +280,12 @@ PARKED = _any_case(
     r"google\.com/adsense/domains",
     r"data-parked",
     r"window\.park\b",
+    # A registrar's placeholder built as a block of its own ("parking", "parking__domain")
+    r"class=[\"']parking(?:__|[\"' ])",
+    # Web servers' and hosts' default pages: their own images and scripts
+    r"iisstart\.(?:png|htm)",
+    r"/icons/(?:ubuntu-logo|apache_pb|poweredby)",
+    r"/cgi-sys/defaultwebpage",
 )
 # A date-of-birth field, by its name or id.
 AGE_GATE = _any_case(
@@ -246,6 +300,22 @@ AGE_GATE = _any_case(
     r"birthdate",
     r"\bdob\b",
 )
+_PROVIDERS = (
+    "google",
+    "apple",
+    "facebook",
+    "microsoft",
+    "github",
+    "twitter",
+    "linkedin",
+    "kakao",
+    "naver",
+    "line",
+    "yahoo",
+)
+_ACTIONS = r"(?:sign-?in|log-?in|auth|oauth|button|btn|sso)"
+_WAYS = ("sign-in", "signin", "log-in", "login", "auth", "social")
+_WITH_PROVIDER = f"(?:with[-_])?(?:{'|'.join(_PROVIDERS)})"
 # Sign-in with another account: the identity providers' endpoints and buttons.
 IDENTITY = _any_case(
     r"accounts\.google\.com",
@@ -275,11 +345,25 @@ IDENTITY = _any_case(
     r"g_id_signin",
     r"g_id_onload",
     r"appleid\.auth",
-    r"(?:google|apple|facebook|microsoft|github|twitter|linkedin|kakao|naver|line|yahoo)"
-    r"[-_](?:sign-?in|log-?in|auth|oauth|button|btn|sso)",
-    r"(?:sign-?in|log-?in|auth|social)[-_](?:with[-_])?"
-    r"(?:google|apple|facebook|microsoft|github|twitter|linkedin|kakao|naver|line|yahoo)",
+    # "google-signin", "btn-login-with-apple": found from their separator, which is rarer
+    # than the letters the names start with (the name before it then read back)
+    "".join(("[-_](?:", "|".join(f"(?<={name}[-_])" for name in _PROVIDERS), ")", _ACTIONS)),
+    "".join(("[-_](?:", "|".join(f"(?<={way}[-_])" for way in _WAYS), ")", _WITH_PROVIDER)),
     r"social[-_]?(?:login|sign-?in|auth|buttons?|providers?)",
+)
+
+
+# The sign-in pages identity providers host for their customers, drawn by their own script:
+# the page holds the widget's container and script, and no form until it runs.
+SIGN_IN_WIDGET = _any_case(
+    r"okta-sign-in",
+    r"okta-signin-widget",
+    r"oktacdn\.com",
+    r"auth0-lock",
+    r"cdn\.auth0\.com/js/lock",
+    r"b2clogin\.com",
+    r"kc-form-login",
+    r"login-pf-page",
 )
 
 

@@ -17,10 +17,18 @@ from typing import NamedTuple
 
 _DATA = "wall_phrases.json"
 _KEY = 4  # letters of a word a phrase is filed under
-_WORD = re.compile(r"\w+")
+# A word's letters: \w leaves out the vowel signs and other combining marks of the Indic
+# scripts, Thai, Hebrew and Arabic points (Python's re has no \p{M}), which would cut a word
+# of those scripts at each of them and strip a heading's last mark.
+_MARKS = (
+    "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
+    "\u0900-\u0963\u0966-\u0dff\u0e31-\u0e3a\u0e47-\u0e4e\u0eb1-\u0ebc\u0ec8-\u0ecd"
+    "\u102b-\u103e\u1056-\u1059\u17b4-\u17d3"
+)
+_WORD = re.compile(f"[\\w{_MARKS}]+")
 # Scripts written without spaces between words: their phrases are found by substring.
 _UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+_EDGES = re.compile(f"^[^\\w{_MARKS}]+|[^\\w{_MARKS}]+$|^_+|_+$")
 _MORE_WORDS = 3  # a heading may run this many words past its phrase ("Sign in to Example")
 _MORE_CHARS = 8  # ...or this many characters, in a script without spaces
 _LONGEST = 200  # characters: no heading phrase is this long
@@ -116,6 +124,15 @@ def all_found(phrases: Phrases, text: Said) -> list[str]:
     """Every phrase of the list that the text holds."""
     hits = [p for k in text.keys & phrases.keyed.keys() for p in phrases.keyed[k] if p in text.text]
     return hits + [phrase for phrase in phrases.unspaced if phrase in text.text]
+
+
+def is_phrase(phrases: Phrases, segment: str) -> bool:
+    """Whether a title segment or heading is one of the phrases, word for word."""
+    text = _EDGES.sub("", " ".join(normal(segment).split()))
+    first = _WORD.search(text)
+    if first is None:
+        return False
+    return text in phrases.keyed.get(first[0][:_KEY], ()) or text in phrases.unspaced
 
 
 def is_heading(names: frozenset[str], segment: str) -> bool:

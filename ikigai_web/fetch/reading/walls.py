@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
@@ -76,6 +76,8 @@ _MARKUP = 1 << 22  # characters of a short page's source searched for a platform
 _JAVASCRIPT_WORDS = 40  # a shell asking for JavaScript says so in a line or two
 _PROSE_SENTENCE = 12  # words: a sentence this long is prose...
 _PROSE = 12  # ...and this many words of it that say nothing of a wall make a page content
+_OWN_NAME_WORDS = 3  # a title of a wall's phrase outweighs its prose from this many words...
+_OWN_NAME_CHARS = 5  # ...or characters of Chinese or Japanese
 _DAYS = 28  # a select of at least this many numbers is a day or year of birth
 _DIALOG_CHARS = 20_000  # of a dialog's text read for what it is about
 _MATCHES = 50  # matches of a platform's pattern looked at, at most, to find one in markup
@@ -92,8 +94,14 @@ _KINDS = (
     "error_page",
 )
 
-_CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_UNSPACED = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+# Chinese and Japanese, written without spaces: two characters a word. Korean spaces its
+# words, so its characters are not counted again.
+_CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+# Thai, Lao, Myanmar and Khmer put no spaces between words either: about four letters a word.
+_SOUTHEAST = lazy(
+    r"[\u0e01-\u0e30\u0e40-\u0e46\u0e81-\u0eb0\u0ec0-\u0ec6\u1000-\u102a\u1780-\u17b3]"
+)
+_SOUTHEAST_LETTERS = 4
 _SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7\u00bb\u203a/]\s*")
 _SENTENCES = lazy(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
 _LINK_TARGET = lazy(r"\]\([^)]*\)")
@@ -177,8 +185,9 @@ _SCRIPTED_CHECK = _any(
     r"请稍候",
 )
 # An element an app may fill, or a player, a canvas, a frame: a page with one is no empty page
-# (a page of nothing but images is).
+# (a page of nothing but images is; so is a listing served with no rows, see _EMPTY_LISTING).
 _MEDIA = ".//*[@id] | .//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
+_EMPTY_LISTING = ".//table[not(.//td or .//th)] | .//ul[not(li)] | .//ol[not(li)]"
 _IMAGE = lazy(r"!\[[^\]]*\]\([^)]*\)")  # an image in markdown: no text
 _SCRIPT = lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
@@ -205,6 +214,16 @@ _WAY_IN = lazy(
     r"giris|oturum|masuk|dang-?nhap|vhod|voiti|prihlas|belep|bejelentkez|kirjaudu|logga|"
     r"prijav|autentific|identif|cuenta|conta|konto|compte",  # searched lower-cased
 )
+# The controls a person chooses with, and the attributes that name them in markup.
+_CHOICES = "//a | //button | //input[@type='submit' or @type='button']"
+_CONTROL_NAMES = ("id", "class", "name", "data-action", "data-role")
+_ACCEPT = lazy(r"accept|agree|consent|allow[-_]?all")  # searched lower-cased
+_FEW_CHOICES = 8  # a consent step offers a few controls; a page with more is something else
+_FEWEST_CHOICES = 2  # an age check's choices: yes and no...
+_MOST_AGE_CHOICES = 3  # ...and perhaps a third ("leave")
+_CHOICE_WORDS = 8  # words of a choice that names an age
+# An age as a choice names it: 16 to 21, not a part of a longer number, a date or a time.
+_AGE = lazy(r"(?<![\d.,:/])(?:1[6-9]|2[01])(?!\d|[.,:/]\d)")
 _DIALOGS = "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'] | //dialog"
 _STRUCTURE_WORDS = 800  # visible words past which no structure makes the page a wall
 # A search field (by its type, its form's role or address, or the names search engines and
@@ -253,8 +272,12 @@ class Clues(NamedTuple):
     option_words: int = 0  # words of the options of its selects (a list of years, say)
     dialog_words: int = 0  # words inside a consent dialog (its container named for it)...
     outside_dialog: int = _READ_WORDS  # ...and outside it
-    age_box: bool = False  # a container named for an age check
+    age_box: bool = False  # a container named for an age check, or a choice that names an age
     way_in: bool = False  # a form, a field, a link or button that leads to signing in
+    # A field naming the account in a form that posts to a sign-in address (an e-mail for a
+    # link, a phone for a one-time code): a sign-in form without a password.
+    account_form: bool = False
+    consent_choice: bool = False  # a control whose markup names it for accepting (consent)
     # What makes a short page worth comparing with its site's not-found page (soft404.py):
     search_box: bool = False  # a search field of the page's own, not its header's
     error_marks: bool = False  # a container's class or id, or a prerender status, says 404
@@ -274,13 +297,13 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
     free, part = _declared(signals, tree)
     found = Clues(
         title=title,
-        headings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h1"))[:4],
-        subheadings=tuple(_squash(h.text_content())[:200] for h in tree.iter("h2"))[:4],
+        headings=tuple(_squash(h.text_content())[:200] for h in islice(tree.iter("h1"), 4)),
+        subheadings=tuple(_squash(h.text_content())[:200] for h in islice(tree.iter("h2"), 4)),
         text=text,
         words=words,
         password=bool(tree.xpath(_PASSWORD)),
         noindex="noindex" in str(tree.xpath('string(//meta[@name="robots"]/@content)')).lower(),
-        media=words == 0 and body is not None and bool(body.xpath(_MEDIA)),  # only asked then
+        media=words == 0 and body is not None and _may_be_filled(body),  # only asked then
         declared_cut=free is False and part,
         declared_free=free,
         declared_words=_declared_words(signals) if free is False else 0,
@@ -288,6 +311,12 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
     if not text or words > _STRUCTURE_WORDS:
         return found
     return found._replace(**_structure(tree, size(text)))
+
+
+def _may_be_filled(body: HtmlElement) -> bool:
+    """Whether a page without text holds media, or an element an app may fill (an id); a
+    table or list the server sent with no rows is a listing that came back empty."""
+    return bool(body.xpath(_MEDIA)) and not body.xpath(_EMPTY_LISTING)
 
 
 def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
@@ -308,6 +337,7 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         if kind in ("password", "email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
     ]
     dialog, age_box = _boxes(tree)
+    choices = tree.xpath(_CHOICES)
     title = _squash(tree.findtext(".//title") or "").casefold()
     # Every target searched at once, lower-cased: a call a target cost 30 ms on a page of
     # 2,000 links.
@@ -322,11 +352,41 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         "option_words": sum(len((o.text or "").split()) for o in tree.iter("option")),
         "dialog_words": dialog,
         "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
-        "age_box": age_box,
+        "age_box": age_box or _age_choice(choices),
+        "account_form": any(_posts_to_sign_in(field) for field in signing),
+        "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
         "search_box": _own_search(tree),
         "error_marks": _error_marks(tree),
         "site_title": bool(title) and title in _site_names(tree),
     }
+
+
+def _age_choice(choices: list[HtmlElement]) -> bool:
+    """A yes/no age check: two or three choices side by side, one of them naming an age
+    (16 to 21) with a word or two beside the number ("Yes, I am 18 or older", "19세 이상"),
+    in any language: a page number or a year stands alone, or runs on."""
+    by_box: dict[HtmlElement | None, list[str]] = {}
+    for choice in choices:
+        text = _squash(choice.text_content() or str(choice.get("value") or ""))
+        by_box.setdefault(choice.getparent(), []).append(text)
+    return any(
+        _FEWEST_CHOICES <= len(texts) <= _MOST_AGE_CHOICES
+        and any(_AGE.search(text) and 1 < len(text.split()) <= _CHOICE_WORDS for text in texts)
+        for texts in by_box.values()
+    )
+
+
+def _posts_to_sign_in(field: HtmlElement) -> bool:
+    """Whether a field's form posts to a sign-in address (log-in, auth, session, ...)."""
+    form = next(field.iterancestors("form"), None)
+    action = str(form.get("action") or "") if form is not None else ""
+    return bool(_WAY_IN.search(action.lower()))
+
+
+def _accepts(control: HtmlElement) -> bool:
+    """Whether a button's or link's own markup (not its words) names it for accepting."""
+    label = " ".join(str(control.get(a) or "") for a in _CONTROL_NAMES)
+    return bool(_ACCEPT.search(label.lower()))
 
 
 def _own_search(tree: HtmlElement) -> bool:
@@ -398,13 +458,26 @@ def _about_consent(box: HtmlElement) -> bool:
 
 def _form_words(field: HtmlElement) -> int:
     """The words of the form a field belongs to: its <form>, or else the nearest container
-    that holds a button too (an app's form may have no <form>)."""
+    that holds a button too (an app's form may have no <form>); with the card around it
+    that holds its heading, where one does (the form's title and what it asks for)."""
     for box in field.iterancestors():
-        if box.tag == "form" or box.xpath(".//button | .//input[@type='submit']"):
-            return len(box.text_content().split()) + len(box.xpath(".//input | .//button"))
         if box.tag == "body":
             break
+        if box.tag == "form" or box.xpath(".//button | .//input[@type='submit']"):
+            card = _card(box)
+            return len(card.text_content().split()) + len(box.xpath(".//input | .//button"))
     return 0
+
+
+def _card(form: HtmlElement) -> HtmlElement:
+    """The box around a form that holds its heading too (a sign-in card), short of any that
+    holds an article or the page's main region beside it: else the form alone."""
+    for box in form.iterancestors():
+        if box.tag == "body" or box.xpath(".//article | .//main"):
+            break
+        if box.find(".//h1") is not None:
+            return box
+    return form
 
 
 def _numbered_selects(tree: HtmlElement) -> bool:
@@ -419,6 +492,10 @@ def _numbered_selects(tree: HtmlElement) -> bool:
 
 def _visible(body: HtmlElement) -> tuple[int, str]:
     """The body's words up to _READ_WORDS, and its text when it has fewer."""
+    # Most pages are long: counted from the body's whole text (one call into libxml2, a
+    # split that stops at the cap), at half the cost of reading them node by node.
+    if len(body.text_content().split(None, _READ_WORDS)) > _READ_WORDS:
+        return _READ_WORDS, ""
     lines: list[str] = []
     words = 0
     for piece in body.itertext():
@@ -498,7 +575,10 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     """The wall this page is, if it is one. `markdown` is the extracted content, `html` the
     page's source (searched only when the page is short), `scripted`: it has scripts."""
     shown = size(markdown)
-    if _paywall(found, markdown, shown):
+    paywall = _paywall(found, markdown, shown)
+    # A subscribe prompt inside a consent dialog that stands over the page is the dialog's
+    # ("pay, or accept the cookies"): the dialog is judged first.
+    if paywall and (found.declared_free is False or found.outside_dialog > _OUTSIDE_DIALOG):
         return Verdict("paywall")
     if (
         found.words == 0
@@ -507,16 +587,20 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
         and not found.password  # a lone password field is a sign-in, text or none
         and not _IMAGE.sub("", markdown).split()
     ):
-        return Verdict("empty")
+        # A web server's default page may be a picture alone (IIS's): its markup says so.
+        parked = _in_markup(wall_marks.PARKED, html[:_MARKUP].lower())
+        return Verdict("parked" if parked else "empty")
     shown -= min(found.option_words, shown)  # a list of days or years is no text to read
     if shown > _SHORT:
-        return _consent_page(found, html, shown)
+        return _consent_page(found, html, shown) or (Verdict("paywall") if paywall else None)
     said = wall_phrases.said(found.text or markdown)
     page = _Page(found, said, html[:_MARKUP].lower(), shown, markdown)
     points = {name: _score(name, page) for name in _KINDS}
     best = max(points, key=points.__getitem__)
     if points[best] < _NEEDED:
-        return None
+        return Verdict("paywall") if paywall else None
+    if best == "bot_check" and points["region_block"] >= _NEEDED:
+        return Verdict("region_block")  # a block page that says it blocks the region
     return Verdict(best, javascript=best == "bot_check" and _scripted_check(page))
 
 
@@ -620,20 +704,37 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
     phrases = wall_phrases.kind(name)
     heading = any(wall_phrases.is_heading(phrases.heading, part) for part in _headings(page))
     strong = wall_phrases.found(phrases.strong, page.said) is not None
-    built = _built(name, page)
+    built = _built(name, page, worded=heading and strong)
     if not (heading or strong or built >= _STRONG):
         return 0
     if not (heading or built or known) and page.shown > _VERY_SHORT:
         return 0  # a page of a few sentences that only quotes such words may be about them
-    if built < _STRONG and not known and _prose(name, page.markdown) >= _PROSE:
+    own_prose = built < _STRONG and not known and not _names_itself(phrases.strong, page)
+    if own_prose and _prose(name, page.markdown) >= _PROSE:
         return 0  # sentences of its own beside the words: an article, a post, a product
     if name == "consent" and built < _STRONG and not (built and heading and strong):
         return 0  # a consent wall takes its dialog, or a platform's page that says so
-    if name == "sign_in" and not (page.found.way_in or page.found.password or known):
+    way_in = page.found.way_in or page.found.password or _sign_in_widget(page)
+    if name == "sign_in" and not (way_in or known):
         return 0  # no form, field or link to sign in with: a page about signing in
     points = _STRONG * heading + _STRONG * strong + built
     points += wall_phrases.found(phrases.weak, page.said) is not None
     return points + (page.shown <= _VERY_SHORT)
+
+
+def _names_itself(phrases: wall_phrases.Phrases, page: _Page) -> bool:
+    """Whether the page's title (or a part of it) is, word for word, a phrase only such walls
+    say: a wall's name for itself, where an article's title adds words of its own (a heading
+    may be a quotation: the title is what the page calls itself)."""
+    title = page.found.title
+    parts = (title, *(part for part in _SEGMENTS.split(title) if part))
+    return any(_long_name(part) and wall_phrases.is_phrase(phrases, part) for part in parts)
+
+
+def _long_name(title: str) -> bool:
+    """A title long enough to be a wall's own name rather than a word or two an article,
+    a song or a film may be called ("Bad Gateway", "Accept All")."""
+    return len(title.split()) >= _OWN_NAME_WORDS or len(_CJK.findall(title)) >= _OWN_NAME_CHARS
 
 
 def _prose(name: str, markdown: str) -> int:
@@ -650,13 +751,14 @@ def _prose(name: str, markdown: str) -> int:
 
 
 def _words(sentence: str) -> int:
-    """A sentence's words; in Chinese and Japanese, written without spaces, two characters
-    a word (size() counts Korean's characters too, whose words are spaced)."""
-    return len(sentence.split()) + len(_UNSPACED.findall(sentence)) // 2
+    """A sentence's words, in the scripts written without spaces too (size(), and Thai's
+    letters, four a word: a Thai article's sentences are prose like any other)."""
+    return size(sentence) + len(_SOUTHEAST.findall(sentence)) // _SOUTHEAST_LETTERS
 
 
-def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
-    """Points for what the page is built of and whose markup it carries."""
+def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - one line a kind
+    """Points for what the page is built of and whose markup it carries (`worded`: its
+    heading and a strong phrase say it is such a wall)."""
     found, markup = page.found, page.markup
     short = page.shown <= _FORM_SHORT
     if name == "bot_check":
@@ -664,11 +766,13 @@ def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
     if name == "sign_in":  # a form and not one word: a page whose text did not come
         alone = short and page.shown - found.form_words <= _BESIDE_FORM and found.words > 0
         idp = alone and _in_markup(wall_marks.IDENTITY, markup)
-        return _STRONG * (found.password and alone) + _STRONG * idp + found.identifier
+        form = (found.password or found.account_form) and alone
+        widget = _sign_in_widget(page)
+        return _STRONG * form + _STRONG * idp + found.identifier + (_STRONG + 1) * widget
     if name == "age_gate":
         return _STRONG * (found.birth or found.age_box) * short
     if name == "consent":
-        return _dialog_points(page)
+        return _dialog_points(page, worded=worded)
     if name == "parked":
         return (
             _STRONG * _in_markup(wall_marks.PARKED, markup)
@@ -677,6 +781,12 @@ def _built(name: str, page: _Page) -> int:  # noqa: PLR0911 - one line a kind
     if name in ("not_found", "error_page"):
         return int(found.noindex)
     return 0
+
+
+def _sign_in_widget(page: _Page) -> bool:
+    """An identity provider's hosted sign-in, drawn by its script: its markup, next to no
+    text."""
+    return page.shown <= _VERY_SHORT and _in_markup(wall_marks.SIGN_IN_WIDGET, page.markup)
 
 
 def _challenge_points(page: _Page) -> int:
@@ -689,21 +799,26 @@ def _challenge_points(page: _Page) -> int:
     return _STRONG if captcha else 0
 
 
-def _dialog_points(page: _Page) -> int:
+def _dialog_points(page: _Page, *, worded: bool) -> int:
     """A consent platform's markup counts once; a dialog holding nearly all the page's words,
-    or forms posting to a consent service, are the consent wall's structure."""
-    platform = _in_markup(wall_marks.CONSENT, page.markup)
+    or forms posting to a consent service, are the consent wall's structure. The platform's
+    markup is only looked for where it may tip the scale (it is a search of all the page's
+    markup): beside that structure, a control named for accepting, or the page's words."""
     dialog = page.found.outside_dialog <= _OUTSIDE_DIALOG
-    return platform + _STRONG * (dialog or _in_markup(wall_marks.CONSENT_PAGE, page.markup))
+    if dialog or _in_markup(wall_marks.CONSENT_PAGE, page.markup):
+        return _in_markup(wall_marks.CONSENT, page.markup) + _STRONG
+    if not (page.found.consent_choice or worded):
+        return 0
+    # A consent step drawn as a page of its own, with no dialog: the platform's script and
+    # a control its markup names for accepting count one more.
+    platform = _in_markup(wall_marks.CONSENT, page.markup)
+    return platform + (platform and page.found.consent_choice)
 
 
-def _in_markup(pattern: re.Pattern[str], html: str) -> bool:
-    """Whether `pattern` matches inside a tag or a script or style element: the page's own
-    markup, not its text (an article may name a product it writes about)."""
-    for count, match in enumerate(pattern.finditer(html)):
-        if count == _MATCHES:
-            return False
-        at = match.start()
+def _in_markup(marks: wall_marks.Marks, html: str) -> bool:
+    """Whether one of `marks` stands inside a tag or a script or style element: the page's
+    own markup, not its text (an article may name a product it writes about)."""
+    for at in marks.starts(html, _MATCHES):
         if html.rfind("<", 0, at) > html.rfind(">", 0, at):
             return True  # inside a tag: an attribute, a URL
         opened = max(html.rfind("<script", 0, at), html.rfind("<style", 0, at))
@@ -725,7 +840,10 @@ def asks_for_javascript(markdown: str) -> bool:
     if size(markdown) > _JAVASCRIPT_WORDS:
         return False
     text = wall_phrases.said(markdown)
-    return wall_phrases.found(wall_phrases.listed("javascript"), text) is not None
+    # JavaScript is named so in every language: a shell's few words that name it ask for it.
+    return "javascript" in text.text or (
+        wall_phrases.found(wall_phrases.listed("javascript"), text) is not None
+    )
 
 
 def _paywall(found: Clues, markdown: str, shown: int) -> bool:
@@ -784,30 +902,38 @@ _REFUSALS = frozenset({"region_block", "sign_in", "age_gate", "consent", "rate_l
 MARKUP_READ = 1 << 20  # characters of an error answer searched for a firewall's marks
 
 
-def of_status(
+def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return each
     status: int, headers: Mapping[str, str], html: str, page: Callable[[], str | None]
 ) -> str | None:
     """The wall a 4xx or 5xx answer is, or None for a plain error that is no wall.
 
     The status says most (401 sign-in, 404 not found, 451 region block); a check's own marks
     (its headers, a challenge's or a CAPTCHA's markup) make a refusal (403, 405, 429, 503, any
-    other 4xx) a bot check; then the page's own verdict, `page()` (the body judged as a page,
-    asked only when needed), says whether a refusal is a region block, a sign-in or age gate;
-    a firewall's name on a refusal makes it a bot check; a plain 429 is a rate limit, a plain
-    403 or 405 a refusal of this client (a bot check in effect: a person's browser may get
-    through), a 5xx an error page.
+    other 4xx) a bot check, unless its page says it blocks the region; then the page's own
+    verdict, `page()` (the body judged as a page), says whether a refusal is a region block, a
+    sign-in or age gate; a firewall's name on a refusal, or on a page that says it blocks or
+    limits this client (with any status), makes it a bot check; a plain 429 is a rate limit, a
+    plain 403 or 405 a refusal of this client (a bot check in effect: a person's browser may
+    get through), a 5xx an error page.
     """
     if status in _BY_STATUS:
         return _BY_STATUS[status]
     markup = html[:MARKUP_READ].lower()  # wall_marks' patterns are searched lower-cased
-    if _challenged(status, headers, markup):
-        return "bot_check"
+    challenged = _challenged(status, headers, markup)
+    if challenged and wall_marks.challenge_headers(headers):
+        return "bot_check"  # the check says so in its own header: the page need not be read
     said = page()
+    if challenged:
+        # A check's block page also says why it blocks: the visitor's region, say.
+        return "region_block" if said == "region_block" else "bot_check"
     if status == 429:
         return "bot_check" if said == "bot_check" else "rate_limited"
+    firewalled = _firewalled(headers, markup)
+    if firewalled and said in ("bot_check", "rate_limited"):
+        return "bot_check"  # a firewall's limit, whatever the status: its block of this client
     if said in _REFUSALS or (status < 500 and said == "bot_check"):
         return said
-    if status in (403, 405) or (status < 500 and _firewalled(headers, markup)):
+    if status in (403, 405) or (status < 500 and firewalled):
         return "bot_check"
     # An error page without a word says nothing the status does not: a plain error, no wall.
     return "error_page" if status >= 500 else None if said == "empty" else said

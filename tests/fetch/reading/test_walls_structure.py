@@ -282,13 +282,28 @@ def test_a_password_field_alone_is_a_sign_in_wall_and_a_captcha_alone_a_bot_chec
 def test_the_platforms_marks_are_lower_case_and_found_in_any_case():
     """wall_marks' patterns are searched in lower-cased markup (ten times as fast as
     IGNORECASE): each must be written lower-case, and markup in capitals still matches."""
-    import re
-
     from ikigai_web.fetch.reading import wall_marks
 
     names = ("CHALLENGE", "CAPTCHA_BOX", "FIREWALL", "CONSENT", "CONSENT_PAGE", "PARKED")
-    for mark in [getattr(wall_marks, name) for name in (*names, "AGE_GATE", "IDENTITY")]:
-        assert not mark.flags & re.IGNORECASE
-        assert mark.pattern == mark.pattern.lower(), mark.pattern[:80]
+    for mark in [
+        getattr(wall_marks, n) for n in (*names, "AGE_GATE", "IDENTITY", "SIGN_IN_WIDGET")
+    ]:
+        assert mark.patterns
+        for pattern in mark.patterns:
+            assert pattern == pattern.lower(), pattern[:80]
     shouting = '<SCRIPT SRC="https://JS.HCAPTCHA.COM/1/api.js"></SCRIPT><DIV CLASS="H-CAPTCHA">'
     assert wall(page(shouting, title="Mtihani")) == "bot_check"
+
+
+def test_marks_are_found_one_by_one_as_text_or_as_patterns():
+    from ikigai_web.fetch.reading.wall_marks import Marks
+
+    marks = Marks(r"cdn\.example\.com/x", r"id=[\"']?captcha")
+    assert list(marks.starts("a cdn.example.com/x b cdn.example.com/x id='captcha'", 5)) == [
+        2,
+        22,
+        40,
+    ]
+    assert list(marks.starts("cdn.example.com/x " * 9, 2)) == [0, 18]  # at most 2 each
+    assert marks.search("<div id=captcha>")
+    assert not marks.search("cdn.example.com/y")
