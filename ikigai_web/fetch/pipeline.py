@@ -1,5 +1,6 @@
 """web-fetch's stage order, in one place: a URL to the page an answer is made of.
 
+    answer_page    the page as web-fetch answers it: cached_page, and advice on rendering
     cached_page    the cache, in front of everything (common/cache.py)
     fetch_page     network/session.py   the guarded fetch, redirects and robots.txt
                    reading/decode.py    bytes to text or a document's markdown
@@ -9,7 +10,7 @@
                    network/render.py    a page that needs JavaScript, through the browser,
                                         its DOM extracted and tidied in turn
 
-The tool (tools/web_fetch.py) calls `cached_page` once, the search tools' `read` too
+The tool (tools/web_fetch.py) calls `answer_page` once, a search's `read` `cached_page`
 (search/reading.py); the bench and tests read a body already fetched through `to_document`,
 the same reading stages in the same order. `prepare` imports the reading stages while the
 fetch waits on the network.
@@ -92,6 +93,17 @@ class Readers(NamedTuple):
 
 def render_mode(request: Request, settings: Settings) -> str:
     return request.render or settings.fetch_render
+
+
+def answer_page(request: Request, settings: Settings) -> tuple[Page, dict[str, Any]]:
+    """The page as web-fetch's answer gives it: `cached_page`, its NEEDS_JAVASCRIPT warning
+    saying how this machine could render it, asked now (a browser may have come or gone
+    since the page was cached)."""
+    from ikigai_web.fetch.network.render import advised
+
+    page, notes = cached_page(request, settings)
+    document = advised(page.document, render_mode(request, settings), settings)
+    return page._replace(document=document), notes
 
 
 def cached_page(request: Request, settings: Settings) -> tuple[Page, dict[str, Any]]:

@@ -243,15 +243,11 @@ def to_request(params: Params) -> Request:
 def cached_page(params: Params, settings: Settings) -> tuple[Page, dict[str, Any]]:
     """The page, from the cache or through web-fetch's stages in order (fetch/pipeline.py),
     and what the answer says about the cache. The only function that touches the network."""
-    return pipeline.cached_page(to_request(params), settings)
+    return pipeline.answer_page(to_request(params), settings)
 
 
 def cache_key(params: Params, settings: Settings) -> list[Any]:
     return pipeline.cache_key(to_request(params), settings)
-
-
-def render_mode(params: Params, settings: Settings) -> str:
-    return pipeline.render_mode(to_request(params), settings)
 
 
 def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer takes it
@@ -293,15 +289,12 @@ def shape_output(  # noqa: PLR0913 - the call's parameters, each as the answer t
 
 
 def execute(raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    from ikigai_web.fetch.network.render import advised
-
     params = parse_input(raw)
     page, notes = cached_page(params, settings)
     if params.query is None and raw.get("max_chars") not in (None, DEFAULT_MAX_CHARS):
         ignored = {"code": "IGNORED", "message": "'max_chars' sizes the passages of a query, "
                    "and without one was ignored; to cut the lines, use limit"}  # fmt: skip
         notes = notes | {"warnings": [*notes.get("warnings", []), ignored]}
-    page = page._replace(document=advised(page.document, render_mode(params, settings), settings))
     budget = settings.output_budget
     return shape_output(
         page, params.offset, params.limit, budget, notes, params.pages,
