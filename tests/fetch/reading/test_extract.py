@@ -518,9 +518,6 @@ def test_indent_fixer_keeps_fences_inside_list_items():
 @pytest.mark.parametrize(
     ("html", "reason"),
     [
-        ("", "empty"),
-        ("   \n\t ", "empty"),
-        ("\x00\x00\x00", "empty"),
         ("<!-- nothing but a comment -->", "empty"),
         ("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01\x02\x03\x04\x05\x06\x07" * 20, "binary"),
     ],
@@ -530,6 +527,17 @@ def test_unparsable_input_is_parse_error(html, reason):
         html_to_markdown(html, URL)
     assert caught.value.code is ErrorCode.PARSE_ERROR
     assert reason in caught.value.message
+    assert URL in caught.value.message
+
+
+@pytest.mark.parametrize("html", ["", "   \n\t ", "\x00\x00\x00"])
+def test_a_page_of_nothing_is_the_empty_wall(html):
+    """No bytes, white space, NULs: the contract's `empty` wall (HTTP_ERROR), not a parse
+    error (walls.py; issue 54, half b)."""
+    with pytest.raises(ToolError) as caught:
+        html_to_markdown(html, URL)
+    assert caught.value.code is ErrorCode.HTTP_ERROR
+    assert caught.value.wall == "empty"
     assert URL in caught.value.message
 
 
