@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ikigai_web.common.settings import Settings
+    from ikigai_web.fetch.network.guard import Policy
     from ikigai_web.fetch.reading.document import Decoded, Document
     from ikigai_web.fetch.reading.files import Reading
 
@@ -199,7 +200,9 @@ def fetch_page(request: Request, settings: Settings) -> Page:
     readers = prepare()
     mode = render_mode(request, settings)
     deadline = Deadline.of_call(settings.timeout)
-    how = _How(request.full_page, request.include_links, _link_rule(settings))
+    from ikigai_web.fetch.network.guard import Policy
+
+    how = _How(request.full_page, request.include_links, _link_rule(Policy.from_settings(settings)))
     with Session(settings, deadline) as session:
         fetched = session.fetch(request.url)
         from ikigai_web.fetch.network import render, soft404  # prepared meanwhile
@@ -242,7 +245,7 @@ def to_document(
     (links as the default settings allow), and the media type it was read as."""
     from ikigai_web.fetch.network.guard import Policy
 
-    how = _How(full_page, include_links, _link_rule_of(Policy()))
+    how = _How(full_page, include_links, _link_rule(Policy()))
     return _read(body, header, url, how, reading)
 
 
@@ -283,14 +286,8 @@ def _tidied(document: Document, how: _How) -> Document:
     return tidy.tidied(document, include_links=how.include_links, may_name=how.may_name)
 
 
-def _link_rule(settings: Settings) -> Callable[[str], bool]:
-    """The guard's rule for the hosts an answer's links may name, as the settings allow."""
-    from ikigai_web.fetch.network.guard import Policy
-
-    return _link_rule_of(Policy.from_settings(settings))
-
-
-def _link_rule_of(policy: Any) -> Callable[[str], bool]:
+def _link_rule(policy: Policy) -> Callable[[str], bool]:
+    """The guard's rule for the hosts an answer's links may name, as `policy` allows."""
     from functools import partial
 
     from ikigai_web.fetch.network.guard import link_may_name
