@@ -52,7 +52,10 @@ FITTED = (
 BASE_SCRIPT = """
 import gzip, json, sys, time
 sys.path.insert(0, sys.argv[1])
-from ikigai_web.fetch.reading.extract import html_to_markdown
+try:  # the extractor's home, newest layout first: a baseline may predate web-fetch's rooms
+    from ikigai_web.fetch.reading.extract import html_to_markdown
+except ImportError:
+    from ikigai_web.fetch.extract import html_to_markdown
 out = {}
 for line in sys.stdin:
     page_id, path, url = json.loads(line)
