@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from verdict import ROOT, check, exit_code
 
@@ -89,7 +89,9 @@ class Site:
         parts = urlsplit(target)
         if parts.path == "/robots.txt":
             return Served(404, [("Content-Type", "text/plain")], b"not found")
-        found = self.pages.get(target) or self.pages.get(parts.path)
+        # A client sends a path's non-ASCII letters percent-encoded; the manifest writes them.
+        asked = (target, parts.path, unquote(target), unquote(parts.path))
+        found = next((self.pages[key] for key in asked if key in self.pages), None)
         if found is None:
             time.sleep(self.delay)
             return self.missing
@@ -360,7 +362,15 @@ _ARTICLE = (
     + "The harbour plan was approved after two years of debate over the old warehouses. " * 40
     + "</p>"
 )
-_SHORT = "<p>Opening hours: Monday to Friday, nine to five. Closed on public holidays.</p>"
+# Short, but longer than a not-found page's few lines (compared whatever they say), and
+# giving no reason to think it may be one.
+_SHORT = (
+    "<p>Opening hours: Monday to Friday, nine to five. Closed on public holidays.</p>"
+    "<p>The shop stands on the corner of Harbour Street and Mill Lane, beside the old ferry "
+    "terminal. From the station, walk down the hill past the market hall and turn left at the "
+    "fountain; the entrance is under the green awning. Bicycles can be left in the yard behind "
+    "the shop, and the car park across the road is free after six in the evening.</p>"
+)
 # The site's answer to any missing path: it never says "not found", and offers a search box
 # of its own (a reason for the probe).
 _MISSING = (

@@ -90,13 +90,23 @@ def checked(session: Session, url: str, document: Document, read: Reader) -> Doc
     document = _state_warned(document)
     if not 200 <= missing.status < 300 or not missing.sketch:
         return document
-    if similarity(sketch(document.title, document.markdown, url), missing.sketch) < SIMILAR:
+    if _likeness(document, url, site, missing.sketch) < SIMILAR:
         return document
     # The site's answer to any path: a not-found page, unless it says it is another wall (a
     # maintenance page, a parked domain's, a sign-in every path leads to).
     from ikigai_web.fetch.reading.walls import named
 
     return replace(document, wall=named(document.title, document.markdown) or "not_found")
+
+
+def _likeness(document: Document, url: str, site: str, missing: frozenset[int]) -> float:
+    """How alike the page and the site's answer to a missing path are: without the words of
+    the page's own path (a not-found page may repeat them), or with them, whichever is more
+    (a path's words may also be the site's own, its name or a section it names everywhere)."""
+    return max(
+        similarity(sketch(document.title, document.markdown, where), missing)
+        for where in (url, site)
+    )
 
 
 def _state_warned(document: Document) -> Document:

@@ -262,7 +262,7 @@ def html_to_markdown(
 
         body = tidy(embedded_markdown(signals, include_links=include_links), url)
     # A cut page lost its text; a shell's only line may be its <noscript> asking for scripts.
-    if parsed.shell and not page.note and (not _words(body) or walls.asks_for_javascript(body)):
+    if parsed.shell and not page.note and _waits_for_scripts(body, page.html):
         warnings.append(_NEEDS_JAVASCRIPT)
     verdict = walls.judge(clues, body, page.html, scripted=parsed.scripted)
     warnings += walls.warnings(verdict, body)
@@ -663,6 +663,14 @@ def _flatten(html: str) -> str:
         pos = tag.end()
     parts.append(html[pos:])
     return "".join(parts)
+
+
+def _waits_for_scripts(body: str, html: str) -> bool:
+    """Whether a shell's text is none, its <noscript> line asking for JavaScript, or the
+    loading line of a framework that draws the page in the browser."""
+    from ikigai_web.fetch.reading import walls
+
+    return not _words(body) or walls.asks_for_javascript(body) or walls.boots_an_app(body, html)
 
 
 def _is_shell(tree: HtmlElement) -> bool:

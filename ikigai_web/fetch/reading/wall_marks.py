@@ -89,6 +89,8 @@ CHALLENGE = _any_case(
     # Imperva / Incapsula
     r"_incapsula_resource",
     r"incapsula incident id",
+    # Qrator (its JavaScript check, sent with 401)
+    r"/__qrator/",
     # AWS WAF
     r"awswaf",
     r"aws-waf-token",
@@ -171,7 +173,8 @@ FIREWALL = _any_case(
 # Headers by which a firewall or bot manager signs the answer it sent instead of the page.
 _CHALLENGE_HEADERS = (
     ("cf-mitigated", "challenge"),
-    ("x-amzn-waf-action", ""),
+    ("x-amzn-waf-action", "captcha"),  # its "block" is a refusal whose page says why
+    ("x-amzn-waf-action", "challenge"),
     ("x-datadome", ""),
     ("x-dd-b", ""),
     ("x-sucuri-block", ""),
@@ -287,6 +290,33 @@ PARKED = _any_case(
     r"/icons/(?:ubuntu-logo|apache_pb|poweredby)",
     r"/cgi-sys/defaultwebpage",
 )
+# A paywall's box by its class or id: the generic names publishers' templates give it, and
+# the elements of the paywall products (Piano/Tinypass, Poool, Zephr, Pelcro, Steady, Leaky
+# Paywall, LaterPay, Ghost's and Substack's upgrade prompts). Searched in one container's
+# attributes at a time, on a short page only.
+PAYWALL_BOX = lazy(
+    r"pay-?wall|reg-?wall|meter(?:ed)?[-_]?(?:wall|box|gate|prompt|limit)"
+    r"|premium[-_]?(?:wall|gate|lock|box|prompt|only)|(?:article|content|story)[-_]?lock"
+    r"|subscri(?:ber|ption|be)s?[-_]?(?:only|wall|gate|lock|box|prompt|cta)"
+    r"|locked[-_]?(?:content|article|story)|upgrade[-_]?cta|tp-(?:modal|container|iframe)"
+    r"|piano[-_]?(?:inline|offer|paywall|template)|tinypass|poool|zephr|pelcro|lp[-_]paywall",
+    re.IGNORECASE,
+)
+# The boot files and roots of frameworks that draw the whole page in the browser (Blazor
+# WebAssembly, Flutter, Angular, create-react-app, Vue CLI, Vite, Ember, GWT): a page built
+# on them shows only a loading or error line before its scripts run. (Next.js and Nuxt
+# render on the server as often as not: their marks say nothing.)
+APP_BOOT = _any_case(
+    r"_framework/blazor\.(?:webassembly|web)\.js",
+    r"flutter_bootstrap\.js",
+    r"main\.dart\.js",
+    r"(?<=<)app-root\b",
+    r"/static/js/main\.[0-9a-f]{6,}\.js",
+    r"/js/chunk-vendors\.[0-9a-f]{6,}\.js",
+    r"/assets/index-[\w-]{6,}\.js",
+    r"/assets/vendor-[0-9a-f]{16,}\.js",
+    r"\.nocache\.js",
+)
 # A date-of-birth field, by its name or id.
 AGE_GATE = _any_case(
     r"(?<![a-z])age[-_ ]?(?:gate|verif|check|confirm)",
@@ -380,6 +410,8 @@ def firewall_headers(headers: Mapping[str, str]) -> bool:
     """Whether the answer comes from a firewall's own server, or sets a cookie only a bot
     manager sets: a refusal from it is a block of this client (an error from it may not be)."""
     if _CHALLENGE_SERVERS.search(headers.get("server", "")[:200]):
+        return True
+    if "x-amzn-waf-action" in headers:
         return True
     cookie = headers.get("set-cookie", "")[:4096]
     return any(_CHALLENGE_COOKIES.search(part) for part in cookie.split(",")[:50])

@@ -39,6 +39,7 @@ __all__ = [
     "Verdict",
     "asks_for_javascript",
     "blocks",
+    "boots_an_app",
     "clues",
     "failure",
     "judge",
@@ -57,7 +58,12 @@ _CONSENT_WORDS = 700
 # ...while the page outside its dialog shows at most this many.
 _OUTSIDE_DIALOG = 40
 _FORM_SHORT = 60  # a form is the page's main region when the page shows at most this much...
-_BESIDE_FORM = 25  # ...and at most this much outside the form
+_BESIDE_FORM = 25  # ...and at most this much outside it (or of the content's own beside it)
+_WORD = re.compile(r"\w+")
+_FORM_TEXT = 20_000  # characters of a form's text kept to compare with the content
+# A main region holding a consent dialog and at most this many words beside it holds only a
+# placeholder ("this content needs your consent"): the content is withheld.
+_PLACEHOLDER = 25
 # A paywalled article's visible part: at least this many words to be worth returning.
 _TEASER = 20
 # At most this many words shown when the declared paywalled part is empty or missing (whole
@@ -74,6 +80,19 @@ _NEEDED = 3  # points a wall needs...
 _STRONG = 2  # ...at least one signal of this weight among them
 _MARKUP = 1 << 22  # characters of a short page's source searched for a platform's markup
 _JAVASCRIPT_WORDS = 40  # a shell asking for JavaScript says so in a line or two
+# A runtime's error output, as it prints it (searched at the start of a short page's text).
+_TRACE = lazy(
+    r"(?:fatal|parse) error:\s|traceback \(most recent call last\)|stack ?trace:"
+    r"|\bat [\w$.]+\([\w$]+\.java:\d+\)|server error in '[^']*' application"
+    r"|exception in thread \"|uncaught (?:exception|error|\w+error)\b|\.rb:\d+:in `"
+    r"|sqlstate\[\w+\]",
+    re.IGNORECASE,
+)
+# The runtime's output comes first, before any of the page: at most a site's name or a
+# warning's line before it, in the first characters of the text.
+_TRACE_LEAD = 300
+_TRACE_LEAD_WORDS = 12
+_LOADING_WORDS = 12  # an app's loading or error line ("Loading…", "An error has occurred")
 _PROSE_SENTENCE = 12  # words: a sentence this long is prose...
 _PROSE = 12  # ...and this many words of it that say nothing of a wall make a page content
 _OWN_NAME_WORDS = 3  # a title of a wall's phrase outweighs its prose from this many words...
@@ -224,6 +243,7 @@ _MOST_AGE_CHOICES = 3  # ...and perhaps a third ("leave")
 _CHOICE_WORDS = 8  # words of a choice that names an age
 # An age as a choice names it: 16 to 21, not a part of a longer number, a date or a time.
 _AGE = lazy(r"(?<![\d.,:/])(?:1[6-9]|2[01])(?!\d|[.,:/]\d)")
+_MAIN_REGION = "//main | //*[@role='main']"
 _DIALOGS = "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'] | //dialog"
 _STRUCTURE_WORDS = 800  # visible words past which no structure makes the page a wall
 # A search field (by its type, its form's role or address, or the names search engines and
@@ -247,7 +267,12 @@ _ERROR_MARK = lazy(
 _PRERENDER_STATUS = "//meta[@name='prerender-status-code' or @name='render:status_code']/@content"
 # What names the site itself: its declared name, and the text of its links home.
 _SITE_NAMES = "//meta[@property='og:site_name' or @name='application-name']/@content | //a[@href]"
+_NAMED = "//body//*[@class or @id]"
+_ACTIONABLE = ".//a[@href] | .//button | .//form | .//input[@type='submit']"
 MAYBE_MISSING_WORDS = 150  # words of content: a longer page is never its site's not-found page
+# Words of content below which a page is always compared: a heading, a sentence or two and a
+# few links, which is what a not-found page holds, in words no phrase list can know them all.
+SHORT_PAGE_WORDS = 50
 
 
 class Clues(NamedTuple):
@@ -269,15 +294,18 @@ class Clues(NamedTuple):
     birth: bool = False  # fields for a date of birth (a date, selects of days or years)
     typed: bool = False  # a field to write text in (a search box, a contact form's message)
     form_words: int = 0  # words of the form around a password or account field
+    form_text: str = ""  # ...and its text (the form of most words), for what stands beside it
     option_words: int = 0  # words of the options of its selects (a list of years, say)
     dialog_words: int = 0  # words inside a consent dialog (its container named for it)...
     outside_dialog: int = _READ_WORDS  # ...and outside it
+    main_beside_dialog: int = -1  # ...and in the main region outside them (-1: none marked)
     age_box: bool = False  # a container named for an age check, or a choice that names an age
     way_in: bool = False  # a form, a field, a link or button that leads to signing in
     # A field naming the account in a form that posts to a sign-in address (an e-mail for a
     # link, a phone for a one-time code): a sign-in form without a password.
     account_form: bool = False
     consent_choice: bool = False  # a control whose markup names it for accepting (consent)
+    paywall_box: bool = False  # a shown box named for a paywall, with a way to act (subscribe)
     # What makes a short page worth comparing with its site's not-found page (soft404.py):
     search_box: bool = False  # a search field of the page's own, not its header's
     error_marks: bool = False  # a container's class or id, or a prerender status, says 404
@@ -336,7 +364,7 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         for f, kind, name in zip(fields, kinds, named, strict=True)
         if kind in ("password", "email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
     ]
-    dialog, age_box = _boxes(tree)
+    dialog, age_box, dialogs = _boxes(tree)
     choices = tree.xpath(_CHOICES)
     title = _squash(tree.findtext(".//title") or "").casefold()
     # Every target searched at once, lower-cased: a call a target cost 30 ms on a page of
@@ -348,13 +376,15 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         "identifier": identifier,
         "birth": birth,
         "typed": typed,
-        "form_words": max((_form_words(field) for field in signing), default=0),
+        **_sign_in_form(signing),
         "option_words": sum(len((o.text or "").split()) for o in tree.iter("option")),
         "dialog_words": dialog,
         "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
+        "main_beside_dialog": _main_beside(tree, dialogs) if dialog else -1,
         "age_box": age_box or _age_choice(choices),
         "account_form": any(_posts_to_sign_in(field) for field in signing),
         "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
+        "paywall_box": _paywall_box(tree),
         "search_box": _own_search(tree),
         "error_marks": _error_marks(tree),
         "site_title": bool(title) and title in _site_names(tree),
@@ -387,6 +417,22 @@ def _accepts(control: HtmlElement) -> bool:
     """Whether a button's or link's own markup (not its words) names it for accepting."""
     label = " ".join(str(control.get(a) or "") for a in _CONTROL_NAMES)
     return bool(_ACCEPT.search(label.lower()))
+
+
+def _paywall_box(tree: HtmlElement) -> bool:
+    """Whether a box named for a paywall (wall_marks.PAYWALL_BOX) is shown and offers a way
+    on (a link, a button, a form): a template that is hidden until needed does not count."""
+    for box in tree.xpath(_NAMED):
+        if not wall_marks.PAYWALL_BOX.search(f"{box.get('id') or ''} {box.get('class') or ''}"):
+            continue
+        if box.xpath(_ACTIONABLE) and not any(map(_hidden_box, (box, *box.iterancestors()))):
+            return True
+    return False
+
+
+def _hidden_box(element: HtmlElement) -> bool:
+    style = str(element.get("style") or "").replace(" ", "").lower()
+    return element.get("hidden") is not None or "display:none" in style
 
 
 def _own_search(tree: HtmlElement) -> bool:
@@ -426,10 +472,10 @@ def _site_names(tree: HtmlElement) -> set[str]:
     return names
 
 
-def _boxes(tree: HtmlElement) -> tuple[int, bool]:
+def _boxes(tree: HtmlElement) -> tuple[int, bool, list[HtmlElement]]:
     """The words of the largest consent dialog (a container named for one, or a dialog
-    about consent), and whether a container is named for an age check. Every label is
-    searched at once: a page has thousands of them."""
+    about consent), whether a container is named for an age check, and the consent dialogs
+    found. Every label is searched at once: a page has thousands of them."""
     boxes = tree.xpath(_BOXES)
     labels = [f"{box.get('id') or ''} {box.get('class') or ''}" for box in boxes]
     starts = list(accumulate((len(label) + 1 for label in labels), initial=0))
@@ -446,8 +492,28 @@ def _boxes(tree: HtmlElement) -> tuple[int, bool]:
             dialog = max(dialog, size(box.text_content()))
     for box in tree.xpath(_DIALOGS):
         if _about_consent(box):
+            measured.add(box)
             dialog = max(dialog, size(box.text_content()))
-    return dialog, age_box
+    return dialog, age_box, list(measured)
+
+
+def _main_beside(tree: HtmlElement, dialogs: list[HtmlElement]) -> int:
+    """The words of the page's main region outside its consent dialogs: the content a
+    consent wall withholds (a placeholder line) or an article shown under its banner; -1
+    where the page marks no main region, or no dialog stands in it."""
+    region = next(iter(tree.xpath(_MAIN_REGION)), None)
+    if region is None:
+        return -1
+    if any(box is region or box in region.iterancestors() for box in dialogs):
+        return 0  # the main region is the dialog
+    inside = [
+        box
+        for box in dialogs
+        if region in box.iterancestors() and not any(a in dialogs for a in box.iterancestors())
+    ]
+    if not inside:
+        return -1  # the dialog stands elsewhere: the main region tells nothing of it
+    return max(size(region.text_content()) - sum(size(b.text_content()) for b in inside), 0)
 
 
 def _about_consent(box: HtmlElement) -> bool:
@@ -456,17 +522,35 @@ def _about_consent(box: HtmlElement) -> bool:
     return wall_phrases.found(wall_phrases.kind("consent").weak, said) is not None
 
 
-def _form_words(field: HtmlElement) -> int:
-    """The words of the form a field belongs to: its <form>, or else the nearest container
-    that holds a button too (an app's form may have no <form>); with the card around it
-    that holds its heading, where one does (the form's title and what it asks for)."""
+def _sign_in_form(signing: list[HtmlElement]) -> dict[str, Any]:
+    """The words and text of the largest form around a sign-in field (Clues.form_words and
+    form_text)."""
+    forms = [_form_words(field) for field in signing]
+    words, text = max(forms, default=(0, ""))
+    return {"form_words": words, "form_text": text[:_FORM_TEXT]}
+
+
+def _form_words(field: HtmlElement) -> tuple[int, str]:
+    """The words and text of the form a field belongs to: its <form>, or else the nearest
+    container that holds a button too (an app's form may have no <form>); with the card
+    around it that holds its heading, where one does (the form's title and what it asks
+    for)."""
     for box in field.iterancestors():
         if box.tag == "body":
             break
         if box.tag == "form" or box.xpath(".//button | .//input[@type='submit']"):
-            card = _card(box)
-            return len(card.text_content().split()) + len(box.xpath(".//input | .//button"))
-    return 0
+            text = _card(box).text_content()
+            return len(text.split()) + len(box.xpath(".//input | .//button")), text
+    return 0, ""
+
+
+def _beside_form(markdown: str, form_text: str) -> int:
+    """Words of the content that are not the form's: what a page shows beside its sign-in
+    form, however long the form's card is (its words are not all in the content, nor all
+    the content's in it)."""
+    known = {word.casefold() for word in _WORD.findall(form_text)}
+    shown = _LINK_TARGET.sub("]", markdown)
+    return sum(word.casefold() not in known for word in _WORD.findall(shown))
 
 
 def _card(form: HtmlElement) -> HtmlElement:
@@ -651,15 +735,16 @@ def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
     site's name alone, it repeats the path it was asked for, or its title, a heading or a
     sentence says what a wall says in any language of the phrase data, though not enough to
     name it alone (a site that answers every path with its maintenance notice, its age check
-    or its region block is known by the comparison). An ordinary short page (opening hours,
-    a contact page) gives none, and costs nothing."""
-    if size(markdown) > MAYBE_MISSING_WORDS:
+    or its region block is known by the comparison). A page of a few lines is compared
+    whatever it says (its site is asked once an hour at most); a longer one that gives no
+    reason (a page of opening hours and directions) costs nothing."""
+    shown = size(markdown)
+    if shown > MAYBE_MISSING_WORDS:
         return False
-    if found.noindex or found.search_box or found.error_marks or found.site_title:
+    marked = found.noindex or found.search_box or found.error_marks or found.site_title
+    if shown <= SHORT_PAGE_WORDS or marked or _echoes_path(markdown, url):
         return True
-    if _echoes_path(markdown, url):
-        return True
-    page = _Page(found, wall_phrases.said(found.text or markdown), "", size(markdown), markdown)
+    page = _Page(found, wall_phrases.said(found.text or markdown), "", shown, markdown)
     headings = tuple(_headings(page))
     for name in _KINDS:
         phrases = wall_phrases.kind(name)
@@ -764,7 +849,12 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
     if name == "bot_check":
         return _challenge_points(page)
     if name == "sign_in":  # a form and not one word: a page whose text did not come
-        alone = short and page.shown - found.form_words <= _BESIDE_FORM and found.words > 0
+        # the form and its card hold nearly all of a short page, or of the content however
+        # long the card is
+        alone = found.words > 0 and (
+            (short and page.shown - found.form_words <= _BESIDE_FORM)
+            or _beside_form(page.markdown, found.form_text) <= _BESIDE_FORM
+        )
         idp = alone and _in_markup(wall_marks.IDENTITY, markup)
         form = (found.password or found.account_form) and alone
         widget = _sign_in_widget(page)
@@ -778,9 +868,20 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
             _STRONG * _in_markup(wall_marks.PARKED, markup)
             + bool(_DOMAIN_FOR_SALE.search(page.said.text)) * _STRONG
         )
-    if name in ("not_found", "error_page"):
+    if name == "error_page":
+        # A runtime's error output outweighs the words it quotes (a path with "public_html").
+        return int(found.noindex) + 2 * _STRONG * _starts_with_a_trace(found.text)
+    if name == "not_found":
         return int(found.noindex)
     return 0
+
+
+def _starts_with_a_trace(text: str) -> bool:
+    """Whether the page's text opens with a program's error output (a PHP fatal error, a
+    stack trace of Python, Java, .NET, Node or Ruby): its runtime printed that in place of
+    the page, in the runtime's words, whatever the site's language."""
+    found = _TRACE.search(text[:_TRACE_LEAD])
+    return found is not None and size(text[: found.start()]) <= _TRACE_LEAD_WORDS
 
 
 def _sign_in_widget(page: _Page) -> bool:
@@ -804,7 +905,11 @@ def _dialog_points(page: _Page, *, worded: bool) -> int:
     or forms posting to a consent service, are the consent wall's structure. The platform's
     markup is only looked for where it may tip the scale (it is a search of all the page's
     markup): beside that structure, a control named for accepting, or the page's words."""
-    dialog = page.found.outside_dialog <= _OUTSIDE_DIALOG
+    found = page.found
+    if found.main_beside_dialog > _OUTSIDE_DIALOG:
+        return 0  # the main region shows its content beside the banner: no wall
+    beside = found.main_beside_dialog
+    dialog = found.outside_dialog <= _OUTSIDE_DIALOG or 0 <= beside <= _PLACEHOLDER
     if dialog or _in_markup(wall_marks.CONSENT_PAGE, page.markup):
         return _in_markup(wall_marks.CONSENT, page.markup) + _STRONG
     if not (page.found.consent_choice or worded):
@@ -846,6 +951,14 @@ def asks_for_javascript(markdown: str) -> bool:
     )
 
 
+def boots_an_app(markdown: str, html: str) -> bool:
+    """Whether a shell's few words are only its loading or error line, before the scripts of
+    a framework that draws the whole page in the browser (wall_marks.APP_BOOT) have run."""
+    if size(markdown) > _LOADING_WORDS:
+        return False
+    return _in_markup(wall_marks.APP_BOOT, html[:_MARKUP].lower())
+
+
 def _paywall(found: Clues, markdown: str, shown: int) -> bool:
     """An article cut after its free part: declared not free and shown short of what it
     declares (or its paywalled part empty), or a subscribe prompt after a short text."""
@@ -853,7 +966,9 @@ def _paywall(found: Clues, markdown: str, shown: int) -> bool:
         declared = found.declared_words
         if (found.declared_cut and shown <= _CUT_SHORT) or shown < _DECLARED_SHARE * declared:
             return True
-    return shown <= _TEASER_SHORT and any(map(_prompt, (found.text, markdown)))
+    if shown > _TEASER_SHORT:
+        return False
+    return found.paywall_box or any(map(_prompt, (found.text, markdown)))
 
 
 def _prompt(text: str) -> bool:
@@ -897,6 +1012,7 @@ _BY_STATUS = {
     410: "not_found",
     451: "region_block",
 }
+_SIGN_IN = frozenset({401, 407})
 # What a refusal's own page may say it is, rather than a bot check.
 _REFUSALS = frozenset({"region_block", "sign_in", "age_gate", "consent", "rate_limited"})
 MARKUP_READ = 1 << 20  # characters of an error answer searched for a firewall's marks
@@ -907,19 +1023,25 @@ def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return 
 ) -> str | None:
     """The wall a 4xx or 5xx answer is, or None for a plain error that is no wall.
 
-    The status says most (401 sign-in, 404 not found, 451 region block); a check's own marks
+    The status says most (401 sign-in unless a check's script asks, 404 not found, 451 region
+    block); a check's own marks
     (its headers, a challenge's or a CAPTCHA's markup) make a refusal (403, 405, 429, 503, any
     other 4xx) a bot check, unless its page says it blocks the region; then the page's own
     verdict, `page()` (the body judged as a page), says whether a refusal is a region block, a
     sign-in or age gate; a firewall's name on a refusal, or on a page that says it blocks or
-    limits this client (with any status), makes it a bot check; a plain 429 is a rate limit, a
-    plain 403 or 405 a refusal of this client (a bot check in effect: a person's browser may
-    get through), a 5xx an error page.
+    limits this client, makes it a bot check; a plain 429 is a rate limit, a plain 403 or 405
+    a refusal of this client (a bot check in effect: a person's browser may get through), a
+    plain 503 an error page. Any other 5xx is an error page whatever its page says (a CDN's
+    52x names the CDN and carries its marks: the origin failed, no one refused).
     """
-    if status in _BY_STATUS:
+    if status in _BY_STATUS and status not in _SIGN_IN:
         return _BY_STATUS[status]
+    if not _refusal(status):
+        return "error_page"  # a failure on the way or at the site, whatever its page says
     markup = html[:MARKUP_READ].lower()  # wall_marks' patterns are searched lower-cased
-    challenged = _challenged(status, headers, markup)
+    if status in _SIGN_IN:  # unless a check's own script asks (Qrator's is sent with 401)
+        return "bot_check" if _in_markup(wall_marks.CHALLENGE, markup) else "sign_in"
+    challenged = _challenged(headers, markup)
     if challenged and wall_marks.challenge_headers(headers):
         return "bot_check"  # the check says so in its own header: the page need not be read
     said = page()
@@ -939,14 +1061,19 @@ def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return 
     return "error_page" if status >= 500 else None if said == "empty" else said
 
 
-def _challenged(status: int, headers: Mapping[str, str], markup: str) -> bool:
-    """Whether a refusal (any 4xx, a 503) carries a check's own marks: a header its product
-    sends with a check, a challenge's or a CAPTCHA's markup."""
-    if status >= 500 and status != 503:
-        return False
+def _challenged(headers: Mapping[str, str], markup: str) -> bool:
+    """Whether a refusal carries a check's own marks: a header its product sends with a
+    check, a challenge's or a CAPTCHA's markup."""
     if wall_marks.challenge_headers(headers):
         return True
     return bool(wall_marks.CHALLENGE.search(markup) or wall_marks.CAPTCHA_BOX.search(markup))
+
+
+def _refusal(status: int) -> bool:
+    """Whether a status may be a refusal of this client: a 4xx or a 503. Any other 5xx is a
+    failure on the way to the site, or of the site (a CDN's 52x: the origin did not answer),
+    even when the CDN's page names it and carries its marks."""
+    return status < 500 or status == 503
 
 
 def _firewalled(headers: Mapping[str, str], markup: str) -> bool:

@@ -144,15 +144,44 @@ def test_a_page_that_is_not_suspect_costs_no_request(serve):
 
 
 HOURS = "<h1>Opening hours</h1><p>Monday to Friday, nine to five. Closed on holidays.</p>"
+DIRECTIONS = (
+    "<p>The shop stands on the corner of Harbour Street and Mill Lane, beside the old ferry "
+    "terminal. From the station, walk down the hill past the market hall and turn left at the "
+    "fountain; the entrance is under the green awning. Bicycles can be left in the yard behind "
+    "the shop, and the car park across the road is free after six in the evening and all day "
+    "on Sundays. The shop has a step-free entrance on Mill Lane.</p>"
+)
 
 
 def test_a_short_ordinary_page_costs_no_request(serve):
-    """Short, but nothing about it says it may be a not-found page: no probe."""
+    """Short, but longer than a not-found page's few lines, and nothing about it says it may
+    be one: no probe."""
+    site = serve(soft)
+    site.pages["/hours"] = (200, {}, html("Opening hours | Trail Gear", HOURS + DIRECTIONS))
+    out = fetch(site.url + "/hours")
+    assert out["success"] is True, out
+    assert site.seen == ["/hours"]
+
+
+def test_a_page_of_a_few_lines_is_compared_whatever_it_says(serve):
+    """A few lines in any words may be the site's not-found page: compared (its site asked
+    once), and content when it differs."""
     site = serve(soft)
     site.pages["/hours"] = (200, {}, html("Opening hours | Trail Gear", HOURS))
     out = fetch(site.url + "/hours")
     assert out["success"] is True, out
-    assert site.seen == ["/hours"]
+    assert "wall" not in out
+    assert len(site.probes) == 1
+
+
+def test_a_soft_404_is_known_when_its_paths_words_are_the_sites_own(serve):
+    """The words of the page's path are left out of the comparison (a not-found page may
+    repeat them), unless they are the site's own: a section named on every page."""
+    chrome = "<nav><a href='/gear'>Gear</a> <a href='/gear/new'>New gear</a></nav>"
+    notice = "<h1>Hmm.</h1><p>This gear trail went cold. Gear up and try our gear guide.</p>"
+    site = serve(lambda _path: (200, {}, html("Gear | Trail Gear", chrome + notice)))
+    site.pages["/gear/gear"] = (200, {}, html("Gear | Trail Gear", chrome + notice))
+    assert fetch(site.url + "/gear/gear").get("wall") == "not_found"
 
 
 def test_a_short_real_page_of_a_soft_404_site_stays_content(serve):
@@ -325,7 +354,9 @@ def test_a_usable_state_gives_no_warning(serve):
     assert all(w["code"] != "STATE" for w in out.get("warnings", []))
 
 
-SHORT = "<p>Monday to Friday, nine to five. Closed on public holidays.</p>"
+# Short, but longer than a not-found page's few lines (which are compared whatever they
+# say): whether such a page is compared depends on what it gives to think so.
+SHORT = "<p>Monday to Friday, nine to five. Closed on public holidays.</p>" + DIRECTIONS
 OWN_SENTENCES = (
     "<p>La tienda abre de lunes a viernes de nueve a cinco, y cierra los días festivos del "
     "calendario nacional.</p><p>Los pedidos en línea se envían en un plazo de tres días "
@@ -371,7 +402,8 @@ def test_a_short_page_that_gives_a_reason_is_worth_the_probe(head, body, title):
         (f'<nav><input type="search" name="q"></nav>{SHORT}', "Opening hours"),
         (f'<input type="hidden" name="q">{SHORT}', "Opening hours"),
         (f"<p>{ARTICLE}</p>", "Trail Gear"),  # long: never its site's not-found page
-        ("<p>See /gear, our catalogue.</p><p>Old boots: /gear/old-bootsies.</p>", "Boots"),
+        (f"<p>See /gear, our catalogue.</p><p>Old boots: /gear/old-bootsies.</p>{DIRECTIONS}",
+         "Boots"),
     ],
 )  # fmt: skip
 def test_a_page_without_a_reason_costs_no_probe(body, title):
