@@ -383,6 +383,17 @@ IDENTITY = _any_case(
 )
 
 
+# Electronic IDs a sign-in page offers a choice of, by the names their links, buttons and
+# logos carry: the Nordic BankIDs, MitID, MinID, Freja, Suomi.fi, Cl@ve, itsme, DigiD,
+# Smart-ID, SPID, FranceConnect, Gosuslugi, Nafath, Singpass, DigiLocker, Login.gov, ID.me,
+# gov.br. Two or more of them, and little else, are a sign-in page in any language. (Global
+# accounts are left out: every page's share buttons name Facebook and LinkedIn.)
+IDENTITY_NAMES = lazy(
+    r"(?<![a-z])(bankid"
+    r"|mitid|nemid|minid|buypass|commfides|freja|suomi\.fi|tupas|cl@?ave|dnie|itsme|digid"
+    r"|eherkenning|smart-?id|mobiil-?id|mobile-?id|spid|franceconnect|gosuslugi|esia"
+    r"|nafath|singpass|digilocker|login\.gov|id\.me|acesso\.gov)(?![a-z])"
+)
 # The sign-in pages identity providers host for their customers, drawn by their own script:
 # the page holds the widget's container and script, and no form until it runs.
 SIGN_IN_WIDGET = _any_case(

@@ -226,6 +226,8 @@ _PASSWORD = f"//input[translate(@type, 'PASSWORD', 'password')='password' and {_
 _BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::form]"
 _TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
 _MOST_TARGETS = 2000
+_LOGOS = "//a//img/@src | //a//img/@alt | //button//img/@src | //button//img/@alt"
+_PROVIDERS = 2  # identity providers offered, at least, for a choice of them to be a sign-in
 # Where a link or form that signs in leads: the words sites use in those paths.
 _WAY_IN = lazy(
     r"log-?in|log-?on|sign-?in|sign-?on|auth|session|sso|account|member|entrar|acced|iniciar|"
@@ -301,6 +303,7 @@ class Clues(NamedTuple):
     main_beside_dialog: int = -1  # ...and in the main region outside them (-1: none marked)
     age_box: bool = False  # a container named for an age check, or a choice that names an age
     way_in: bool = False  # a form, a field, a link or button that leads to signing in
+    providers: int = 0  # identity providers its links and buttons offer (a choice of e-IDs)
     # A field naming the account in a form that posts to a sign-in address (an e-mail for a
     # link, a phone for a one-time code): a sign-in form without a password.
     account_form: bool = False
@@ -370,9 +373,11 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
     # Every target searched at once, lower-cased: a call a target cost 30 ms on a page of
     # 2,000 links.
     targets = "\n".join(str(target) for target in tree.xpath(_TARGETS)[:_MOST_TARGETS])
-    way_in = bool(signing) or bool(_WAY_IN.search(targets.lower()))
+    providers = _providers(tree, targets)
+    way_in = bool(signing) or providers >= _PROVIDERS or bool(_WAY_IN.search(targets.lower()))
     return {
         "way_in": way_in,
+        "providers": providers,
         "identifier": identifier,
         "birth": birth,
         "typed": typed,
@@ -520,6 +525,14 @@ def _about_consent(box: HtmlElement) -> bool:
     """Whether a dialog's words are about consent (cookies, privacy)."""
     said = wall_phrases.said(box.text_content()[:_DIALOG_CHARS])
     return wall_phrases.found(wall_phrases.kind("consent").weak, said) is not None
+
+
+def _providers(tree: HtmlElement, targets: str) -> int:
+    """How many identity providers the page's links and buttons offer, by their addresses,
+    classes and logos (wall_marks.IDENTITY_NAMES)."""
+    logos = "\n".join(str(logo) for logo in tree.xpath(_LOGOS)[:_MOST_TARGETS])
+    found = wall_marks.IDENTITY_NAMES.finditer(f"{targets}\n{logos}".lower())
+    return len({match.group(1).replace("@", "") for match in found})
 
 
 def _sign_in_form(signing: list[HtmlElement]) -> dict[str, Any]:
@@ -858,7 +871,10 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
         idp = alone and _in_markup(wall_marks.IDENTITY, markup)
         form = (found.password or found.account_form) and alone
         widget = _sign_in_widget(page)
-        return _STRONG * form + _STRONG * idp + found.identifier + (_STRONG + 1) * widget
+        # a choice of identity providers (national e-IDs, accounts) and little else
+        choice = short and found.providers >= _PROVIDERS
+        points = _STRONG * form + _STRONG * idp + found.identifier + (_STRONG + 1) * widget
+        return points + 2 * _STRONG * choice
     if name == "age_gate":
         return _STRONG * (found.birth or found.age_box) * short
     if name == "consent":

@@ -226,3 +226,24 @@ def test_a_topic_beside_a_sign_in_box_stays_content():
     topic = f"<article><h1>Samaki wa Ziwa</h1><p>{ARTICLE * 3}</p></article>"
     html = page(f"{CHROME}{topic}{_FORUM_LOGIN.replace('main>', 'aside>')}{FOOTER}")
     assert wall(html) is None
+
+
+# ---------------------------------------------------------------- a choice of e-IDs
+
+_CHOOSER = (
+    "<main><h1>Chagua kitambulisho</h1><p>Unaingia kwenye: Huduma za Ushuru</p><ul>"
+    "<li><a href='/idp/bankid'><img src='/logos/bankid.svg' alt=''>BankID</a></li>"
+    "<li><a href='/idp/minid'><img src='/logos/minid.svg' alt=''>MinID</a></li>"
+    "<li><a href='/idp/buypass'><img src='/logos/buypass.svg' alt=''>Buypass</a></li></ul>"
+    "</main>"
+)
+
+
+def test_a_choice_of_identity_providers_and_little_else_is_a_sign_in():
+    assert wall(page(f"{CHROME}{_CHOOSER}{FOOTER}", title="Kuingia")) == "sign_in"
+
+
+def test_a_help_page_naming_identity_providers_stays_content():
+    help_text = f"<p>{ARTICLE * 3}</p>"
+    html = page(f"{CHROME}{_CHOOSER.replace('</main>', help_text + '</main>')}{FOOTER}")
+    assert wall(html) is None
