@@ -374,6 +374,7 @@ _SHORT = (
 # The site's answer to any missing path: it never says "not found", and offers a search box
 # of its own (a reason for the probe).
 _MISSING = (
+    "<nav><a href='/shop'>Shop</a> <a href='/news'>News</a> <a href='/help'>Help</a></nav>"
     "<h2>Hmm.</h2><p>We looked everywhere for this one, without luck. Try a search:</p>"
     '<form action="/find"><input type="search" name="q"><button>Go</button></form>'
 )

@@ -20,7 +20,7 @@ import re
 from bisect import bisect_right
 from itertools import accumulate, islice
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
 from ikigai_web.common.text import lazy
@@ -227,6 +227,7 @@ _BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::
 _TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
 _MOST_TARGETS = 2000
 _LOGOS = "//a//img/@src | //a//img/@alt | //button//img/@src | //button//img/@alt"
+_SITE_PATHS = 3  # other pages of its site a page links to, counted this far
 _PROVIDERS = 2  # identity providers offered, at least, for a choice of them to be a sign-in
 # Where a link or form that signs in leads: the words sites use in those paths.
 _WAY_IN = lazy(
@@ -313,6 +314,9 @@ class Clues(NamedTuple):
     search_box: bool = False  # a search field of the page's own, not its header's
     error_marks: bool = False  # a container's class or id, or a prerender status, says 404
     site_title: bool = False  # the title is the site's name alone: the page names nothing
+    # Other pages of its own site its links lead to (not its root, not itself), up to
+    # _SITE_PATHS; a page with none may be a whole site of one page (a placeholder).
+    site_paths: int = _SITE_PATHS
 
 
 class Verdict(NamedTuple):
@@ -320,7 +324,7 @@ class Verdict(NamedTuple):
     javascript: bool = False  # a check the page's scripts do: a browser may pass it
 
 
-def clues(tree: HtmlElement, signals: Signals) -> Clues:
+def clues(tree: HtmlElement, signals: Signals, url: str = "") -> Clues:
     """The detector's view of the parsed page (scripts already removed from `tree`)."""
     body = tree.find("body")
     title = _squash(tree.findtext(".//title") or "")[:300]
@@ -341,7 +345,7 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
     )
     if not text or words > _STRUCTURE_WORDS:
         return found
-    return found._replace(**_structure(tree, size(text)))
+    return found._replace(**_structure(tree, size(text)), site_paths=_site_paths(tree, url))
 
 
 def _may_be_filled(body: HtmlElement) -> bool:
@@ -440,6 +444,28 @@ def _hidden_box(element: HtmlElement) -> bool:
     return element.get("hidden") is not None or "display:none" in style
 
 
+def _site_paths(tree: HtmlElement, url: str) -> int:
+    """How many other pages of the page's own site its links lead to, up to _SITE_PATHS:
+    not its root, not itself, not a fragment; _SITE_PATHS where the URL is unknown."""
+    page = urlsplit(url)
+    if not page.netloc:
+        return _SITE_PATHS
+    paths: set[str] = set()
+    for href in tree.xpath("//a/@href")[:_MOST_TARGETS]:
+        try:
+            target = urlsplit(urljoin(url, str(href).strip()))
+        except ValueError:  # a malformed address (an unclosed IPv6 bracket) leads nowhere
+            continue
+        if target.netloc == page.netloc and target.path.rstrip("/") not in (
+            "",
+            page.path.rstrip("/"),
+        ):
+            paths.add(target.path)
+            if len(paths) >= _SITE_PATHS:
+                break
+    return len(paths)
+
+
 def _own_search(tree: HtmlElement) -> bool:
     """Whether a search field stands in the page's own region rather than its header or menu."""
     for field in tree.xpath(_SEARCH):
@@ -471,10 +497,19 @@ def _site_names(tree: HtmlElement) -> set[str]:
     for found in tree.xpath(_SITE_NAMES):
         if isinstance(found, str):
             names.add(_squash(found).casefold())
-        elif urlsplit(str(found.get("href"))).path in ("", "/"):
+        elif _path(str(found.get("href"))) in ("", "/"):
             alt = " ".join(str(i.get("alt") or "") for i in found.iter("img"))
             names.add(_squash(f"{found.text_content()} {alt}").casefold())
     return names
+
+
+def _path(href: str) -> str | None:
+    """A link's path; None for an address urllib cannot read (an unclosed IPv6 bracket: a
+    page's links are anyone's to write)."""
+    try:
+        return urlsplit(href).path
+    except ValueError:
+        return None
 
 
 def _boxes(tree: HtmlElement) -> tuple[int, bool, list[HtmlElement]]:

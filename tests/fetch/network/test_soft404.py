@@ -28,11 +28,17 @@ def html(title: str, text: str) -> str:
     return f"<html><head><title>{title}</title></head><body><main>{text}</main></body></html>"
 
 
+NAV = "<nav><a href='/gear'>Gear</a> <a href='/trails'>Trails</a> <a href='/shop'>Shop</a></nav>"
+
+
 def gone(path: str) -> str:
     """The site's not-found page: the same for every missing path but for the path itself,
-    and it never says "not found"."""
-    return html("Trail Gear", f"<h1>Hmm.</h1><p>We looked for {path} but came back empty-handed. "
-                "Try the search box, or start again from our home page.</p>")  # fmt: skip
+    inside the site's menu, and it never says "not found"."""
+    text = (
+        f"{NAV}<h1>Hmm.</h1><p>We looked for {path} but came back empty-handed. "
+        "Try the search box, or start again from our home page.</p>"
+    )
+    return html("Trail Gear", text)
 
 
 class Site:
@@ -114,6 +120,18 @@ def test_a_short_page_like_the_sites_missing_answer_is_not_found(serve):
     assert (out["success"], out.get("wall")) == (False, "not_found"), out
     assert "does not exist" in out["error"]
     assert len(site.probes) == 1
+
+
+PLACEHOLDER = html("Coming soon", "<h1>Tuonekane hivi karibuni</h1><p>Tovuti hii inajengwa.</p>")
+
+
+def test_a_site_that_answers_every_path_with_one_page_linking_nowhere_is_parked(serve):
+    """A placeholder (coming soon, a host's default page) is the site's answer to every
+    path, like a not-found page; it leads to no other page of its site: the site is that
+    one page, in any words."""
+    site = serve(lambda _path: (200, {}, PLACEHOLDER))
+    site.pages["/about/team"] = (200, {}, PLACEHOLDER)
+    assert fetch(site.url + "/about/team").get("wall") == "parked"
 
 
 def test_the_sites_answer_is_remembered_so_a_host_is_asked_once_an_hour(serve, monkeypatch):
