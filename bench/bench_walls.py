@@ -362,8 +362,7 @@ _ARTICLE = (
     + "The harbour plan was approved after two years of debate over the old warehouses. " * 40
     + "</p>"
 )
-# Short, but longer than a not-found page's few lines (compared whatever they say), and
-# giving no reason to think it may be one.
+# Short, and giving no reason to think it may be its site's not-found page.
 _SHORT = (
     "<p>Opening hours: Monday to Friday, nine to five. Closed on public holidays.</p>"
     "<p>The shop stands on the corner of Harbour Street and Mill Lane, beside the old ferry "
@@ -374,7 +373,6 @@ _SHORT = (
 # The site's answer to any missing path: it never says "not found", and offers a search box
 # of its own (a reason for the probe).
 _MISSING = (
-    "<nav><a href='/shop'>Shop</a> <a href='/news'>News</a> <a href='/help'>Help</a></nav>"
     "<h2>Hmm.</h2><p>We looked everywhere for this one, without luck. Try a search:</p>"
     '<form action="/find"><input type="search" name="q"><button>Go</button></form>'
 )

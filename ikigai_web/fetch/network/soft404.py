@@ -78,8 +78,7 @@ def suspect(url: str, document: Document) -> bool:
 
 def checked(session: Session, url: str, document: Document, read: Reader) -> Document:
     """The page, as a wall when it looks like its site's answer to a missing path: the wall
-    its words name, else `parked` for a page that leads to no other page of its site (the
-    site is that one page), else `not_found`. `read` reads the probe's answer as the page was read
+    its words name, else `not_found`. `read` reads the probe's answer as the page was read
     (fetch/pipeline.py's reading stages, with the page's options)."""
     site = origin(url)
     missing = _remembered(site)
@@ -94,12 +93,10 @@ def checked(session: Session, url: str, document: Document, read: Reader) -> Doc
     if _likeness(document, url, site, missing.sketch) < SIMILAR:
         return document
     # The site's answer to any path: a not-found page, unless it says it is another wall (a
-    # maintenance page, a parked domain's, a sign-in every path leads to), or it leads to no
-    # other page of its site: then the site is that one page, a placeholder.
+    # maintenance page, a parked domain's, a sign-in every path leads to).
     from ikigai_web.fetch.reading.walls import named
 
-    kind = named(document.title, document.markdown)
-    return replace(document, wall=kind or ("parked" if document.one_page_site else "not_found"))
+    return replace(document, wall=named(document.title, document.markdown) or "not_found")
 
 
 def _likeness(document: Document, url: str, site: str, missing: frozenset[int]) -> float:

@@ -26,9 +26,6 @@ class Document:
     # A short page that may be its site's not-found page (walls.maybe_not_found): the
     # soft-404 probe's cue, for this fetch alone (never cached).
     maybe_not_found: bool = False
-    # ...and its links lead to no other page of its site: a placeholder, if its site answers
-    # every path with it (soft404.py), is a parked domain's, not a not-found page.
-    one_page_site: bool = False
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
     # round trip gives back an equal Document.
     warnings: list[dict[str, str]] = field(default_factory=list)

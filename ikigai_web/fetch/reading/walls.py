@@ -20,7 +20,7 @@ import re
 from bisect import bisect_right
 from itertools import accumulate, islice
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
 from ikigai_web.common.text import lazy
@@ -227,7 +227,6 @@ _BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::
 _TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
 _MOST_TARGETS = 2000
 _LOGOS = "//a//img/@src | //a//img/@alt | //button//img/@src | //button//img/@alt"
-_SITE_PATHS = 3  # other pages of its site a page links to, counted this far
 _PROVIDERS = 2  # identity providers offered, at least, for a choice of them to be a sign-in
 # Where a link or form that signs in leads: the words sites use in those paths.
 _WAY_IN = lazy(
@@ -273,9 +272,6 @@ _SITE_NAMES = "//meta[@property='og:site_name' or @name='application-name']/@con
 _NAMED = "//body//*[@class or @id]"
 _ACTIONABLE = ".//a[@href] | .//button | .//form | .//input[@type='submit']"
 MAYBE_MISSING_WORDS = 150  # words of content: a longer page is never its site's not-found page
-# Words of content below which a page is always compared: a heading, a sentence or two and a
-# few links, which is what a not-found page holds, in words no phrase list can know them all.
-SHORT_PAGE_WORDS = 50
 
 
 class Clues(NamedTuple):
@@ -314,9 +310,6 @@ class Clues(NamedTuple):
     search_box: bool = False  # a search field of the page's own, not its header's
     error_marks: bool = False  # a container's class or id, or a prerender status, says 404
     site_title: bool = False  # the title is the site's name alone: the page names nothing
-    # Other pages of its own site its links lead to (not its root, not itself), up to
-    # _SITE_PATHS; a page with none may be a whole site of one page (a placeholder).
-    site_paths: int = _SITE_PATHS
 
 
 class Verdict(NamedTuple):
@@ -324,7 +317,7 @@ class Verdict(NamedTuple):
     javascript: bool = False  # a check the page's scripts do: a browser may pass it
 
 
-def clues(tree: HtmlElement, signals: Signals, url: str = "") -> Clues:
+def clues(tree: HtmlElement, signals: Signals) -> Clues:
     """The detector's view of the parsed page (scripts already removed from `tree`)."""
     body = tree.find("body")
     title = _squash(tree.findtext(".//title") or "")[:300]
@@ -345,7 +338,7 @@ def clues(tree: HtmlElement, signals: Signals, url: str = "") -> Clues:
     )
     if not text or words > _STRUCTURE_WORDS:
         return found
-    return found._replace(**_structure(tree, size(text)), site_paths=_site_paths(tree, url))
+    return found._replace(**_structure(tree, size(text)))
 
 
 def _may_be_filled(body: HtmlElement) -> bool:
@@ -442,28 +435,6 @@ def _paywall_box(tree: HtmlElement) -> bool:
 def _hidden_box(element: HtmlElement) -> bool:
     style = str(element.get("style") or "").replace(" ", "").lower()
     return element.get("hidden") is not None or "display:none" in style
-
-
-def _site_paths(tree: HtmlElement, url: str) -> int:
-    """How many other pages of the page's own site its links lead to, up to _SITE_PATHS:
-    not its root, not itself, not a fragment; _SITE_PATHS where the URL is unknown."""
-    page = urlsplit(url)
-    if not page.netloc:
-        return _SITE_PATHS
-    paths: set[str] = set()
-    for href in tree.xpath("//a/@href")[:_MOST_TARGETS]:
-        try:
-            target = urlsplit(urljoin(url, str(href).strip()))
-        except ValueError:  # a malformed address (an unclosed IPv6 bracket) leads nowhere
-            continue
-        if target.netloc == page.netloc and target.path.rstrip("/") not in (
-            "",
-            page.path.rstrip("/"),
-        ):
-            paths.add(target.path)
-            if len(paths) >= _SITE_PATHS:
-                break
-    return len(paths)
 
 
 def _own_search(tree: HtmlElement) -> bool:
@@ -783,14 +754,15 @@ def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
     site's name alone, it repeats the path it was asked for, or its title, a heading or a
     sentence says what a wall says in any language of the phrase data, though not enough to
     name it alone (a site that answers every path with its maintenance notice, its age check
-    or its region block is known by the comparison). A page of a few lines is compared
-    whatever it says (its site is asked once an hour at most); a longer one that gives no
-    reason (a page of opening hours and directions) costs nothing."""
+    or its region block is known by the comparison). An ordinary short page (opening hours,
+    a contact page) gives none, and costs nothing: a site that answers every path with the
+    same short page (a test server, a one-page site) is not taken for its own not-found
+    page unless the page gives a reason."""
     shown = size(markdown)
     if shown > MAYBE_MISSING_WORDS:
         return False
     marked = found.noindex or found.search_box or found.error_marks or found.site_title
-    if shown <= SHORT_PAGE_WORDS or marked or _echoes_path(markdown, url):
+    if marked or _echoes_path(markdown, url):
         return True
     page = _Page(found, wall_phrases.said(found.text or markdown), "", shown, markdown)
     headings = tuple(_headings(page))
