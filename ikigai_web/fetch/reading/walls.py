@@ -271,6 +271,7 @@ _PRERENDER_STATUS = "//meta[@name='prerender-status-code' or @name='render:statu
 _SITE_NAMES = "//meta[@property='og:site_name' or @name='application-name']/@content | //a[@href]"
 _NAMED = "//body//*[@class or @id]"
 _ACTIONABLE = ".//a[@href] | .//button | .//form | .//input[@type='submit']"
+_SHOWN = f"self::*[{_SEEN}]"  # a box a person sees, as a field is (_SEEN)
 MAYBE_MISSING_WORDS = 150  # words of content: a longer page is never its site's not-found page
 
 
@@ -427,14 +428,9 @@ def _paywall_box(tree: HtmlElement) -> bool:
     for box in tree.xpath(_NAMED):
         if not wall_marks.PAYWALL_BOX.search(f"{box.get('id') or ''} {box.get('class') or ''}"):
             continue
-        if box.xpath(_ACTIONABLE) and not any(map(_hidden_box, (box, *box.iterancestors()))):
+        if box.xpath(_ACTIONABLE) and box.xpath(_SHOWN):
             return True
     return False
-
-
-def _hidden_box(element: HtmlElement) -> bool:
-    style = str(element.get("style") or "").replace(" ", "").lower()
-    return element.get("hidden") is not None or "display:none" in style
 
 
 def _own_search(tree: HtmlElement) -> bool:
@@ -929,18 +925,18 @@ def _dialog_points(page: _Page, *, worded: bool) -> int:
     markup is only looked for where it may tip the scale (it is a search of all the page's
     markup): beside that structure, a control named for accepting, or the page's words."""
     found = page.found
-    if found.main_beside_dialog > _OUTSIDE_DIALOG:
-        return 0  # the main region shows its content beside the banner: no wall
     beside = found.main_beside_dialog
+    if beside > _OUTSIDE_DIALOG:
+        return 0  # the main region shows its content beside the banner: no wall
     dialog = found.outside_dialog <= _OUTSIDE_DIALOG or 0 <= beside <= _PLACEHOLDER
     if dialog or _in_markup(wall_marks.CONSENT_PAGE, page.markup):
         return _in_markup(wall_marks.CONSENT, page.markup) + _STRONG
-    if not (page.found.consent_choice or worded):
+    if not (found.consent_choice or worded):
         return 0
     # A consent step drawn as a page of its own, with no dialog: the platform's script and
     # a control its markup names for accepting count one more.
     platform = _in_markup(wall_marks.CONSENT, page.markup)
-    return platform + (platform and page.found.consent_choice)
+    return platform + (platform and found.consent_choice)
 
 
 def _in_markup(marks: wall_marks.Marks, html: str) -> bool:
@@ -1029,13 +1025,11 @@ def visible_part(markdown: str) -> bool:
 
 # Walls a status names by itself, whatever the page says.
 _BY_STATUS = {
-    401: "sign_in",
-    407: "sign_in",
     404: "not_found",
     410: "not_found",
     451: "region_block",
 }
-_SIGN_IN = frozenset({401, 407})
+_SIGN_IN = frozenset({401, 407})  # sign-in, unless a check's own script is the page
 # What a refusal's own page may say it is, rather than a bot check.
 _REFUSALS = frozenset({"region_block", "sign_in", "age_gate", "consent", "rate_limited"})
 MARKUP_READ = 1 << 20  # characters of an error answer searched for a firewall's marks
@@ -1047,17 +1041,17 @@ def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return 
     """The wall a 4xx or 5xx answer is, or None for a plain error that is no wall.
 
     The status says most (401 sign-in unless a check's script asks, 404 not found, 451 region
-    block); a check's own marks
-    (its headers, a challenge's or a CAPTCHA's markup) make a refusal (403, 405, 429, 503, any
-    other 4xx) a bot check, unless its page says it blocks the region; then the page's own
-    verdict, `page()` (the body judged as a page), says whether a refusal is a region block, a
-    sign-in or age gate; a firewall's name on a refusal, or on a page that says it blocks or
-    limits this client, makes it a bot check; a plain 429 is a rate limit, a plain 403 or 405
-    a refusal of this client (a bot check in effect: a person's browser may get through), a
-    plain 503 an error page. Any other 5xx is an error page whatever its page says (a CDN's
-    52x names the CDN and carries its marks: the origin failed, no one refused).
+    block); a check's own marks (its headers, a challenge's or a CAPTCHA's markup) make a
+    refusal (403, 405, 429, 503, any other 4xx) a bot check, unless its page says it blocks
+    the region; then the page's own verdict, `page()` (the body judged as a page), says
+    whether a refusal is a region block, a sign-in or age gate; a firewall's name on a
+    refusal, or on a page that says it blocks or limits this client, makes it a bot check; a
+    plain 429 is a rate limit, a plain 403 or 405 a refusal of this client (a bot check in
+    effect: a person's browser may get through), a plain 503 an error page. Any other 5xx is
+    an error page whatever its page says (a CDN's 52x names the CDN and carries its marks:
+    the origin failed, no one refused).
     """
-    if status in _BY_STATUS and status not in _SIGN_IN:
+    if status in _BY_STATUS:
         return _BY_STATUS[status]
     if not _refusal(status):
         return "error_page"  # a failure on the way or at the site, whatever its page says
