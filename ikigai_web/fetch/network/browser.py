@@ -50,9 +50,13 @@ INSTALL_HINT = (
     "downloaded, `playwright install chromium`; IKIGAI_WEB_FETCH_BROWSER names one elsewhere"
 )
 READ_SECONDS = 2.0  # the most reading the DOM may take: a renderer still busy then is killed
-READ_RESERVE = 3.0  # of the deadline, kept for marking and reading the DOM, closing, extracting
+READ_RESERVE = 3.5  # of the deadline, kept for marking and reading the DOM, closing, extracting
 CLOSE_SECONDS = 2.0  # the most closing the browser may take before its processes are killed
-_EXTRACTING = 1.0  # of the deadline, kept past the browser's last step for extracting its page
+# Of the deadline: the browser's steps end when this much is left, and the browser with its
+# driver is gone when _EXTRACTING is, whatever closing it takes on a busy machine; the rest
+# is for extracting what it showed and answering.
+_STEPS_END = 2.0
+_EXTRACTING = 1.5
 _GRACE = 1.0  # past a step's own Playwright timeout, before its browser is killed
 MAX_REQUESTS = 300  # requests one rendered page may make
 MEMORY_CAP = 1 << 30  # bytes of resident memory for the browser's whole process tree
@@ -438,7 +442,8 @@ def render(session: Session, url: str, first: tuple[str | None, bytes] | None) -
     """
     binary = executable(session.settings)
     call = _Call(session, url, first, session.settings.fetch_max_bytes)
-    with _own_directory() as home, _reaped() as spawned, _watched(spawned) as watch:
+    gone_by = time.monotonic() + session.deadline.remaining() - _EXTRACTING
+    with _own_directory() as home, _reaped(gone_by) as spawned, _watched(spawned, gone_by) as watch:
         call.watch = watch
         try:
             rendered = _render(binary, call, home, watch)
@@ -521,7 +526,7 @@ def _within(call: _Call, seconds: float) -> float:
     """A step's time: its own, or what the deadline leaves once the page is extracted. The
     steps after loading are quick unless the page's script holds the renderer, and then each
     may take its whole time: the reserve alone would not keep them inside the deadline."""
-    return min(seconds, call.session.deadline.remaining() - _EXTRACTING)
+    return min(seconds, call.session.deadline.remaining() - _STEPS_END)
 
 
 def _close(browser: Any, seconds: float, watch: _Watch) -> None:
@@ -768,6 +773,7 @@ class _Watch:
     reason: str = ""  # why the browser was killed for its memory
     timed_out: bool = False  # it was killed for its time
     until: float = math.inf  # monotonic: when the current step's time is up
+    gone_by: float = math.inf  # monotonic: when every process started is killed, the driver too
     stop: threading.Event = field(default_factory=threading.Event)
 
     @property
@@ -780,10 +786,11 @@ class _Watch:
 
 
 @contextlib.contextmanager
-def _watched(spawned: Spawned) -> Iterator[_Watch]:
+def _watched(spawned: Spawned, gone_by: float) -> Iterator[_Watch]:
     """Kill the browser when together its processes hold more than MEMORY_CAP, or when the
-    current step's time is up: nothing else ends a call that waits on a renderer that spins."""
-    watch = _Watch()
+    current step's time is up: nothing else ends a call that waits on a renderer that spins.
+    At `gone_by` (monotonic) kill the driver too: closing waits on it, unbounded."""
+    watch = _Watch(gone_by=gone_by)
     thread = threading.Thread(target=_watch, args=(watch, spawned), daemon=True)
     thread.start()
     try:
@@ -795,7 +802,10 @@ def _watched(spawned: Spawned) -> Iterator[_Watch]:
 
 def _watch(watch: _Watch, spawned: Spawned) -> None:
     while not watch.stop.wait(_WATCH_EVERY):
-        if watch.killed:
+        if time.monotonic() > watch.gone_by:
+            watch.timed_out = True
+            kill(spawned())
+        elif watch.killed:
             kill(spawned.browser())  # and whatever it was still starting
         elif time.monotonic() > watch.until:
             watch.timed_out = True
@@ -836,13 +846,15 @@ def _stat(pid: int) -> list[str]:
 
 
 @contextlib.contextmanager
-def _reaped() -> Iterator[Spawned]:
-    """Whatever the browser started is gone when the render is over, however it ended."""
+def _reaped(gone_by: float) -> Iterator[Spawned]:
+    """Whatever the browser started is gone when the render is over, however it ended, and
+    by `gone_by` (monotonic) at the latest."""
     spawned = Spawned()
     try:
         yield spawned
     finally:
-        deadline = time.monotonic() + 2  # Playwright closes its own first, gracefully
+        # Playwright closes its own first, gracefully, if it can in time.
+        deadline = min(time.monotonic() + 2, gone_by)
         while spawned() and time.monotonic() < deadline:
             time.sleep(0.05)
         kill(spawned())

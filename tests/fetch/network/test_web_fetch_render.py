@@ -417,8 +417,12 @@ def test_a_browser_over_its_memory_cap_is_killed_and_the_page_comes_as_sent(
 
     def capped_once_open(page: Any, call: Any) -> bool:
         # Once the page is open, so its profile and artifact folders exist: any real
-        # browser is larger than this.
+        # browser is larger than this. The page may settle before the watch's next look on
+        # a busy machine: it is left to look first.
         monkeypatch.setattr(browser, "MEMORY_CAP", 1 << 20)
+        end = time.monotonic() + HANG_GUARD
+        while not call.watch.reason and time.monotonic() < end:
+            time.sleep(0.05)
         return settle(page, call)
 
     monkeypatch.setattr(browser, "_settle", capped_once_open)

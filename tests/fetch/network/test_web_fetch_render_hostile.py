@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -508,9 +509,25 @@ def test_a_page_that_spins_until_its_deadline_is_still_answered_by_the_call(
 
 
 def test_the_steps_after_loading_end_where_the_deadline_leaves_time_to_extract():
-    call = SimpleNamespace(session=SimpleNamespace(deadline=SimpleNamespace(remaining=lambda: 2.5)))
+    call = SimpleNamespace(session=SimpleNamespace(deadline=SimpleNamespace(remaining=lambda: 3.5)))
     assert browser._within(call, browser.READ_SECONDS) == 1.5  # type: ignore[arg-type]
     assert browser._within(call, 0.5) == 0.5  # type: ignore[arg-type]
+
+
+def test_closing_a_browser_never_holds_the_call_past_its_time():
+    """Closing waits on Playwright's driver, which a busy machine may keep for seconds: the
+    call then overran its deadline into the watchdog. Past `gone_by` every process the render
+    started is killed, the driver too, whatever step the render is in."""
+    driver = subprocess.Popen(["sleep", "60"])  # a child that outlives the render
+    spawned = browser.Spawned()  # the driver: started before, so not of the render by itself
+    spawned.before.discard(driver.pid)
+    try:
+        with browser._watched(spawned, gone_by=time.monotonic()) as watch:
+            assert driver.wait(timeout=HANG_GUARD) == -signal.SIGKILL
+        assert watch.timed_out
+    finally:
+        driver.kill()
+        driver.wait()
 
 
 def test_a_render_waits_for_another_of_its_process_and_not_past_its_deadline():
