@@ -18,13 +18,14 @@ fetch waits on the network.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import asdict, fields
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from ikigai_web.common.settings import Settings
     from ikigai_web.fetch.network.guard import Policy
@@ -197,13 +198,12 @@ def fetch_page(request: Request, settings: Settings) -> Page:
     from ikigai_web.fetch.network.session import Session
     from ikigai_web.net.http import Deadline
 
-    readers = prepare()
     mode = render_mode(request, settings)
     deadline = Deadline.of_call(settings.timeout)
     from ikigai_web.fetch.network.guard import Policy
 
     how = _How(request.full_page, request.include_links, _link_rule(Policy.from_settings(settings)))
-    with Session(settings, deadline) as session:
+    with _readers_imported() as readers, Session(settings, deadline) as session:
         fetched = session.fetch(request.url)
         from ikigai_web.fetch.network import render, soft404  # prepared meanwhile
         from ikigai_web.fetch.reading import decode, extract
@@ -293,6 +293,19 @@ def _link_rule(policy: Policy) -> Callable[[str], bool]:
     from ikigai_web.fetch.network.guard import link_may_name
 
     return partial(link_may_name, policy=policy)
+
+
+@contextlib.contextmanager
+def _readers_imported() -> Iterator[Readers]:
+    """`prepare` for one fetch, whose thread is over when the fetch is: stopped at its next
+    module, so that no import from it changes the interpreter's modules under a later caller
+    (another call on this process's threads, a test)."""
+    readers = prepare()
+    try:
+        yield readers
+    finally:
+        readers.unneeded.set()
+        readers.thread.join()
 
 
 def prepare() -> Readers:
