@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -37,7 +37,7 @@ RENDERING = ("fetch_browser", "fetch_render_settle")  # the settings only render
 KEEP_FOR_RENDER = 1 << 20  # an app shell is small; a larger page the browser asks for again
 # What a Document carries for the fetch that made it alone (the soft-404 probe's cue): never
 # cached, so entries written before it existed stay valid.
-_FOR_THIS_FETCH = frozenset({"maybe_not_found"})
+_FOR_THIS_FETCH = frozenset({"maybe_not_found", "leads_nowhere"})
 
 # What reading any HTML page imports, stages first: most of a fetch's start-up, over 100 ms
 # (trafilatura alone), which `prepare` spends while the network is slower than that.
@@ -223,6 +223,8 @@ def fetch_page(request: Request, settings: Settings) -> Page:
         first = decoded.html if kept else None
         sent = _extracted_and_tidied(decoded, url, how)
         html = decoded.kind in decode.HTML_TYPES
+        if html and fetched.challenged:  # its check's header says so: a browser may pass
+            sent = replace(sent, wall="bot_check")
         if html and soft404.suspect(fetched.url, sent):  # a short page: the site's 404?
             sent = soft404.checked(session, fetched.url, sent, how.read_probe)
         shown = render.render(session, fetched.url, first, sent, mode) if html else render.Shown()

@@ -58,6 +58,9 @@ class Fetched(NamedTuple):
     url: str
     content_type: str | None
     body: bytearray  # mutable so the reader can free it once decoded (10 MiB matters)
+    # A check's own header says this answer is its check, whatever the status (Anubis sends
+    # its proof-of-work page with 200): see wall_marks.challenge_headers.
+    challenged: bool = False
 
 
 class Session(Connectionless):
@@ -176,8 +179,11 @@ class Session(Connectionless):
                 f"{shown(url)} answered HTTP {opened.status} without a usable redirect "
                 "location, so there is no page to read.",
             )
+        from ikigai_web.fetch.reading.wall_marks import challenge_headers
+
         body = self.read(url, opened, self.settings.fetch_max_bytes, strict=True)
-        return Fetched(shown(url), opened.headers.get("content-type"), body)
+        challenged = challenge_headers(opened.headers, stated=True)
+        return Fetched(shown(url), opened.headers.get("content-type"), body, challenged)
 
     def read(self, url: str, opened: Opened, cap: int, *, strict: bool) -> bytearray:
         """The decoded body; past `cap` bytes TOO_LARGE (strict) or just the first `cap`."""

@@ -78,8 +78,10 @@ def suspect(url: str, document: Document) -> bool:
 
 def checked(session: Session, url: str, document: Document, read: Reader) -> Document:
     """The page, as a wall when it looks like its site's answer to a missing path: the wall
-    its words name, else `not_found`. `read` reads the probe's answer as the page was read
-    (fetch/pipeline.py's reading stages, with the page's options)."""
+    its words name, else `parked` for a page with no way into its site (not even home: the
+    site is that one page) that does not repeat the path asked for, else `not_found`. `read`
+    reads the probe's answer as the page was read (fetch/pipeline.py's reading stages, with
+    the page's options)."""
     site = origin(url)
     missing = _remembered(site)
     if missing is None:
@@ -93,10 +95,14 @@ def checked(session: Session, url: str, document: Document, read: Reader) -> Doc
     if _likeness(document, url, site, missing.sketch) < SIMILAR:
         return document
     # The site's answer to any path: a not-found page, unless it says it is another wall (a
-    # maintenance page, a parked domain's, a sign-in every path leads to).
-    from ikigai_web.fetch.reading.walls import named
+    # maintenance page, a parked domain's, a sign-in every path leads to), or offers no way
+    # into its site and knows nothing of the path: then the site is that one page, a
+    # placeholder.
+    from ikigai_web.fetch.reading.walls import echoes_path, named
 
-    return replace(document, wall=named(document.title, document.markdown) or "not_found")
+    kind = named(document.title, document.markdown)
+    placeholder = document.leads_nowhere and not echoes_path(document.markdown, url)
+    return replace(document, wall=kind or ("parked" if placeholder else "not_found"))
 
 
 def _likeness(document: Document, url: str, site: str, missing: frozenset[int]) -> float:

@@ -26,6 +26,9 @@ class Document:
     # A short page that may be its site's not-found page (walls.maybe_not_found): the
     # soft-404 probe's cue, for this fetch alone (never cached).
     maybe_not_found: bool = False
+    # ...and no link of it leads elsewhere on its site, its home page included: if its site
+    # answers every path with it (soft404.py), a placeholder (parked), not a not-found page.
+    leads_nowhere: bool = False
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
     # round trip gives back an equal Document.
     warnings: list[dict[str, str]] = field(default_factory=list)

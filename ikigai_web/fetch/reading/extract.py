@@ -239,7 +239,7 @@ def html_to_markdown(
         page.html, url, declared=page.declared, scripted=page.scripted, styles=page.styles
     )
     tree, signals = parsed.tree, parsed.signals
-    clues = walls.clues(tree, signals)  # before extraction prunes the tree
+    clues = walls.clues(tree, signals, url)  # before extraction prunes the tree
     guess = detect(tree, url, signals)  # as before: hidden parts are a part of its shape
     page_type = guess.name
     unseen = remove_unseen(tree, parsed.sheet)
@@ -278,7 +278,8 @@ def html_to_markdown(
         # other wall is worth a browser.
         app_shell=(verdict.javascript if verdict else parsed.shell) and parsed.scripted,
         wall=verdict.wall if verdict else None,
-        maybe_not_found=verdict is None and walls.maybe_not_found(clues, body, url),
+        maybe_not_found=(maybe := verdict is None and walls.maybe_not_found(clues, body, url)),
+        leads_nowhere=maybe and clues.leads_nowhere,
         warnings=warnings,
     )
 

@@ -117,6 +117,10 @@ CHALLENGE = _any_case(
     r"ddos-guard",
     r"distil_r_captcha",
     r"wzws",
+    # Proof-of-work gates in front of code forges and archives: Anubis, go-away
+    r"anubis_challenge",
+    r"/\.within\.website/",
+    r"/go-away/",
 )
 # A box a person must solve; a form beside real content may carry one too (a contact form).
 CAPTCHA_BOX = _any_case(
@@ -134,6 +138,9 @@ CAPTCHA_BOX = _any_case(
     r"px-captcha",
     r"captcha-delivery",
     r"captcha\.awswaf",
+    r"frc-captcha",  # Friendly Captcha
+    r"altcha-widget",
+    r"mcaptcha",
     r"captcha-container",
     r"id=[\"']?captcha",
     r"name=[\"']?captcha",
@@ -184,6 +191,7 @@ _CHALLENGE_HEADERS = (
     ("x-px-block", ""),
     ("akamai-grn", ""),
     ("x-qrator", ""),
+    ("x-anubis-status", "challenge"),
 )
 _CHALLENGE_SERVERS = lazy(
     r"akamaighost|sucuri|cloudproxy|ddos-guard|qrator|incapsula|bigip|stormwall|variti"
@@ -405,14 +413,29 @@ SIGN_IN_WIDGET = _any_case(
     r"b2clogin\.com",
     r"kc-form-login",
     r"login-pf-page",
+    # Microsoft Entra ID's converged sign-in (its body hidden until the script runs), AWS
+    # Cognito's hosted UI, Ping, OneLogin, Shibboleth, SimpleSAMLphp, AD FS and CAS.
+    r"aadcdn\.msftauth\.net",
+    r"aadcdn\.msauth\.net",
+    r"convergedsignin",
+    r"amazoncognito\.com",
+    r"pingidentity\.com",
+    r"pingone\.",
+    r"onelogin\.com",
+    r"/idp/profile/saml2",
+    r"simplesaml",
+    r"/adfs/ls",
+    r"/cas/login",
 )
 
 
-def challenge_headers(headers: Mapping[str, str]) -> bool:
-    """Whether a firewall or bot manager says in a header that it answered with a check."""
+def challenge_headers(headers: Mapping[str, str], *, stated: bool = False) -> bool:
+    """Whether a firewall or bot manager says in a header that it answered with a check;
+    `stated`: only a header whose value says so (a product's header on every answer of a
+    site it guards, a successful page's too, says nothing of this one)."""
     for name, value in _CHALLENGE_HEADERS:
         found = headers.get(name)
-        if found is not None and value in found.lower():
+        if found is not None and value in found.lower() and (value or not stated):
             return True
     return False
 

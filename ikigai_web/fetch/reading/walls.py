@@ -20,7 +20,7 @@ import re
 from bisect import bisect_right
 from itertools import accumulate, islice
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
 from ikigai_web.common.text import lazy
@@ -227,6 +227,10 @@ _BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::
 _TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
 _MOST_TARGETS = 2000
 _LOGOS = "//a//img/@src | //a//img/@alt | //button//img/@src | //button//img/@alt"
+_BROKERED = (
+    "//a[@href][contains(concat(' ', translate(@class, '-_', '  '), ' '), ' idp ')"
+    " or contains(translate(@href, 'IDP', 'idp'), '/idp/')]"
+)
 _PROVIDERS = 2  # identity providers offered, at least, for a choice of them to be a sign-in
 # Where a link or form that signs in leads: the words sites use in those paths.
 _WAY_IN = lazy(
@@ -247,6 +251,13 @@ _CHOICE_WORDS = 8  # words of a choice that names an age
 _AGE = lazy(r"(?<![\d.,:/])(?:1[6-9]|2[01])(?!\d|[.,:/]\d)")
 _MAIN_REGION = "//main | //*[@role='main']"
 _DIALOGS = "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'] | //dialog"
+# An attribute and its quoted value; a URL's scheme; the page's own address in its head.
+_ATTRIBUTE = lazy(r"""([\w:-]+)\s*=\s*(["'])(.*?)\2""", re.DOTALL)
+_SCHEME = lazy(r"[a-z][a-z0-9+.-]*:")
+_OWN_REL = lazy(r"""\brel\s*=\s*["']?(?:canonical|alternate|amphtml)\b""")
+_OG_URL = lazy(r"""\bproperty\s*=\s*["']og:url["']""")
+_DATED = "//article[.//h1 or .//h2][.//time[@datetime]]"
+_UNDATED_KINDS = frozenset({"error_page", "not_found", "parked"})  # see Clues.dated
 _STRUCTURE_WORDS = 800  # visible words past which no structure makes the page a wall
 # A search field (by its type, its form's role or address, or the names search engines and
 # site software give it)...
@@ -311,6 +322,13 @@ class Clues(NamedTuple):
     search_box: bool = False  # a search field of the page's own, not its header's
     error_marks: bool = False  # a container's class or id, or a prerender status, says 404
     site_title: bool = False  # the title is the site's name alone: the page names nothing
+    # None of its links leads to its own site, not even its home page: a page that may be
+    # the whole site (a placeholder) rather than a page of one (a not-found page offers a way
+    # home or a menu).
+    leads_nowhere: bool = False
+    # An article element with its heading and the time it was published: an item a site
+    # published (a notice, a post), which no site's error, not-found or parked page is.
+    dated: bool = False
 
 
 class Verdict(NamedTuple):
@@ -318,7 +336,7 @@ class Verdict(NamedTuple):
     javascript: bool = False  # a check the page's scripts do: a browser may pass it
 
 
-def clues(tree: HtmlElement, signals: Signals) -> Clues:
+def clues(tree: HtmlElement, signals: Signals, url: str = "") -> Clues:
     """The detector's view of the parsed page (scripts already removed from `tree`)."""
     body = tree.find("body")
     title = _squash(tree.findtext(".//title") or "")[:300]
@@ -339,7 +357,23 @@ def clues(tree: HtmlElement, signals: Signals) -> Clues:
     )
     if not text or words > _STRUCTURE_WORDS:
         return found
-    return found._replace(**_structure(tree, size(text)))
+    return found._replace(**_structure(tree, size(text)), leads_nowhere=_leads_nowhere(tree, url))
+
+
+def _leads_nowhere(tree: HtmlElement, url: str) -> bool:
+    """Whether no link of the page leads to another place on its own site, its root included
+    (a fragment of itself does not count); False where the URL is unknown."""
+    page = urlsplit(url)
+    if not page.netloc:
+        return False
+    for href in tree.xpath("//a/@href")[:_MOST_TARGETS]:
+        try:
+            target = urlsplit(urljoin(url, str(href).strip()))
+        except ValueError:  # a malformed address (an unclosed IPv6 bracket) leads nowhere
+            continue
+        if target.netloc == page.netloc and (target.path, target.query) != (page.path, page.query):
+            return False
+    return True
 
 
 def _may_be_filled(body: HtmlElement) -> bool:
@@ -389,6 +423,7 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
         "paywall_box": _paywall_box(tree),
         "search_box": _own_search(tree),
+        "dated": bool(tree.xpath(_DATED)),
         "error_marks": _error_marks(tree),
         "site_title": bool(title) and title in _site_names(tree),
     }
@@ -513,6 +548,11 @@ def _main_beside(tree: HtmlElement, dialogs: list[HtmlElement]) -> int:
         return -1
     if any(box is region or box in region.iterancestors() for box in dialogs):
         return 0  # the main region is the dialog
+    named = wall_marks.BOX_LABEL.search(
+        f"{region.get('id') or ''} {region.get('class') or ''}".lower()
+    )
+    if named is not None and named.group("consent"):
+        return 0  # the main region is named for consent: a consent step as a page of its own
     inside = [
         box
         for box in dialogs
@@ -534,7 +574,11 @@ def _providers(tree: HtmlElement, targets: str) -> int:
     classes and logos (wall_marks.IDENTITY_NAMES)."""
     logos = "\n".join(str(logo) for logo in tree.xpath(_LOGOS)[:_MOST_TARGETS])
     found = wall_marks.IDENTITY_NAMES.finditer(f"{targets}\n{logos}".lower())
-    return len({match.group(1).replace("@", "") for match in found})
+    named = {match.group(1).replace("@", "") for match in found}
+    # Links an identity broker lists as its providers ("/idp/<bank>", class "idp-…"),
+    # whatever the providers are called.
+    brokered = {a.get("href") for a in tree.xpath(_BROKERED)[:_MOST_TARGETS]}
+    return max(len(named), len(brokered))
 
 
 def _sign_in_form(signing: list[HtmlElement]) -> dict[str, Any]:
@@ -758,7 +802,7 @@ def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
     if shown > MAYBE_MISSING_WORDS:
         return False
     marked = found.noindex or found.search_box or found.error_marks or found.site_title
-    if marked or _echoes_path(markdown, url):
+    if marked or echoes_path(markdown, url):
         return True
     page = _Page(found, wall_phrases.said(found.text or markdown), "", shown, markdown)
     headings = tuple(_headings(page))
@@ -774,7 +818,7 @@ def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
 _ECHOED_PATH = 3  # characters a path needs to be recognised when a page repeats it
 
 
-def _echoes_path(markdown: str, url: str) -> bool:
+def echoes_path(markdown: str, url: str) -> bool:
     """Whether the page's text (not its links) repeats the path it was asked for, as a
     not-found page does ("/old/route was not found"), in any language."""
     path = unquote(urlsplit(url).path).rstrip("/")
@@ -811,8 +855,10 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
     if not (heading or built or known) and page.shown > _VERY_SHORT:
         return 0  # a page of a few sentences that only quotes such words may be about them
     own_prose = built < _STRONG and not known and not _names_itself(phrases.strong, page)
-    if own_prose and _prose(name, page.markdown) >= _PROSE:
-        return 0  # sentences of its own beside the words: an article, a post, a product
+    if (own_prose and _prose(name, page.markdown) >= _PROSE) or (
+        name in _UNDATED_KINDS and page.found.dated and not known
+    ):
+        return 0  # sentences of its own beside the words, or a dated article: a published item
     if name == "consent" and built < _STRONG and not (built and heading and strong):
         return 0  # a consent wall takes its dialog, or a platform's page that says so
     way_in = page.found.way_in or page.found.password or _sign_in_widget(page)
@@ -941,13 +987,33 @@ def _dialog_points(page: _Page, *, worded: bool) -> int:
 
 def _in_markup(marks: wall_marks.Marks, html: str) -> bool:
     """Whether one of `marks` stands inside a tag or a script or style element: the page's
-    own markup, not its text (an article may name a product it writes about)."""
+    own markup, not its text (an article may name a product it writes about), nor the
+    address of a page of its own site (an article's slug names its subject)."""
     for at in marks.starts(html, _MATCHES):
-        if html.rfind("<", 0, at) > html.rfind(">", 0, at):
+        opened = html.rfind("<", 0, at)
+        if opened > html.rfind(">", 0, at):
+            closed = html.find(">", at)
+            if _own_address(html[opened : closed if closed >= 0 else len(html)], at - opened):
+                continue
             return True  # inside a tag: an attribute, a URL
         opened = max(html.rfind("<script", 0, at), html.rfind("<style", 0, at))
         if opened > max(html.rfind("</script", 0, at), html.rfind("</style", 0, at)):
             return True
+    return False
+
+
+def _own_address(tag: str, at: int) -> bool:
+    """Whether position `at` of `tag` (lower-cased, from its "<") is in the address of a
+    page of the site's own: a relative link's, or the page's canonical or alternate one."""
+    for found in _ATTRIBUTE.finditer(tag):
+        if found.start(3) <= at < found.end(3):
+            name, value = found.group(1), found.group(3).strip()
+            if name not in ("href", "content"):
+                return False
+            relative = not _SCHEME.match(value) and not value.startswith("//")
+            named = tag.startswith("<link") and _OWN_REL.search(tag) is not None
+            link = relative and tag.startswith(("<a ", "<a\n", "<a\t"))
+            return link or named or _OG_URL.search(tag) is not None
     return False
 
 

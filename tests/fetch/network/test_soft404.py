@@ -116,6 +116,31 @@ def test_a_short_page_like_the_sites_missing_answer_is_not_found(serve):
     assert len(site.probes) == 1
 
 
+def placeholder(way_home: str = "") -> str:
+    """A host's placeholder on every path of a site not yet built (kept out of search
+    engines), in words the phrase data does not hold; a link to its host, none into the site
+    but `way_home`."""
+    text = (
+        "<h1>Karibu hivi karibuni</h1><p>Mmiliki wa kikoa hiki bado hajapakia tovuti yake.</p>"
+        f"<a href='https://mwenyeji.example/ingia'>Ingia kwenye paneli</a>{way_home}"
+    )
+    head = "<title>Karibu</title><meta name='robots' content='noindex'>"
+    return f"<html><head>{head}</head><body>{text}</body></html>"
+
+
+@pytest.mark.parametrize(
+    ("way_home", "wall"), [("", "parked"), ("<a href='/'>Ukurasa wa mwanzo</a>", "not_found")]
+)
+def test_a_sites_answer_to_every_path_linking_nowhere_into_it_is_parked(serve, way_home, wall):
+    """The site's answer to any path, which offers no way into the site, not even home, and
+    does not repeat the path asked for: the site is that one page, a placeholder. With a
+    way home, it is the site's not-found page (the likeness test above: one that repeats
+    the path, with no link at all)."""
+    site = serve(lambda _path: (200, {}, placeholder(way_home)))
+    out = fetch(site.url + "/huduma/bei")
+    assert (out["success"], out.get("wall")) == (False, wall), out
+
+
 def test_the_sites_answer_is_remembered_so_a_host_is_asked_once_an_hour(serve, monkeypatch):
     site = serve(soft)
     for path in ("/gear/a", "/gear/b", "/gear/c"):

@@ -254,3 +254,66 @@ def test_a_short_page_with_a_malformed_link_is_read():
     links = "<a href='http://[::1'>nyumbani</a><a href='http://[::1]:99999/'>x</a>"
     html = page(f"<h1>Tuonekane hivi karibuni</h1><p>Tovuti hii inajengwa.</p>{links}")
     assert wall(html) is None
+
+
+# ---------------------------------------------------------------- half d's classes
+# (issue 54, half d: the fourth writer's pages; none of them is copied here)
+
+
+def test_a_choice_of_providers_by_a_brokers_own_links_is_a_sign_in():
+    """Providers no list knows, listed by an identity broker ("/idp/<name>")."""
+    names = ("Benki ya Pwani", "Benki ya Ziwa", "Simu ya Mkononi")
+    items = "".join(f"<li><a href='/idp/p{i}'>{n}</a></li>" for i, n in enumerate(names))
+    chooser = f"<main><h1>Jitambulishe</h1><p>Chagua njia ya kuingia.</p><ul>{items}</ul></main>"
+    assert wall(page(f"{CHROME}{chooser}{FOOTER}", title="Jitambulishe")) == "sign_in"
+    one = f"<main><h1>Jitambulishe</h1><p>{LEAD}</p><a href='/idp/p0'>{names[0]}</a></main>"
+    assert wall(page(f"{CHROME}{one}{FOOTER}")) is None
+
+
+def test_an_identity_platforms_sign_in_drawn_by_its_script_is_a_sign_in():
+    """Microsoft Entra's converged sign-in: its body hidden until its script runs."""
+    head = "<script src='https://aadcdn.msftauth.net/shared/1.0/content/js/Converged.js'></script>"
+    body = "<div style='display:none'><input type='email' name='loginfmt'></div>"
+    assert wall(page(body, title="Ingia", head=head)) == "sign_in"
+
+
+def test_a_consent_step_whose_main_region_is_named_for_it_is_a_consent_wall():
+    text = (
+        "Sisi na washirika wetu tunatumia vidakuzi kupima matumizi ya tovuti na kuonyesha "
+        "matangazo yanayokufaa. Unaweza kubadilisha chaguo lako wakati wowote chini ya ukurasa. "
+        "Kwa ridhaa yako, washirika wengine pia hukusanya data kuhusu jinsi unavyovinjari, hata "
+        "nje ya tovuti zetu."
+    )
+    buttons = "<div class='consent-page__buttons'><button id='accept-all'>Kubali</button></div>"
+    links = "<p><a href='/faragha'>Sera ya faragha</a> <a href='/washirika'>Washirika 812</a></p>"
+    main = f"<main class='consent-page__main'><h1>Karibu</h1><p>{text}</p>{buttons}{links}</main>"
+    assert wall(page(main, title="Faragha")) == "consent"
+    article = f"<main class='content'><h1>Bandari</h1><p>{ARTICLE * 2}</p>{buttons}</main>"
+    assert wall(page(article)) is None
+
+
+def test_the_address_of_a_page_of_its_own_site_is_no_platforms_markup():
+    """An article's slug names its subject (domain parking): its own links, canonical and
+    og:url say nothing of a parking service; a parking service's script does."""
+    url = "https://site.test/blog/domain-parking"
+    head = f"<link rel='canonical' href='{url}'><meta property='og:url' content='{url}'>"
+    own = "<a href='/blog/domain-parking'>#</a>"
+    body = f"<main><h1>Maegesho ya vikoa</h1><p>{LEAD}</p>{own}</main>"
+    assert wall(page(body, title="Maegesho ya vikoa", head=head)) is None
+    lander = head + "<script src='https://www.sedoparking.com/frmpark/lander.js'></script>"
+    assert wall(page(body, title="Maegesho ya vikoa", head=lander)) == "parked"
+
+
+_NOTICE = (
+    "<h1>Scheduled maintenance</h1>{time}<p>Our customer portal is under maintenance on "
+    "Thursday from 18 to 22. We apologise for the inconvenience.</p>"
+)
+
+
+def test_a_dated_notice_of_maintenance_is_content():
+    """An article with its publication time is an item a site published, not its error page
+    (a notice of maintenance, a post about a 404)."""
+    dated = _NOTICE.format(time="<time datetime='2026-11-27'>27.11.2026</time>")
+    assert wall(page(f"{CHROME}<main><article>{dated}</article></main>{FOOTER}")) is None
+    undated = _NOTICE.format(time="")
+    assert wall(page(f"<main>{undated}</main>", title="Scheduled maintenance")) == "error_page"

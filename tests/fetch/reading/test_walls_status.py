@@ -163,3 +163,21 @@ def test_the_page_is_only_judged_when_the_status_leaves_it_open():
     assert of_status(418, {}, "", lambda: None) is None
     assert of_status(500, {}, "", lambda: "bot_check") == "error_page"
     assert of_status(429, {}, "", lambda: "region_block") == "rate_limited"
+
+
+CHECK = page("Kuhakikisha wewe si roboti", "Inapakia…")
+
+
+def test_a_checks_own_header_on_a_200_makes_it_a_bot_check(fake_server):
+    """A proof-of-work gate (Anubis) sends its check with 200 and says so in a header of its
+    own: a bot check whatever the page says. A product's header on every answer of a site it
+    guards (DataDome's) says nothing of one page."""
+    gate = HTML | {"X-Anubis-Status": "CHALLENGE"}
+    url = fake_server.route("/gate", Reply(200, CHECK, gate))
+    result, _ = answer(web_fetch.execute, {"url": url, "render": "never"}, web_fetch.SCHEMA)
+    assert (result["success"], result.get("wall")) == (False, "bot_check"), result
+    lead = "Jiji lilipiga kura Jumanne kuidhinisha mpango mpya wa bandari. "
+    article = page("Bandari", lead * 20)
+    url = fake_server.route("/article", Reply(200, article, HTML | {"X-DataDome": "protected"}))
+    result, _ = answer(web_fetch.execute, {"url": url, "render": "never"}, web_fetch.SCHEMA)
+    assert result["success"] is True, result
