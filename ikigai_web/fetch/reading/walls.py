@@ -979,6 +979,8 @@ def _dialog_points(page: _Page, *, worded: bool) -> int:
         return _in_markup(wall_marks.CONSENT, page.markup) + _STRONG
     if not (found.consent_choice or worded):
         return 0
+    if found.dialog_words and not worded:
+        return 0  # a banner beside the page's content, however few its other controls
     # A consent step drawn as a page of its own, with no dialog: the platform's script and
     # a control its markup names for accepting count one more.
     platform = _in_markup(wall_marks.CONSENT, page.markup)

@@ -117,6 +117,8 @@ def test_an_empty_main_region_with_a_consent_dialog_elsewhere_is_no_consent_wall
 
 
 def test_an_article_under_a_consent_banner_stays_content():
+    """However few the page's other controls (a banner's two buttons and a short menu are
+    a consent step's few choices too): the banner stands beside the content."""
     article = f"<main><article><h1>Bandari mpya</h1><p>{ARTICLE * 2}</p></article></main>"
     assert wall(page(f"{CHROME}{article}{_DIALOG}{FOOTER}")) is None
 
