@@ -133,7 +133,9 @@ def load(corpus: Path) -> tuple[list[Page], dict[str, Site]]:
     pages = []
     for name, entry in sorted(manifest["pages"].items()):
         site = sites[entry["site"]]
-        body = (corpus / "pages" / name).read_bytes()
+        # "<kind>/<name>.html" under pages/, as the layout says; a writer may have put the
+        # folder in the name too
+        body = (corpus / "pages" / name.removeprefix("pages/")).read_bytes()
         served = _served(entry["status"], entry.get("headers"), body)
         site.pages[entry["path"]] = site.pages[without_dots(entry["path"])] = served
         path = entry["path"]
