@@ -223,7 +223,9 @@ _SEEN = (
 )
 _FIELDS = f"//input[(not(@type) or @type!='hidden') and {_SEEN}]"
 _PASSWORD = f"//input[translate(@type, 'PASSWORD', 'password')='password' and {_SEEN}]"
-_BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::form]"
+# Containers a consent dialog or age check may be named as: a main region too (a consent
+# step drawn as a page of its own, its main region named for consent).
+_BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::form or self::main]"
 _TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
 _MOST_TARGETS = 2000
 _LOGOS = "//a//img/@src | //a//img/@alt | //button//img/@src | //button//img/@alt"

@@ -121,10 +121,10 @@ def placeholder(way_home: str = "") -> str:
     engines), in words the phrase data does not hold; a link to its host, none into the site
     but `way_home`."""
     text = (
-        "<h1>Karibu hivi karibuni</h1><p>Mmiliki wa kikoa hiki bado hajapakia tovuti yake.</p>"
-        f"<a href='https://mwenyeji.example/ingia'>Ingia kwenye paneli</a>{way_home}"
+        "<h1>Juma na Wenzake</h1><p>Juma ni fundi wa magari mjini Mombasa.</p>"
+        f"<a href='https://mwenyeji.example/'>Mwenyeji wetu</a>{way_home}"
     )
-    head = "<title>Karibu</title><meta name='robots' content='noindex'>"
+    head = "<title>Juma na Wenzake</title><meta name='robots' content='noindex'>"
     return f"<html><head>{head}</head><body>{text}</body></html>"
 
 

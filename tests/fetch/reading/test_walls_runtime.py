@@ -292,6 +292,10 @@ def test_a_consent_step_whose_main_region_is_named_for_it_is_a_consent_wall():
     assert wall(page(main, title="Faragha")) == "consent"
     article = f"<main class='content'><h1>Bandari</h1><p>{ARTICLE * 2}</p>{buttons}</main>"
     assert wall(page(article)) is None
+    # ...with no box of its own inside, in a wrapper named for consent around it
+    plain = "<button>Kubali</button> <a href='/usajili'>Soma bila matangazo</a>"
+    step = f"<main class='consent-page__main'><h1>Karibu</h1><p>{text}</p>{plain}{links}</main>"
+    assert wall(page(f"<div class='consent-page'>{step}</div>", title="Faragha")) == "consent"
 
 
 def test_the_address_of_a_page_of_its_own_site_is_no_platforms_markup():
