@@ -224,7 +224,8 @@ def fetch_page(request: Request, settings: Settings) -> Page:
         sent = _extracted_and_tidied(decoded, url, how)
         html = decoded.kind in decode.HTML_TYPES
         if html and fetched.challenged:  # its check's header says so: a browser may pass
-            sent = replace(sent, wall="bot_check")
+            # (and no comparison: a check answers every path alike, and is no not-found page)
+            sent = replace(sent, wall="bot_check", maybe_not_found=False)
         if html and soft404.suspect(fetched.url, sent):  # a short page: the site's 404?
             sent = soft404.checked(session, fetched.url, sent, how.read_probe)
         shown = render.render(session, fetched.url, first, sent, mode) if html else render.Shown()

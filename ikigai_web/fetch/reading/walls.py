@@ -257,6 +257,7 @@ _DIALOGS = "//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'] | /
 _ATTRIBUTE = lazy(r"""([\w:-]+)\s*=\s*(["'])(.*?)\2""", re.DOTALL)
 _SCHEME = lazy(r"[a-z][a-z0-9+.-]*:")
 _OWN_REL = lazy(r"""\brel\s*=\s*["']?(?:canonical|alternate|amphtml)\b""")
+_ANCHOR = lazy(r"<a\s")
 _OG_URL = lazy(r"""\bproperty\s*=\s*["']og:url["']""")
 _DATED = "//article[.//h1 or .//h2][.//time[@datetime]]"
 _UNDATED_KINDS = frozenset({"error_page", "not_found", "parked"})  # see Clues.dated
@@ -550,11 +551,6 @@ def _main_beside(tree: HtmlElement, dialogs: list[HtmlElement]) -> int:
         return -1
     if any(box is region or box in region.iterancestors() for box in dialogs):
         return 0  # the main region is the dialog
-    named = wall_marks.BOX_LABEL.search(
-        f"{region.get('id') or ''} {region.get('class') or ''}".lower()
-    )
-    if named is not None and named.group("consent"):
-        return 0  # the main region is named for consent: a consent step as a page of its own
     inside = [
         box
         for box in dialogs
@@ -1016,7 +1012,7 @@ def _own_address(tag: str, at: int) -> bool:
                 return False
             relative = not _SCHEME.match(value) and not value.startswith("//")
             named = tag.startswith("<link") and _OWN_REL.search(tag) is not None
-            link = relative and tag.startswith(("<a ", "<a\n", "<a\t"))
+            link = relative and _ANCHOR.match(tag) is not None
             return link or named or _OG_URL.search(tag) is not None
     return False
 

@@ -141,6 +141,18 @@ def test_a_sites_answer_to_every_path_linking_nowhere_into_it_is_parked(serve, w
     assert (out["success"], out.get("wall")) == (False, wall), out
 
 
+def test_a_check_its_header_names_stays_a_check_on_every_path(serve):
+    """A proof-of-work gate answers every path with its check (200, its header saying so):
+    the page is the check, not the site's not-found page, and no probe is sent for it."""
+    head = "<title>Juma na Wenzake</title><meta name='robots' content='noindex'>"
+    gate = f"<html><head>{head}</head><body><h1>Subiri kidogo</h1></body></html>"
+    site = serve(lambda _path: (200, {"X-Anubis-Status": "CHALLENGE"}, gate))
+    site.pages["/huduma/bei"] = site.missing("/huduma/bei")
+    out = fetch(site.url + "/huduma/bei")
+    assert (out["success"], out.get("wall")) == (False, "bot_check"), out
+    assert site.probes == []
+
+
 def test_the_sites_answer_is_remembered_so_a_host_is_asked_once_an_hour(serve, monkeypatch):
     site = serve(soft)
     for path in ("/gear/a", "/gear/b", "/gear/c"):
