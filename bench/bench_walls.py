@@ -436,12 +436,15 @@ def main() -> None:
     parser.add_argument("--no-dev", action="store_true", help="skip the dev pages' false alarms")
     parser.add_argument("--no-probe", action="store_true", help="skip the probe's cost")
     args = parser.parse_args()
-    isolated()
     corpora = args.corpus or sorted(
         p for p in WALL_CORPORA.iterdir() if (p / "manifest.json").is_file()
     )
     for corpus in corpora:
+        # A fresh cache and state a corpus: a later corpus's site may be served on a port an
+        # earlier one used, and must not get that site's cached pages or remembered answer.
+        isolated()
         corpus_report(corpus)
+    isolated()
     if not args.no_probe:
         probe()
     if not args.no_dev:

@@ -37,7 +37,7 @@ RENDERING = ("fetch_browser", "fetch_render_settle")  # the settings only render
 KEEP_FOR_RENDER = 1 << 20  # an app shell is small; a larger page the browser asks for again
 # What a Document carries for the fetch that made it alone (the soft-404 probe's cue): never
 # cached, so entries written before it existed stay valid.
-_FOR_THIS_FETCH = frozenset({"maybe_not_found", "leads_nowhere"})
+_FOR_THIS_FETCH = frozenset({"maybe_not_found", "leads_nowhere", "stands_in"})
 
 # What reading any HTML page imports, stages first: most of a fetch's start-up, over 100 ms
 # (trafilatura alone), which `prepare` spends while the network is slower than that.

@@ -12,7 +12,9 @@ fetches one page). Only a suspect page is ever compared: short, HTML, no wall al
 page that gives a reason to think it may be a not-found page (walls.maybe_not_found: its
 markup, noindex, a search box of its own, a title that names only the site, its own path
 repeated, a wall's heading or phrase), not an app shell (whose every path is the same
-shell), not a site's root. Any other page, a short ordinary one included, costs nothing.
+shell); at a site's root, only a page that looks like a placeholder (walls.stands_in): a
+home page is never a not-found page, but a parked domain is asked for there most often. Any
+other page, a short ordinary one included, costs nothing.
 """
 
 from __future__ import annotations
@@ -65,11 +67,13 @@ class Missing(NamedTuple):
 def suspect(url: str, document: Document) -> bool:
     """Whether a page may be a soft-404 worth a probe: short, no wall found, a reason to
     think it may be its site's not-found page (walls.maybe_not_found), not an app shell,
-    not the site's root."""
+    at the site's root only a page that looks like a placeholder."""
     from ikigai_web.fetch.reading.walls import size
 
-    if not document.maybe_not_found or urlsplit(url).path in ("", "/"):
+    if not document.maybe_not_found:
         return False
+    if _root(url) and not document.stands_in:  # a home page is never a not-found page, but
+        return False  # a placeholder may stand at it (compared only to call it parked)
     shown = size(document.markdown)
     # An app's shell is the same on every path: only one that shows text of its own is
     # compared (the extractor calls a page in a script without spaces a shell too).
@@ -103,6 +107,10 @@ def checked(session: Session, url: str, document: Document, read: Reader) -> Doc
     kind = named(document.title, document.markdown)
     placeholder = document.leads_nowhere and not echoes_path(document.markdown, url)
     return replace(document, wall=kind or ("parked" if placeholder else "not_found"))
+
+
+def _root(url: str) -> bool:
+    return urlsplit(url).path in ("", "/")
 
 
 def _likeness(document: Document, url: str, site: str, missing: frozenset[int]) -> float:

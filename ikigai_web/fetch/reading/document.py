@@ -29,6 +29,9 @@ class Document:
     # ...and no link of it leads elsewhere on its site, its home page included: if its site
     # answers every path with it (soft404.py), a placeholder (parked), not a not-found page.
     leads_nowhere: bool = False
+    # ...and it is headed by a domain name or links to one other site alone: what a
+    # placeholder looks like, the one short page compared at a site's root (soft404.py).
+    stands_in: bool = False
     # {"code", "message"} objects, as the contract's warnings; a list so the cache's JSON
     # round trip gives back an equal Document.
     warnings: list[dict[str, str]] = field(default_factory=list)

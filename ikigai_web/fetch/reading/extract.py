@@ -280,6 +280,7 @@ def html_to_markdown(
         wall=verdict.wall if verdict else None,
         maybe_not_found=(maybe := verdict is None and walls.maybe_not_found(clues, body, url)),
         leads_nowhere=maybe and clues.leads_nowhere,
+        stands_in=maybe and walls.stands_in(clues, body, url),
         warnings=warnings,
     )
 

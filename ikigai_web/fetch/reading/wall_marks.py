@@ -298,6 +298,15 @@ PARKED = _any_case(
     r"/icons/(?:ubuntu-logo|apache_pb|poweredby)",
     r"/cgi-sys/defaultwebpage",
 )
+# A web server's or control panel's default page by the files only it serves: longer than
+# other placeholders (Apache's Ubuntu page explains the server's configuration at length),
+# and no page of a site built on the server links them (a site's "Powered by" badge is its
+# own copy).
+SERVER_DEFAULT = _any_case(
+    r"iisstart\.(?:png|htm)",
+    r"icons/(?:ubuntu-logo|debian-logo|openlogo)\.png",
+    r"/cgi-sys/defaultwebpage",
+)
 # A paywall's box by its class or id: the generic names publishers' templates give it, and
 # the elements of the paywall products (Piano/Tinypass, Poool, Zephr, Pelcro, Steady, Leaky
 # Paywall, LaterPay, Ghost's and Substack's upgrade prompts). Searched in one container's

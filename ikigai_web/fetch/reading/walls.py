@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from functools import lru_cache
 from itertools import accumulate, islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, urljoin, urlsplit
@@ -228,6 +229,20 @@ _PASSWORD = f"//input[translate(@type, 'PASSWORD', 'password')='password' and {_
 _BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::form or self::main]"
 _TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
 _MOST_TARGETS = 2000
+# A QR code by the name its image, canvas or drawing (or the box right around it) is given,
+# in its class, id, alt text or label: "qr", "qrcode", "mdQrImg", "QRコード", "Mã QR".
+_QR_NAMED = (
+    "contains(translate(concat(@class, ' ', @id, ' ', @alt, ' ', @aria-label), 'QR', 'qr'), 'qr')"
+)
+_OUTSIDE_CHROME = "[not(ancestor::header or ancestor::nav or ancestor::footer)]"
+_QR_CODE = (
+    f"//body//*[self::img or self::canvas or self::svg][{_QR_NAMED} or ../self::*[{_QR_NAMED}]]"
+    + _OUTSIDE_CHROME
+)
+_OWN_TARGETS = " | ".join(
+    f"//{tag}{_OUTSIDE_CHROME}/@{attribute}"
+    for tag, attribute in (("a", "href"), ("a", "class"), ("form", "action"), ("button", "class"))
+)
 _LOGOS = "//a//img/@src | //a//img/@alt | //button//img/@src | //button//img/@alt"
 _BROKERED = (
     "//a[@href][contains(concat(' ', translate(@class, '-_', '  '), ' '), ' idp ')"
@@ -286,6 +301,9 @@ _SITE_NAMES = "//meta[@property='og:site_name' or @name='application-name']/@con
 _NAMED = "//body//*[@class or @id]"
 _ACTIONABLE = ".//a[@href] | .//button | .//form | .//input[@type='submit']"
 _SHOWN = f"self::*[{_SEEN}]"  # a box a person sees, as a field is (_SEEN)
+# A domain name standing alone: a name of letters, digits and hyphens, a dot, a top-level
+# domain of letters (an IP address is no domain name).
+_DOMAIN_ALONE = lazy(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}", re.IGNORECASE)
 MAYBE_MISSING_WORDS = 150  # words of content: a longer page is never its site's not-found page
 
 
@@ -320,6 +338,10 @@ class Clues(NamedTuple):
     # link, a phone for a one-time code): a sign-in form without a password.
     account_form: bool = False
     consent_choice: bool = False  # a control whose markup names it for accepting (consent)
+    # A QR code drawn to be scanned (an image, canvas or drawing named for one) and a way in
+    # (a link, form or button leading to a sign-in), both outside the page's header,
+    # navigation and footer: a messenger's or an e-ID's log-in, scanned with its app.
+    qr_sign_in: bool = False
     paywall_box: bool = False  # a shown box named for a paywall, with a way to act (subscribe)
     # What makes a short page worth comparing with its site's not-found page (soft404.py):
     search_box: bool = False  # a search field of the page's own, not its header's
@@ -329,6 +351,9 @@ class Clues(NamedTuple):
     # the whole site (a placeholder) rather than a page of one (a not-found page offers a way
     # home or a menu).
     leads_nowhere: bool = False
+    # ...and every link it has leads to one other site: a host's, a registrar's or a site
+    # builder's placeholder links to its maker alone.
+    leads_away: bool = False
     # An article element with its heading and the time it was published: an item a site
     # published (a notice, a post), which no site's error, not-found or parked page is.
     dated: bool = False
@@ -360,23 +385,35 @@ def clues(tree: HtmlElement, signals: Signals, url: str = "") -> Clues:
     )
     if not text or words > _STRUCTURE_WORDS:
         return found
-    return found._replace(**_structure(tree, size(text)), leads_nowhere=_leads_nowhere(tree, url))
+    nowhere, away = _leads_nowhere(tree, url)
+    return found._replace(**_structure(tree, size(text)), leads_nowhere=nowhere, leads_away=away)
 
 
-def _leads_nowhere(tree: HtmlElement, url: str) -> bool:
+def _leads_nowhere(tree: HtmlElement, url: str) -> tuple[bool, bool]:
     """Whether no link of the page leads to another place on its own site, its root included
-    (a fragment of itself does not count); False where the URL is unknown."""
+    (a fragment of itself does not count); False where the URL is unknown. And whether its
+    links then all lead to one other site (by its domain's last two names, or three under a
+    country's second-level domain: "co.uk")."""
     page = urlsplit(url)
     if not page.netloc:
-        return False
+        return False, False
+    sites: set[str] = set()
     for href in tree.xpath("//a/@href")[:_MOST_TARGETS]:
         try:
             target = urlsplit(urljoin(url, str(href).strip()))
         except ValueError:  # a malformed address (an unclosed IPv6 bracket) leads nowhere
             continue
         if target.netloc == page.netloc and (target.path, target.query) != (page.path, page.query):
-            return False
-    return True
+            return False, False
+        if target.scheme in ("http", "https") and target.netloc != page.netloc:
+            sites.add(_site_of(target.hostname or ""))
+    return True, len(sites) == 1
+
+
+def _site_of(host: str) -> str:
+    names = host.lower().rstrip(".").removeprefix("www.").split(".")
+    under_country = len(names) > 2 and len(names[-1]) == 2 and len(names[-2]) <= 3
+    return ".".join(names[-3:] if under_country else names[-2:])
 
 
 def _may_be_filled(body: HtmlElement) -> bool:
@@ -424,12 +461,21 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         "age_box": age_box or _age_choice(choices),
         "account_form": any(_posts_to_sign_in(field) for field in signing),
         "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
+        "qr_sign_in": _qr_sign_in(tree),
         "paywall_box": _paywall_box(tree),
         "search_box": _own_search(tree),
         "dated": bool(tree.xpath(_DATED)),
         "error_marks": _error_marks(tree),
         "site_title": bool(title) and title in _site_names(tree),
     }
+
+
+def _qr_sign_in(tree: HtmlElement) -> bool:
+    """See Clues.qr_sign_in."""
+    if not tree.xpath(_QR_CODE):
+        return False
+    targets = "\n".join(str(target) for target in tree.xpath(_OWN_TARGETS)[:_MOST_TARGETS])
+    return _WAY_IN.search(targets.lower()) is not None
 
 
 def _age_choice(choices: list[HtmlElement]) -> bool:
@@ -733,7 +779,7 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
         return Verdict("parked" if parked else "empty")
     shown -= min(found.option_words, shown)  # a list of days or years is no text to read
     if shown > _SHORT:
-        return _consent_page(found, html, shown) or (Verdict("paywall") if paywall else None)
+        return _long_wall(found, html, shown) or (Verdict("paywall") if paywall else None)
     said = wall_phrases.said(found.text or markdown)
     page = _Page(found, said, html[:_MARKUP].lower(), shown, markdown)
     points = {name: _score(name, page) for name in _KINDS}
@@ -753,6 +799,14 @@ class _Page(NamedTuple):
     markup: str
     shown: int
     markdown: str = ""
+
+
+def _long_wall(found: Clues, html: str, shown: int) -> Verdict | None:
+    """A wall longer than most: a web server's default page (its own files name it), or a
+    consent page."""
+    if shown <= _CUT_SHORT and _in_markup(wall_marks.SERVER_DEFAULT, html[:_MARKUP].lower()):
+        return Verdict("parked")
+    return _consent_page(found, html, shown)
 
 
 def _consent_page(found: Clues, html: str, shown: int) -> Verdict | None:
@@ -789,19 +843,24 @@ def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
     """Whether a short page that is no wall gives a reason to compare it with its site's
     answer to a missing path (soft404.py), which costs a request: its markup says 404, it is
     kept out of search engines (noindex), it offers a search box of its own, its title is the
-    site's name alone, it repeats the path it was asked for, or its title, a heading or a
-    sentence says what a wall says in any language of the phrase data, though not enough to
-    name it alone (a site that answers every path with its maintenance notice, its age check
-    or its region block is known by the comparison). An ordinary short page (opening hours,
-    a contact page) gives none, and costs nothing: a site that answers every path with the
-    same short page (a test server, a one-page site) is not taken for its own not-found
-    page unless the page gives a reason."""
-    shown = size(markdown)
-    if shown > MAYBE_MISSING_WORDS:
+    site's name alone, it names a domain or links to one other site alone (`stands_in`), it
+    repeats the path it was asked for, or it says what a wall says (`_worded`). An ordinary
+    short page (opening hours, a contact page) gives none, and costs nothing: a site that
+    answers every path with the same short page (a test server, a one-page site) is not
+    taken for its own not-found page unless the page gives a reason."""
+    if size(markdown) > MAYBE_MISSING_WORDS:
         return False
     marked = found.noindex or found.search_box or found.error_marks or found.site_title
-    if marked or echoes_path(markdown, url):
-        return True
+    named_host = found.leads_away or names_host(found, markdown, url)
+    return marked or named_host or echoes_path(markdown, url) or _worded(found, markdown)
+
+
+def _worded(found: Clues, markdown: str) -> bool:
+    """Whether the page's title, a heading or a sentence says what a wall says in any
+    language of the phrase data, though not enough to name it alone (a site that answers
+    every path with its maintenance notice, its age check or its region block is known by
+    the comparison)."""
+    shown = size(markdown)
     page = _Page(found, wall_phrases.said(found.text or markdown), "", shown, markdown)
     headings = tuple(_headings(page))
     for name in _KINDS:
@@ -830,6 +889,38 @@ def echoes_path(markdown: str, url: str) -> bool:
             return True
         at = text.find(path, end)
     return False
+
+
+def stands_in(found: Clues, markdown: str, url: str) -> bool:
+    """Whether a page that leads nowhere into its own site looks like a placeholder: all its
+    links lead to one other site (its maker's), it names a domain (`names_host`) or it says
+    what a wall says (`_worded`). A page with no link and no such words (a one-page site's
+    opening hours) does not."""
+    return found.leads_nowhere and (
+        found.leads_away or names_host(found, markdown, url) or _worded(found, markdown)
+    )
+
+
+def names_host(found: Clues, markdown: str, url: str) -> bool:
+    """Whether the page is headed by a domain name alone (its title, first heading or first
+    line), or its text (its links' targets aside) names the page's own host as a word of
+    its own, not inside an address: a placeholder names the domain it stands in for, in any
+    language. An IP address never counts (a test server's, a device's)."""
+    lines = (found.title, *found.headings[:1], markdown.lstrip("#* \n").split("\n", 1)[0])
+    if any(_DOMAIN_ALONE.fullmatch(line.strip(" *#")) for line in lines):
+        return True
+    host = (urlsplit(url).hostname or "").removeprefix("www.")
+    if "." not in host or host.replace(".", "").isdigit() or ":" in host:
+        return False
+    text = _LINK_TARGET.sub("]", f"{found.title}\n{markdown}")
+    return _named(host).search(text) is not None
+
+
+@lru_cache(maxsize=64)
+def _named(host: str) -> re.Pattern[str]:
+    # Not inside an e-mail address, a URL or a longer name: @, /, ., - or a letter beside it
+    # (a sentence's full stop after the host still counts).
+    return re.compile(rf"(?<![\w@./-])(?:www\.)?{re.escape(host)}(?![\w/@-]|\.\w)", re.IGNORECASE)
 
 
 def _scripted_check(page: _Page) -> bool:
@@ -920,8 +1011,10 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
         widget = _sign_in_widget(page)
         # a choice of identity providers (national e-IDs, accounts) and little else
         choice = short and found.providers >= _PROVIDERS
+        # a code to scan with the app one is signed in to, and a way in (a number instead)
+        scan = short and found.qr_sign_in
         points = _STRONG * form + _STRONG * idp + found.identifier + (_STRONG + 1) * widget
-        return points + 2 * _STRONG * choice
+        return points + 2 * _STRONG * choice + (_STRONG + 1) * scan
     if name == "age_gate":
         return _STRONG * (found.birth or found.age_box) * short
     if name == "consent":

@@ -445,3 +445,65 @@ def test_a_sites_root_and_a_wall_are_never_probed():
     gate = html_to_markdown(page.replace(SHORT, login), "https://trail.test/gear/x")
     assert gate.wall == "sign_in"
     assert gate.maybe_not_found is False
+
+
+def stand_in(head: str, body: str) -> str:
+    return f"<html><head>{head}</head><body>{body}</body></html>"
+
+
+# Placeholders in words the phrase data does not hold (Swahili): the domain it stands in
+# for as its title; a link to its maker alone; a wall's heading over a page with no link.
+FOR_SALE = stand_in(
+    "<title>mkate-bora.example</title>", "<p>Jina hili linauzwa. Wasiliana nasi.</p>"
+)
+MAKERS = stand_in(
+    "<title>Karibu</title>",
+    "<p>Tovuti hii inajengwa na mwenyeji wake.</p>"
+    "<a href='https://jenga.example/'>Jenga</a> <a href='https://www.jenga.example/msaada'>"
+    "Msaada</a>",
+)
+
+
+@pytest.mark.parametrize("page", [FOR_SALE, MAKERS])
+@pytest.mark.parametrize("path", ["/", "/bidhaa/mkate"])
+def test_a_placeholder_on_every_path_is_parked_at_the_root_too(serve, page, path):
+    """A page that leads nowhere into its site and names a domain, or links to one other
+    site alone (its maker's), is compared even at the site's root: a parked domain is
+    asked for there most often. Answering every path with it makes it `parked`."""
+    site = serve(lambda _path: (200, {}, page))
+    site.pages[path] = (200, {}, page)
+    out = fetch(site.url + path)
+    assert (out["success"], out.get("wall")) == (False, "parked"), out
+    assert len(site.probes) == 1
+
+
+ONE_PAGE_SITE = stand_in(
+    "<title>Juma Photography</title>",
+    "<h1>Juma Photography</h1><p>Weddings and portraits in Mombasa.</p>"
+    "<a href='https://social.example/juma'>Social</a> <a href='https://pics.example/juma'>"
+    "Pictures</a> <a href='mailto:juma@juma-photo.example'>juma@juma-photo.example</a>",
+)
+
+
+@pytest.mark.parametrize("page", [ONE_PAGE_SITE, stand_in("<title>Hours</title>", SHORT)])
+def test_a_one_page_site_at_its_root_costs_no_request_and_stays_content(serve, page):
+    """A one-page site answering every path with its home page: links to several other
+    sites (or none), no domain for a title, no wall's words: no reason for the probe."""
+    site = serve(lambda _path: (200, {}, page))
+    site.pages["/"] = (200, {}, page)
+    out = fetch(site.url + "/")
+    assert out["success"] is True, out
+    assert "wall" not in out
+    assert site.probes == []
+
+
+def test_a_home_page_named_for_its_domain_with_a_way_into_its_site_is_not_compared():
+    """A home page is never its site's not-found page: at the root only a placeholder, a
+    page with no way into its site, is compared."""
+    from ikigai_web.fetch.reading.extract import html_to_markdown
+
+    page = stand_in("<title>kahawa.example</title>", "<p>Kahawa safi kutoka milimani.</p>"
+                    "<a href='/duka'>Duka</a>")  # fmt: skip
+    document = html_to_markdown(page, "https://kahawa.example/")
+    assert document.maybe_not_found is True  # a reason, on a page of a path other than "/"
+    assert not soft404.suspect("https://kahawa.example/", document)

@@ -104,6 +104,39 @@ OKTA_LIKE = (
 )
 
 
+QR_LOGIN = (
+    "<main><div class='ingia'><div class='msimbo'><canvas id='qr' width='240' height='240'>"
+    "</canvas></div><h1>Changanua ili uingie</h1><p>Fungua programu kwenye simu yako.</p>"
+    "<a class='kiungo' href='/login/phone?next=%2Fchat%2F55'>Tumia nambari ya simu</a></div>"
+    "</main>"
+)
+
+
+def test_a_qr_code_to_scan_with_a_way_in_beside_it_is_a_sign_in_wall():
+    """A messenger's or an e-ID's web log-in: a code to scan with its app, and another way
+    in (a phone number), in any language."""
+    assert wall(page(QR_LOGIN)) == "sign_in"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A payment's code: nothing leads to a sign-in.
+        (
+            "<main><h1>Lipa kwa simu</h1><img class='qr-code' src='/pay.png' alt='QR'>"
+            "<p>Jumla: 12,000 TSh.</p></main>"
+        ),
+        # An app's download code; the site's log-in link is in its header only.
+        (
+            "<header><a href='/login'>Ingia</a></header><main><h1>Pakua programu</h1>"
+            "<img src='/app.png' alt='QR code'><p>Changanua kwa simu yako.</p></main>"
+        ),
+    ],
+)
+def test_a_qr_code_without_a_way_in_of_its_own_is_content(body):
+    assert wall(page(body)) is None
+
+
 def test_an_identity_providers_hosted_sign_in_is_a_sign_in_wall():
     assert wall(page(OKTA_LIKE, title="Shirika")) == "sign_in"
 
@@ -157,6 +190,27 @@ def test_an_empty_listing_without_scripts_is_an_empty_page():
 def test_a_web_servers_default_picture_is_a_parked_page():
     body = "<div id='container'><a href='/'><img src='iisstart.png' alt='IIS'></a></div>"
     assert wall(page(body, title="Seva")) == "parked"
+
+
+SERVER_TEXT = (
+    "<p>Ukurasa huu ni wa kawaida baada ya kusakinisha seva kwenye mfumo huu. " * 12 + "</p>"
+    "<p>Mipangilio iko katika faili za usanidi; badilisha ukurasa huu kabla ya kuweka "
+    "tovuti yako.</p>"
+)
+
+
+def test_a_web_servers_long_default_page_is_parked_by_its_own_files():
+    """Apache's default page on Ubuntu or Debian explains the server's configuration at
+    length (past the words a wall is judged at): its logo, served from the server's own
+    icons folder, names it."""
+    body = f"<div class='page_header'><img src='icons/ubuntu-logo.png' alt=''></div>{SERVER_TEXT}"
+    assert size(html_to_markdown(page(body), "https://site.test/").markdown) > 120
+    assert wall(page(body)) == "parked"
+
+
+def test_a_long_article_naming_a_servers_default_files_in_its_text_is_content():
+    body = f"<h1>Seva mpya</h1><p>Faili icons/ubuntu-logo.png inaonyeshwa.</p>{SERVER_TEXT}"
+    assert wall(page(body)) is None
 
 
 def test_a_registrars_placeholder_is_parked_by_its_markup():

@@ -307,3 +307,22 @@ def test_marks_are_found_one_by_one_as_text_or_as_patterns():
     assert list(marks.starts("cdn.example.com/x " * 9, 2)) == [0, 18]  # at most 2 each
     assert marks.search("<div id=captcha>")
     assert not marks.search("cdn.example.com/y")
+
+
+@pytest.mark.parametrize(
+    ("title", "text", "url", "named"),
+    [
+        ("mkate-bora.example", "", "https://x.test/", True),  # a domain for a title
+        ("Karibu", "# www.mkate-bora.co.tz\n\nJina hili", "https://x.test/", True),
+        ("Karibu", "Tovuti **mkate-bora.example** inajengwa.", "https://mkate-bora.example/", True),
+        ("Karibu", "Andika: info@mkate-bora.example", "https://mkate-bora.example/", False),
+        ("Karibu", "Tazama https://mkate-bora.example/bei", "https://mkate-bora.example/", False),
+        ("Karibu", "Angalia mkate-bora.example.", "https://www.mkate-bora.example/", True),
+        ("Karibu", "Seva 127.0.0.1 inafanya kazi.", "http://127.0.0.1:8080/", False),
+        ("Node.js tips and tricks", "Read on.", "https://x.test/", False),
+    ],
+)  # fmt: skip
+def test_a_page_names_a_domain_only_as_a_word_of_its_own(title, text, url, named):
+    from ikigai_web.fetch.reading.walls import Clues, names_host
+
+    assert names_host(Clues(title=title), text, url) is named
