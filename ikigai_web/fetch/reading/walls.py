@@ -235,6 +235,10 @@ _QR_NAMED = (
     "contains(translate(concat(@class, ' ', @id, ' ', @alt, ' ', @aria-label), 'QR', 'qr'), 'qr')"
 )
 _OUTSIDE_CHROME = "[not(ancestor::header or ancestor::nav or ancestor::footer)]"
+_IN_CHROME = (
+    "ancestor::*[self::aside or self::header or self::nav or self::footer"
+    " or @role='complementary' or @role='banner' or @role='navigation']"
+)
 _QR_CODE = (
     f"//body//*[self::img or self::canvas or self::svg][{_QR_NAMED} or ../self::*[{_QR_NAMED}]]"
     + _OUTSIDE_CHROME
@@ -327,6 +331,7 @@ class Clues(NamedTuple):
     typed: bool = False  # a field to write text in (a search box, a contact form's message)
     form_words: int = 0  # words of the form around a password or account field
     form_text: str = ""  # ...and its text (the form of most words), for what stands beside it
+    form_centred: bool = False  # ...and one such field is outside any sidebar, header or menu
     option_words: int = 0  # words of the options of its selects (a list of years, say)
     dialog_words: int = 0  # words inside a consent dialog (its container named for it)...
     outside_dialog: int = _READ_WORDS  # ...and outside it
@@ -630,7 +635,9 @@ def _sign_in_form(signing: list[HtmlElement]) -> dict[str, Any]:
     form_text)."""
     forms = [_form_words(field) for field in signing]
     words, text = max(forms, default=(0, ""))
-    return {"form_words": words, "form_text": text[:_FORM_TEXT]}
+    # A log-in box in a sidebar, header, menu or footer stands beside the page's content.
+    centred = any(not field.xpath(_IN_CHROME) for field in signing)
+    return {"form_words": words, "form_text": text[:_FORM_TEXT], "form_centred": centred}
 
 
 def _form_words(field: HtmlElement) -> tuple[int, str]:
@@ -1000,10 +1007,12 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
     if name == "bot_check":
         return _challenge_points(page)
     if name == "sign_in":  # a form and not one word: a page whose text did not come
-        # the form and its card hold nearly all of a short page, or of the content however
-        # long the card is
+        # the form and its card hold nearly all of a short page (or it is a short page with
+        # no way into its site: a portal's log-in with its notices and help lines), or of
+        # the content however long the card is
+        beside = page.shown - found.form_words
         alone = found.words > 0 and (
-            (short and page.shown - found.form_words <= _BESIDE_FORM)
+            (short and (beside <= _BESIDE_FORM or (found.leads_nowhere and found.form_centred)))
             or _beside_form(page.markdown, found.form_text) <= _BESIDE_FORM
         )
         idp = alone and _in_markup(wall_marks.IDENTITY, markup)

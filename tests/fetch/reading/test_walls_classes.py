@@ -104,6 +104,40 @@ OKTA_LIKE = (
 )
 
 
+PORTAL_NOTICES = (
+    "<p>Kipindi cha usajili wa kozi ni kuanzia tarehe moja hadi saba Desemba saa tatu asubuhi.</p>"
+    "<p>Ukisahau nenosiri lako, tembelea dawati la huduma katika jengo kuu ghorofa ya pili.</p>"
+    "<p>Kivinjari kinachopendekezwa ni toleo jipya la kivinjari chochote kinachojulikana.</p>"
+)
+PORTAL_FORM = (
+    "<form action='/portal/ingia' method='post'><label>Namba ya mwanafunzi "
+    "<input name='userid'></label><label>Nenosiri <input type='password' name='pw'></label>"
+    "<button>Ingia</button></form>"
+)
+
+
+def test_a_short_log_in_page_with_notices_and_no_way_into_its_site_is_a_sign_in_wall():
+    """A university's or an organisation's portal: its log-in form, notices and help lines
+    beside it, and no link into the site (the portal is that one page)."""
+    assert wall(page(f"<main>{PORTAL_NOTICES}{PORTAL_FORM}</main>")) == "sign_in"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a menu into the site: a page of it, with a log-in form beside its text
+        (
+            "<nav><a href='/habari'>Habari</a><a href='/kozi'>Kozi</a></nav>"
+            f"<main>{PORTAL_NOTICES}{PORTAL_FORM}</main>"
+        ),
+        # no link, but the form in a sidebar: a short forum thread's log-in box
+        f"<main>{PORTAL_NOTICES}</main><aside>{PORTAL_FORM}</aside>",
+    ],
+)
+def test_a_short_page_with_a_log_in_box_beside_its_text_is_content(body):
+    assert wall(page(body)) is None
+
+
 QR_LOGIN = (
     "<main><div class='ingia'><div class='msimbo'><canvas id='qr' width='240' height='240'>"
     "</canvas></div><h1>Changanua ili uingie</h1><p>Fungua programu kwenye simu yako.</p>"
