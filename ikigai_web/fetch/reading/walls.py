@@ -352,9 +352,9 @@ class Clues(NamedTuple):
     search_box: bool = False  # a search field of the page's own, not its header's
     error_marks: bool = False  # a container's class or id, or a prerender status, says 404
     site_title: bool = False  # the title is the site's name alone: the page names nothing
-    # None of its links leads to its own site, not even its home page: a page that may be
-    # the whole site (a placeholder) rather than a page of one (a not-found page offers a way
-    # home or a menu).
+    # None of its links leads to its own site, not even its home page, and it has no search
+    # box of its own: a page that may be the whole site (a placeholder) rather than a page of
+    # one (a not-found page offers a way home, a menu or a search).
     leads_nowhere: bool = False
     # ...and every link it has leads to one other site: a host's, a registrar's or a site
     # builder's placeholder links to its maker alone.
@@ -390,8 +390,10 @@ def clues(tree: HtmlElement, signals: Signals, url: str = "") -> Clues:
     )
     if not text or words > _STRUCTURE_WORDS:
         return found
-    nowhere, away = _leads_nowhere(tree, url)
-    return found._replace(**_structure(tree, size(text)), leads_nowhere=nowhere, leads_away=away)
+    built = _structure(tree, size(text))
+    # A search box of the page's own is a way into its site too: a not-found page's.
+    nowhere, away = _leads_nowhere(tree, url) if not built["search_box"] else (False, False)
+    return found._replace(**built, leads_nowhere=nowhere, leads_away=away)
 
 
 def _leads_nowhere(tree: HtmlElement, url: str) -> tuple[bool, bool]:

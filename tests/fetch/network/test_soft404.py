@@ -141,6 +141,17 @@ def test_a_sites_answer_to_every_path_linking_nowhere_into_it_is_parked(serve, w
     assert (out["success"], out.get("wall")) == (False, wall), out
 
 
+def test_a_sites_answer_offering_only_a_search_box_of_its_own_is_not_found(serve):
+    """A search box of the page's own is a way into its site: the answer to every path
+    with one and no link is the site's not-found page, not a placeholder."""
+    search = "<form action='/tafuta'><input type='search' name='q'><button>Tafuta</button></form>"
+    body = f"<h2>Hmm.</h2><p>Tumetafuta kila mahali bila mafanikio.</p>{search}"
+    site = serve(lambda _path: (200, {}, html("Duka", body)))
+    site.pages["/bidhaa/zamani"] = (200, {}, html("Duka", body))
+    out = fetch(site.url + "/bidhaa/zamani")
+    assert (out["success"], out.get("wall")) == (False, "not_found"), out
+
+
 def test_a_check_its_header_names_stays_a_check_on_every_path(serve):
     """A proof-of-work gate answers every path with its check (200, its header saying so):
     the page is the check, not the site's not-found page, and no probe is sent for it."""
