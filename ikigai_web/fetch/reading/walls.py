@@ -234,6 +234,9 @@ _MOST_TARGETS = 2000
 _QR_NAMED = (
     "contains(translate(concat(@class, ' ', @id, ' ', @alt, ' ', @aria-label), 'QR', 'qr'), 'qr')"
 )
+# Fields a person writes in: an account's, a code's, or else a name or a message.
+_WRITING = ".//textarea | .//input[not(@type) or @type='text']"
+_CODE = lazy(r"code|otp|pin|token|captcha", re.IGNORECASE)
 _OUTSIDE_CHROME = "[not(ancestor::header or ancestor::nav or ancestor::footer)]"
 _IN_CHROME = (
     "ancestor::*[self::aside or self::header or self::nav or self::footer"
@@ -501,10 +504,22 @@ def _age_choice(choices: list[HtmlElement]) -> bool:
 
 
 def _posts_to_sign_in(field: HtmlElement) -> bool:
-    """Whether a field's form posts to a sign-in address (log-in, auth, session, ...)."""
+    """Whether a field's form posts to a sign-in address (log-in, auth, session, ...) and
+    asks for nothing but the account (and a password, a code): a form that also asks for a
+    name or a message is a registration, an order or a letter, whatever its address says
+    ("prijava" is a sign-up as well as a sign-in)."""
     form = next(field.iterancestors("form"), None)
-    action = str(form.get("action") or "") if form is not None else ""
-    return bool(_WAY_IN.search(action.lower()))
+    if form is None or not _WAY_IN.search(str(form.get("action") or "").lower()):
+        return False
+    return not any(map(_asks_more, form.xpath(_WRITING)))
+
+
+def _asks_more(field: HtmlElement) -> bool:
+    """Whether a field asks for more than an account or a code (a name, a message)."""
+    if field.tag == "textarea":
+        return True
+    names = [str(field.get(a) or "") for a in ("name", "id", "autocomplete")]
+    return not any(_IDENTIFIER.search(name) or _CODE.search(name) for name in names)
 
 
 def _accepts(control: HtmlElement) -> bool:

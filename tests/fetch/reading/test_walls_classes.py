@@ -97,6 +97,17 @@ def test_a_newsletter_form_on_a_short_page_is_no_sign_in():
     assert wall(page(_card(form).replace("Ingia kwenye timu yako", "Jarida la wiki"))) is None
 
 
+@pytest.mark.parametrize("other", ["<input name='jina'>", "<textarea name='ujumbe'></textarea>"])
+def test_a_form_that_asks_for_a_name_or_a_message_too_is_no_sign_in(other):
+    """An event's registration (a name and an e-mail) posting to an address a sign-in
+    might have ("/prijava" is a sign-up as well as a sign-in in Croatian)."""
+    form = (
+        f'<form method="post" action="/login/link">{other}<input type="email" name="email">'
+        "<button>Jiandikishe</button></form>"
+    )
+    assert wall(page(_card(form))) is None
+
+
 OKTA_LIKE = (
     '<div id="okta-login-container"></div><noscript><div id="okta-sign-in">Programu hii '
     "inahitaji JavaScript.</div></noscript>"
