@@ -297,6 +297,10 @@ PARKED = _any_case(
     r"iisstart\.(?:png|htm)",
     r"/icons/(?:ubuntu-logo|apache_pb|poweredby)",
     r"/cgi-sys/defaultwebpage",
+    # Plesk's default page for a new domain: its copyright line and its picture (a site
+    # built on Plesk carries neither)
+    r"copyright \d{4}-\d{4}\. plesk",
+    r"domain-default-page\.(?:svg|png)",
 )
 # A web server's or control panel's default page by the files only it serves: longer than
 # other placeholders (Apache's Ubuntu page explains the server's configuration at length),

@@ -271,6 +271,13 @@ _FEW_CHOICES = 8  # a consent step offers a few controls; a page with more is so
 _FEWEST_CHOICES = 2  # an age check's choices: yes and no...
 _MOST_AGE_CHOICES = 3  # ...and perhaps a third ("leave")
 _CHOICE_WORDS = 8  # words of a choice that names an age
+_AGE_HEADINGS = "//h1 | //h2 | //h3"
+_AGE_HEADING_WORDS = 12  # words of a heading that asks for an age
+_ANSWER_WORDS = 2  # words of a yes or a no
+_HEADINGS = 8  # headings looked at for the age
+_ASKS = lazy(
+    r"[?\uff1f\u061f;\u055e+]"
+)  # a question mark in several scripts (Greek's ";"), or "18+"
 # An age as a choice names it: 16 to 21, not a part of a longer number, a date or a time.
 _AGE = lazy(r"(?<![\d.,:/])(?:1[6-9]|2[01])(?!\d|[.,:/]\d)")
 _MAIN_REGION = "//main | //*[@role='main']"
@@ -393,7 +400,7 @@ def clues(tree: HtmlElement, signals: Signals, url: str = "") -> Clues:
     )
     if not text or words > _STRUCTURE_WORDS:
         return found
-    built = _structure(tree, size(text))
+    built = _structure(tree, size(text), url)
     # A search box of the page's own is a way into its site too: a not-found page's.
     nowhere, away = _leads_nowhere(tree, url) if not built["search_box"] else (False, False)
     return found._replace(**built, leads_nowhere=nowhere, leads_away=away)
@@ -432,7 +439,7 @@ def _may_be_filled(body: HtmlElement) -> bool:
     return bool(body.xpath(_MEDIA)) and not body.xpath(_EMPTY_LISTING)
 
 
-def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
+def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
     """The forms and dialogs of a short page (see Clues)."""
     fields = tree.xpath(_FIELDS)
     kinds = [str(f.get("type") or "text").lower() for f in fields]
@@ -468,7 +475,7 @@ def _structure(tree: HtmlElement, words: int) -> dict[str, Any]:
         "dialog_words": dialog,
         "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
         "main_beside_dialog": _main_beside(tree, dialogs) if dialog else -1,
-        "age_box": age_box or _age_choice(choices),
+        "age_box": age_box or _age_choice(choices) or _age_question(tree, choices, url),
         "account_form": any(_posts_to_sign_in(field) for field in signing),
         "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
         "qr_sign_in": _qr_sign_in(tree),
@@ -501,6 +508,44 @@ def _age_choice(choices: list[HtmlElement]) -> bool:
         and any(_AGE.search(text) and 1 < len(text.split()) <= _CHOICE_WORDS for text in texts)
         for texts in by_box.values()
     )
+
+
+def _age_question(tree: HtmlElement, choices: list[HtmlElement], url: str) -> bool:
+    """A heading that asks for an age (16 to 21, and a question mark or a plus: "18+", "Are
+    you over 21?"; a whisky's "21 Years Old" asks nothing) over a yes/no
+    choice of a word or two each that leads nowhere else on the site (buttons, a link back
+    to the page with a query, a link away from the site: "enter" and "leave"), in any
+    language."""
+    if not any(
+        _AGE.search(text) and len(text.split()) <= _AGE_HEADING_WORDS and _ASKS.search(text)
+        for text in (_squash(h.text_content()) for h in tree.xpath(_AGE_HEADINGS)[:_HEADINGS])
+    ):
+        return False
+    by_box: dict[HtmlElement | None, list[HtmlElement]] = {}
+    for choice in choices:
+        by_box.setdefault(choice.getparent(), []).append(choice)
+    return any(
+        _FEWEST_CHOICES <= len(box) <= _MOST_AGE_CHOICES
+        and all(_answers(choice, url) for choice in box)
+        for box in by_box.values()
+    )
+
+
+def _answers(choice: HtmlElement, url: str) -> bool:
+    """A choice of a word or two that answers where it stands (see _age_question): a
+    button, or a link to this page or the site's root (with a query or a fragment), or away
+    from the site."""
+    words = len(_squash(choice.text_content() or str(choice.get("value") or "")).split())
+    if not 0 < words <= _ANSWER_WORDS or choice.xpath(_IN_CHROME):
+        return False
+    if choice.tag != "a":
+        return True
+    page = urlsplit(url)
+    try:
+        target = urlsplit(urljoin(url, str(choice.get("href") or "").strip()))
+    except ValueError:
+        return False
+    return target.netloc != page.netloc or target.path in (page.path, "", "/")
 
 
 def _posts_to_sign_in(field: HtmlElement) -> bool:

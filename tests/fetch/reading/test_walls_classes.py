@@ -45,6 +45,31 @@ def test_a_yes_no_choice_that_names_an_age_is_an_age_gate():
     assert wall(page(body)) == "age_gate"
 
 
+AGE_QUESTION = "<main><h1>{heading}</h1><p>Karibu kwenye duka letu la vinywaji.</p>{choices}</main>"
+YES_NO = "<div><button>Ndiyo</button><button>Hapana</button></div>"
+ENTER_LEAVE = "<p><a href='/?umri=sawa'>Ingia</a> <a href='https://mbali.example/'>Ondoka</a></p>"
+
+
+@pytest.mark.parametrize("choices", [YES_NO, ENTER_LEAVE])
+@pytest.mark.parametrize("heading", ["Miaka 21?", "18+"])
+def test_a_heading_asking_for_an_age_over_a_yes_no_choice_is_an_age_gate(heading, choices):
+    """The age in the heading, the choices a word each: yes and no, enter and leave."""
+    assert wall(page(AGE_QUESTION.format(heading=heading, choices=choices))) == "age_gate"
+
+
+@pytest.mark.parametrize(
+    ("heading", "choices"),
+    [
+        ("Whisky ya miaka 21", YES_NO),  # a product's name, asking nothing
+        # a question, but the pair is the footer's links to other pages
+        ("Miaka 21?", "<footer><a href='/siri'>Siri</a> <a href='/kazi'>Kazi</a></footer>"),
+        ("Miaka 21?", "<p><a href='/siri'>Siri</a> <a href='/kazi'>Kazi</a></p>"),
+    ],
+)  # fmt: skip
+def test_an_age_in_a_heading_without_a_yes_no_choice_is_content(heading, choices):
+    assert wall(page(AGE_QUESTION.format(heading=heading, choices=choices))) is None
+
+
 @pytest.mark.parametrize(
     "choices",
     [
@@ -251,6 +276,14 @@ def test_a_web_servers_long_default_page_is_parked_by_its_own_files():
     body = f"<div class='page_header'><img src='icons/ubuntu-logo.png' alt=''></div>{SERVER_TEXT}"
     assert size(html_to_markdown(page(body), "https://site.test/").markdown) > 120
     assert wall(page(body)) == "parked"
+
+
+def test_a_control_panels_default_page_is_parked_by_its_copyright_line():
+    head = "<meta name='copyright' content='Copyright 1999-2026. Plesk International GmbH.'>"
+    body = "<main><h1>Ukurasa wa kawaida</h1><p>Ukurasa huu umetengenezwa na jopo.</p></main>"
+    assert wall(page(body, head=head)) == "parked"
+    # the same words in a page's text: a note about its host
+    assert wall(page(f"{body}<p>Copyright 1999-2026. Plesk International GmbH.</p>")) is None
 
 
 def test_a_long_article_naming_a_servers_default_files_in_its_text_is_content():
