@@ -262,9 +262,13 @@ def html_to_markdown(
 
         body = tidy(embedded_markdown(signals, include_links=include_links), url)
     # A cut page lost its text; a shell's only line may be its <noscript> asking for scripts.
+    booting = False
     if parsed.shell and not page.note and _waits_for_scripts(body, page.html):
         warnings.append(_NEEDS_JAVASCRIPT)
-    verdict = walls.judge(clues, body, page.html, scripted=parsed.scripted)
+        booting = walls.boots_an_app(body, page.html)
+    # A framework's own loading or error line (Blazor's "An unhandled error has occurred")
+    # is no error page: its app has not run yet.
+    verdict = None if booting else walls.judge(clues, body, page.html, scripted=parsed.scripted)
     warnings += walls.warnings(verdict, body)
     if page.note:
         body, cut = _cut_off(body, page.note)

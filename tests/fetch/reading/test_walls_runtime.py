@@ -165,6 +165,15 @@ def test_a_frameworks_shell_showing_only_its_error_line_needs_javascript():
     assert "NEEDS_JAVASCRIPT" in judged(page(_BLAZOR, title="Mfumo wa Maagizo"))[1]
 
 
+def test_a_frameworks_error_line_in_a_wall_phrase_is_no_error_page():
+    """The template's error line, hidden by its style sheet until the app fails, in the
+    site's language: the app has not run, so the page is a shell, not an error page."""
+    worded = _BLAZOR.replace("An unhandled error has occurred.", "Terjadi kesalahan server.")
+    found, codes = judged(page(worded, title="Mfumo wa Maagizo"))
+    assert found is None
+    assert "NEEDS_JAVASCRIPT" in codes
+
+
 def test_a_short_page_with_scripts_but_no_frameworks_boot_file_needs_nothing():
     body = "<h1>Saa za kazi</h1><p>Jumatatu hadi Ijumaa, saa tatu hadi kumi.</p>"
     html = page(body + "<script src='/js/menu.js'></script>", title="Saa za kazi")
