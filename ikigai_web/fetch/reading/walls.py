@@ -317,6 +317,7 @@ _ACTIONABLE = ".//a[@href] | .//button | .//form | .//input[@type='submit']"
 _SHOWN = f"self::*[{_SEEN}]"  # a box a person sees, as a field is (_SEEN)
 # A domain name standing alone: a name of letters, digits and hyphens, a dot, a top-level
 # domain of letters (an IP address is no domain name).
+_MOST_DOMAIN = 253
 _DOMAIN_ALONE = lazy(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}", re.IGNORECASE)
 MAYBE_MISSING_WORDS = 150  # words of content: a longer page is never its site's not-found page
 
@@ -970,13 +971,19 @@ def stands_in(found: Clues, markdown: str, url: str) -> bool:
     )
 
 
+def _domain_alone(line: str) -> bool:
+    # A domain name has 253 characters at most: a longer line is never matched at all.
+    line = line.strip(" *#")
+    return len(line) <= _MOST_DOMAIN and _DOMAIN_ALONE.fullmatch(line) is not None
+
+
 def names_host(found: Clues, markdown: str, url: str) -> bool:
     """Whether the page is headed by a domain name alone (its title, first heading or first
     line), or its text (its links' targets aside) names the page's own host as a word of
     its own, not inside an address: a placeholder names the domain it stands in for, in any
     language. An IP address never counts (a test server's, a device's)."""
     lines = (found.title, *found.headings[:1], markdown.lstrip("#* \n").split("\n", 1)[0])
-    if any(_DOMAIN_ALONE.fullmatch(line.strip(" *#")) for line in lines):
+    if any(map(_domain_alone, lines)):
         return True
     host = (urlsplit(url).hostname or "").removeprefix("www.")
     if "." not in host or host.replace(".", "").isdigit() or ":" in host:

@@ -320,6 +320,7 @@ def test_marks_are_found_one_by_one_as_text_or_as_patterns():
         ("Karibu", "Angalia mkate-bora.example.", "https://www.mkate-bora.example/", True),
         ("Karibu", "Seva 127.0.0.1 inafanya kazi.", "http://127.0.0.1:8080/", False),
         ("Node.js tips and tricks", "Read on.", "https://x.test/", False),
+        ("a." * 200 + "example", "", "https://x.test/", False),  # past a domain's 253 characters
     ],
 )  # fmt: skip
 def test_a_page_names_a_domain_only_as_a_word_of_its_own(title, text, url, named):
