@@ -237,6 +237,8 @@ _QR_NAMED = (
 # Fields a person writes in: an account's, a code's, or else a name or a message.
 _WRITING = ".//textarea | .//input[not(@type) or @type='text']"
 _CODE = lazy(r"code|otp|pin|token|captcha", re.IGNORECASE)
+_MOST_FORMS = 8  # forms around a page's account fields that are read
+_MOST_FIELDS = 32  # account fields whose forms are measured
 _OUTSIDE_CHROME = "[not(ancestor::header or ancestor::nav or ancestor::footer)]"
 _IN_CHROME = (
     "ancestor::*[self::aside or self::header or self::nav or self::footer"
@@ -477,7 +479,7 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
         "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
         "main_beside_dialog": _main_beside(tree, dialogs) if dialog else -1,
         "age_box": age_box or _age_choice(choices) or _age_question(tree, choices, url),
-        "account_form": any(_posts_to_sign_in(field) for field in signing),
+        "account_form": any(map(_posts_to_sign_in, _forms_of(signing))),
         "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
         "qr_sign_in": _qr_sign_in(tree),
         "paywall_box": _paywall_box(tree),
@@ -549,13 +551,19 @@ def _answers(choice: HtmlElement, url: str) -> bool:
     return target.netloc != page.netloc or target.path in (page.path, "", "/")
 
 
-def _posts_to_sign_in(field: HtmlElement) -> bool:
-    """Whether a field's form posts to a sign-in address (log-in, auth, session, ...) and
-    asks for nothing but the account (and a password, a code): a form that also asks for a
-    name or a message is a registration, an order or a letter, whatever its address says
-    ("prijava" is a sign-up as well as a sign-in)."""
-    form = next(field.iterancestors("form"), None)
-    if form is None or not _WAY_IN.search(str(form.get("action") or "").lower()):
+def _forms_of(fields: list[HtmlElement]) -> list[HtmlElement]:
+    """The forms the fields belong to, each once, the first _MOST_FORMS of them: a page of
+    thousands of fields in one form is read once, not once a field."""
+    forms = (next(field.iterancestors("form"), None) for field in fields)
+    return list(islice(dict.fromkeys(form for form in forms if form is not None), _MOST_FORMS))
+
+
+def _posts_to_sign_in(form: HtmlElement) -> bool:
+    """Whether a form posts to a sign-in address (log-in, auth, session, ...) and asks for
+    nothing but the account (and a password, a code): a form that also asks for a name or
+    a message is a registration, an order or a letter, whatever its address says ("prijava"
+    is a sign-up as well as a sign-in)."""
+    if not _WAY_IN.search(str(form.get("action") or "").lower()):
         return False
     return not any(map(_asks_more, form.xpath(_WRITING)))
 
@@ -696,6 +704,9 @@ def _providers(tree: HtmlElement, targets: str) -> int:
 def _sign_in_form(signing: list[HtmlElement]) -> dict[str, Any]:
     """The words and text of the largest form around a sign-in field (Clues.form_words and
     form_text)."""
+    # A sign-in has a few fields: a page of thousands is read by its first ones, each of
+    # which costs its form's text.
+    signing = signing[:_MOST_FIELDS]
     forms = [_form_words(field) for field in signing]
     words, text = max(forms, default=(0, ""))
     # A log-in box in a sidebar, header, menu or footer stands beside the page's content.

@@ -327,3 +327,18 @@ def test_a_page_names_a_domain_only_as_a_word_of_its_own(title, text, url, named
     from ikigai_web.fetch.reading.walls import Clues, names_host
 
     assert names_host(Clues(title=title), text, url) is named
+
+
+def test_a_form_of_thousands_of_account_fields_is_measured_by_its_first_ones(monkeypatch):
+    """Each field's form costs its whole text: a hostile page of thousands of fields in one
+    form would cost their square. Only the first few are measured; it is still a sign-in."""
+    from ikigai_web.fetch.reading import walls
+    from ikigai_web.fetch.reading.extract import html_to_markdown
+
+    measured = []
+    form_words = walls._form_words
+    monkeypatch.setattr(walls, "_form_words", lambda f: measured.append(f) or form_words(f))
+    fields = "<input type='email' name='email'>" * 3000
+    page = f"<html><body><p>Ingia</p><form action='/login'>{fields}</form></body></html>"
+    assert html_to_markdown(page, "https://x.test/a").wall == "sign_in"
+    assert 0 < len(measured) <= walls._MOST_FIELDS
