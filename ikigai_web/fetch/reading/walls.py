@@ -239,11 +239,12 @@ _WRITING = ".//textarea | .//input[not(@type) or @type='text']"
 _CODE = lazy(r"code|otp|pin|token|captcha", re.IGNORECASE)
 _MOST_FORMS = 8  # forms around a page's account fields that are read
 _MOST_FIELDS = 32  # account fields whose forms are measured
-_OUTSIDE_CHROME = "[not(ancestor::header or ancestor::nav or ancestor::footer)]"
+# The page's chrome: what stands beside its content (a sidebar, the header, menus, footer).
 _IN_CHROME = (
     "ancestor::*[self::aside or self::header or self::nav or self::footer"
     " or @role='complementary' or @role='banner' or @role='navigation']"
 )
+_OUTSIDE_CHROME = f"[not({_IN_CHROME})]"
 _QR_CODE = (
     f"//body//*[self::img or self::canvas or self::svg][{_QR_NAMED} or ../self::*[{_QR_NAMED}]]"
     + _OUTSIDE_CHROME
@@ -277,9 +278,8 @@ _AGE_HEADINGS = "//h1 | //h2 | //h3"
 _AGE_HEADING_WORDS = 12  # words of a heading that asks for an age
 _ANSWER_WORDS = 2  # words of a yes or a no
 _HEADINGS = 8  # headings looked at for the age
-_ASKS = lazy(
-    r"[?\uff1f\u061f;\u055e+]"
-)  # a question mark in several scripts (Greek's ";"), or "18+"
+# A question mark in several scripts (Greek's ";", Armenian's), or the plus of "18+".
+_ASKS = lazy(r"[?\uff1f\u061f;\u055e+]")
 # An age as a choice names it: 16 to 21, not a part of a longer number, a date or a time.
 _AGE = lazy(r"(?<![\d.,:/])(?:1[6-9]|2[01])(?!\d|[.,:/]\d)")
 _MAIN_REGION = "//main | //*[@role='main']"
@@ -502,15 +502,22 @@ def _age_choice(choices: list[HtmlElement]) -> bool:
     """A yes/no age check: two or three choices side by side, one of them naming an age
     (16 to 21) with a word or two beside the number ("Yes, I am 18 or older", "19세 이상"),
     in any language: a page number or a year stands alone, or runs on."""
-    by_box: dict[HtmlElement | None, list[str]] = {}
-    for choice in choices:
-        text = _squash(choice.text_content() or str(choice.get("value") or ""))
-        by_box.setdefault(choice.getparent(), []).append(text)
     return any(
-        _FEWEST_CHOICES <= len(texts) <= _MOST_AGE_CHOICES
-        and any(_AGE.search(text) and 1 < len(text.split()) <= _CHOICE_WORDS for text in texts)
-        for texts in by_box.values()
+        any(_AGE.search(text) and 1 < len(text.split()) <= _CHOICE_WORDS for text in texts)
+        for texts in ([_choice_text(choice) for choice in box] for box in _side_by_side(choices))
     )
+
+
+def _side_by_side(choices: list[HtmlElement]) -> Iterator[list[HtmlElement]]:
+    """The groups of two or three choices that share a parent: an age check's answers."""
+    by_box: dict[HtmlElement | None, list[HtmlElement]] = {}
+    for choice in choices:
+        by_box.setdefault(choice.getparent(), []).append(choice)
+    return (box for box in by_box.values() if _FEWEST_CHOICES <= len(box) <= _MOST_AGE_CHOICES)
+
+
+def _choice_text(choice: HtmlElement) -> str:
+    return _squash(choice.text_content() or str(choice.get("value") or ""))
 
 
 def _age_question(tree: HtmlElement, choices: list[HtmlElement], url: str) -> bool:
@@ -524,21 +531,14 @@ def _age_question(tree: HtmlElement, choices: list[HtmlElement], url: str) -> bo
         for text in (_squash(h.text_content()) for h in tree.xpath(_AGE_HEADINGS)[:_HEADINGS])
     ):
         return False
-    by_box: dict[HtmlElement | None, list[HtmlElement]] = {}
-    for choice in choices:
-        by_box.setdefault(choice.getparent(), []).append(choice)
-    return any(
-        _FEWEST_CHOICES <= len(box) <= _MOST_AGE_CHOICES
-        and all(_answers(choice, url) for choice in box)
-        for box in by_box.values()
-    )
+    return any(all(_answers(choice, url) for choice in box) for box in _side_by_side(choices))
 
 
 def _answers(choice: HtmlElement, url: str) -> bool:
     """A choice of a word or two that answers where it stands (see _age_question): a
     button, or a link to this page or the site's root (with a query or a fragment), or away
     from the site."""
-    words = len(_squash(choice.text_content() or str(choice.get("value") or "")).split())
+    words = len(_choice_text(choice).split())
     if not 0 < words <= _ANSWER_WORDS or choice.xpath(_IN_CHROME):
         return False
     if choice.tag != "a":
