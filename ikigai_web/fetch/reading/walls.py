@@ -122,7 +122,7 @@ _SOUTHEAST = lazy(
     r"[\u0e01-\u0e30\u0e40-\u0e46\u0e81-\u0eb0\u0ec0-\u0ec6\u1000-\u102a\u1780-\u17b3]"
 )
 _SOUTHEAST_LETTERS = 4
-_SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7\u00bb\u203a/]\s*")
+_SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7\u00bb\u203a/\uff5c]\s*")
 _SENTENCES = lazy(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
 _LINK_TARGET = lazy(r"\]\([^)]*\)")
 # What no phrase list can hold: a domain's own name before "is for sale".
@@ -209,6 +209,7 @@ _SCRIPTED_CHECK = _any(
 _MEDIA = ".//*[@id] | .//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
 _EMPTY_LISTING = ".//table[not(.//td or .//th)] | .//ul[not(li)] | .//ol[not(li)]"
 _IMAGE = lazy(r"!\[[^\]]*\]\([^)]*\)")  # an image in markdown: no text
+_ALT = lazy(r"!\[([^\]]*)\]\([^)]*\)")  # ...but its alt text, where nothing else is
 _SCRIPT = lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
 # A field that names the account: an e-mail address, a phone number, a user name.
@@ -229,6 +230,18 @@ _PASSWORD = f"//input[translate(@type, 'PASSWORD', 'password')='password' and {_
 _BOXES = "//*[@id or @class][self::div or self::section or self::aside or self::form or self::main]"
 _TARGETS = "//a/@href | //form/@action | //button/@formaction | //a/@class | //button/@class"
 _MOST_TARGETS = 2000
+# A scholarly work's metadata, and the addresses publishing platforms sell its full text at
+# or let a reader sign in through an institution (Shibboleth's WAYF, OpenAthens, Atypon's
+# /action/ssostart): searched in the page's link and form targets, lower-cased.
+_SCHOLARLY = (
+    "//meta[starts-with(@name, 'citation_') or @name='dc.identifier' or @name='DC.identifier'"
+    " or @name='prism.doi']"
+)
+_DOI = lazy(r"\b10\.\d{4,9}/\S")  # a Digital Object Identifier, as addresses carry it
+_BUY_ACCESS = lazy(
+    r"/action/(?:ecommerce|purchase|ssostart|showlogin)|wayf|shibboleth|openathens|"
+    r"institution(?:al)?[-_/]?(?:login|access|sign)|/user/institution|checkout|purchase|/buy\b",
+)
 # A QR code by the name its image, canvas or drawing (or the box right around it) is given,
 # in its class, id, alt text or label: "qr", "qrcode", "mdQrImg", "QRコード", "Mã QR".
 _QR_NAMED = (
@@ -361,6 +374,10 @@ class Clues(NamedTuple):
     # navigation and footer: a messenger's or an e-ID's log-in, scanned with its app.
     qr_sign_in: bool = False
     paywall_box: bool = False  # a shown box named for a paywall, with a way to act (subscribe)
+    # A scholarly work's own metadata (the citation_ tags Google Scholar reads, Dublin Core's
+    # identifier) and a way to buy it or to sign in through an institution (the publishing
+    # platforms' purchase, checkout and WAYF addresses): a publisher's gate over its full text.
+    scholarly_gate: bool = False
     # What makes a short page worth comparing with its site's not-found page (soft404.py):
     search_box: bool = False  # a search field of the page's own, not its header's
     error_marks: bool = False  # a container's class or id, or a prerender status, says 404
@@ -483,11 +500,24 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
         "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
         "qr_sign_in": _qr_sign_in(tree),
         "paywall_box": _paywall_box(tree),
+        "scholarly_gate": _scholarly_gate(tree, targets.lower(), url),
         "search_box": _own_search(tree),
         "dated": bool(tree.xpath(_DATED)),
         "error_marks": _error_marks(tree),
         "site_title": bool(title) and title in _site_names(tree),
     }
+
+
+def _scholarly_gate(tree: HtmlElement, targets: str, url: str) -> bool:
+    """See Clues.scholarly_gate: a scholarly work by its metadata, or by a DOI in its own
+    address or in the address that sells it (a blog post citing a paper links to its DOI,
+    not to a purchase of it), and a way to buy it or to reach it through an institution."""
+    ways = [target for target in targets.split("\n") if _BUY_ACCESS.search(target)]
+    if not ways:
+        return False
+    if tree.xpath(_SCHOLARLY) or _DOI.search(unquote(url)):
+        return True
+    return any(_DOI.search(unquote(way)) for way in ways)
 
 
 def _qr_sign_in(tree: HtmlElement) -> bool:
@@ -856,17 +886,26 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
         and not _IMAGE.sub("", markdown).split()
     ):
         # A web server's default page may be a picture alone (IIS's): its markup says so.
-        parked = _in_markup(wall_marks.PARKED, html[:_MARKUP].lower())
-        return Verdict("parked" if parked else "empty")
+        if _in_markup(wall_marks.PARKED, html[:_MARKUP].lower()):
+            return Verdict("parked")
+        # A block drawn as a picture says what it is in the picture's alt text alone.
+        pictured = _ALT.sub(r"\1", markdown)
+        said = _by_words(found._replace(text=pictured), pictured, html, size(pictured))
+        return said or Verdict("empty")
     shown -= min(found.option_words, shown)  # a list of days or years is no text to read
     if shown > _SHORT:
         return _long_wall(found, html, shown) or (Verdict("paywall") if paywall else None)
+    return _by_words(found, markdown, html, shown) or (Verdict("paywall") if paywall else None)
+
+
+def _by_words(found: Clues, markdown: str, html: str, shown: int) -> Verdict | None:
+    """The wall a short page is by what it says, read with its structure and markup."""
     said = wall_phrases.said(found.text or markdown)
     page = _Page(found, said, html[:_MARKUP].lower(), shown, markdown)
     points = {name: _score(name, page) for name in _KINDS}
     best = max(points, key=points.__getitem__)
     if points[best] < _NEEDED:
-        return Verdict("paywall") if paywall else None
+        return None
     if best == "bot_check" and points["region_block"] >= _NEEDED:
         return Verdict("region_block")  # a block page that says it blocks the region
     return Verdict(best, javascript=best == "bot_check" and _scripted_check(page))
@@ -1035,8 +1074,10 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
         name in _UNDATED_KINDS and page.found.dated and not known
     ):
         return 0  # sentences of its own beside the words, or a dated article: a published item
-    if name == "consent" and built < _STRONG and not (built and heading and strong):
-        return 0  # a consent wall takes its dialog, or a platform's page that says so
+    if name == "consent" and built < _STRONG and not ((built or known) and heading and strong):
+        # A consent wall takes its dialog, or a platform's page that says so, or a page known
+        # not to be the content (the site's answer to every path) that says so in full.
+        return 0
     way_in = page.found.way_in or page.found.password or _sign_in_widget(page)
     if name == "sign_in" and not (way_in or known):
         return 0  # no form, field or link to sign in with: a page about signing in
@@ -1233,6 +1274,8 @@ def _paywall(found: Clues, markdown: str, shown: int) -> bool:
         declared = found.declared_words
         if (found.declared_cut and shown <= _CUT_SHORT) or shown < _DECLARED_SHARE * declared:
             return True
+    if found.scholarly_gate and shown <= _CUT_SHORT:
+        return True  # a paper's abstract, where its publisher sells the rest
     if shown > _TEASER_SHORT:
         return False
     return found.paywall_box or any(map(_prompt, (found.text, markdown)))

@@ -1,0 +1,154 @@
+"""Walls of the classes the earlier writers' halves showed the detector missing, found again
+across halves c to f: a publisher's abstract over a sale of its full text, a block drawn as a
+picture, an expired listing, a block of foreign visitors on a refusal, a broadcaster's block
+over its player, a consent page every path leads to, and a wall whose title names it beside
+its help lines. Each with its near miss, which stays content."""
+
+from __future__ import annotations
+
+import pytest
+
+from ikigai_web.fetch.network.session import _page_wall
+from ikigai_web.fetch.reading.extract import html_to_markdown
+from ikigai_web.fetch.reading.walls import named, of_status
+
+ABSTRACT = (
+    "Miteremko ya matuta ya udongo wa loess huporomoka wakati wa mvua kubwa. Tuliweka vipimo "
+    "kwenye matuta matatu na kupima jinsi maji yanavyopita kwenye nyufa za udongo. "
+)
+ARTICLE = (
+    "Halmashauri ya mji ilipiga kura Jumanne kuidhinisha mpango mpya wa eneo la bandari, "
+    "na kumaliza mjadala wa miaka miwili kuhusu jinsi maghala ya zamani yanavyopaswa kutumika. "
+)
+CITATION = (
+    '<meta name="citation_title" content="Mtiririko wa maji kwenye matuta">'
+    '<meta name="citation_doi" content="10.5555/jsh.2026.104412">'
+)
+SALE = (
+    "<h2>Pata makala hii</h2>"
+    "<a href='/action/ssostart?redirectUri=%2Fdoi%2F10.5555%2Fjsh.2026.104412'>Taasisi yako</a>"
+    "<a href='/checkout/article/10.5555/jsh.2026.104412'>Nunua PDF</a>"
+)
+
+
+def page(body: str, title: str = "Karibu", head: str = "") -> str:
+    return f"<html><head><title>{title}</title>{head}</head><body>{body}</body></html>"
+
+
+def wall(html: str, url: str = "https://site.test/some/page") -> str | None:
+    return html_to_markdown(html, url).wall
+
+
+def paper(text: str, links: str, head: str = CITATION) -> str:
+    body = f"<main><h1>Mtiririko wa maji kwenye matuta</h1><h2>Muhtasari</h2><p>{text}</p>"
+    return page(f"{body}{links}</main>", "Mtiririko wa maji kwenye matuta", head)
+
+
+# ---------------------------------------------------------------- a publisher's gate
+
+
+def test_a_papers_abstract_over_a_sale_of_its_full_text_is_a_paywall():
+    assert wall(paper(ABSTRACT, SALE)) == "paywall"
+
+
+def test_a_papers_sale_by_its_doi_is_a_paywall_without_citation_tags():
+    assert wall(paper(ABSTRACT, SALE, head="")) == "paywall"
+
+
+@pytest.mark.parametrize(
+    ("text", "links", "head"),
+    [
+        (ABSTRACT * 30, SALE, CITATION),  # the full text is there, the sale beside it
+        (ABSTRACT, "<a href='/pdf/2611.01234'>PDF</a>", CITATION),  # a preprint's free PDF
+        # a shop's post citing a paper: the DOI is the paper's, the checkout the shop's
+        (ABSTRACT, "<a href='https://doi.org/10.5555/x.1'>DOI</a><a href='/checkout'>Kapu</a>", ""),
+    ],
+)  # fmt: skip
+def test_a_paper_that_sells_nothing_it_withholds_is_content(text, links, head):
+    assert wall(paper(text, links, head)) is None
+
+
+# ---------------------------------------------------------------- a block drawn as a picture
+
+
+def test_a_block_drawn_as_a_picture_says_what_it_is_in_its_alt_text():
+    alt = "Este conteúdo não está disponível na sua região."
+    assert wall(page(f"<img src='/geo.svg' alt='{alt}'>")) == "region_block"
+
+
+def test_a_picture_alone_whose_alt_text_names_no_wall_is_an_empty_page():
+    assert wall(page("<img src='/mlima.jpg' alt='Picha ya mlima'>")) == "empty"
+
+
+# ---------------------------------------------------------------- expired listings
+
+
+@pytest.mark.parametrize(
+    ("heading", "line"),
+    [
+        ("Šis darbo skelbimas nebegalioja", "Darbdavys baigė atranką."),
+        ("This listing has expired", "The seller has removed it."),
+    ],
+)
+def test_a_listing_that_says_it_has_expired_is_not_found(heading, line):
+    similar = "<h2>Similar</h2><ul><li><a href='/ad/2'>Ad 2</a></li><li><a href='/ad/3'>Ad 3</a>"
+    assert wall(page(f"<h1>{heading}</h1><p>{line}</p>{similar}", heading)) == "not_found"
+
+
+def test_a_live_listing_stays_content():
+    body = f"<h1>Sandėlio darbuotojas, Kaunas</h1><p>{ARTICLE * 3}</p><a href='/apply'>Apply</a>"
+    assert wall(page(body, "Sandėlio darbuotojas")) is None
+
+
+# ---------------------------------------------------------------- blocks by region
+
+
+def _refused(status: int, html: str) -> str | None:
+    url = "https://site.test/page"
+    return of_status(status, {}, html, lambda: _page_wall(url, html, "text/html"))
+
+
+def test_a_refusal_of_visitors_from_abroad_is_a_region_block():
+    text = "Access to this system is allowed from inside the country only; from abroad it is not."
+    assert _refused(403, page(f"<h1>Access denied</h1><p>{text}</p>")) == "region_block"
+
+
+def test_a_plain_refusal_stays_a_bot_check():
+    assert _refused(403, page("<h1>Forbidden</h1><p>You do not have access.</p>")) == "bot_check"
+
+
+def test_a_broadcasters_block_over_its_player_is_a_region_block():
+    body = (
+        "<header><nav><a href='/'>Directos</a> <a href='/series'>Series</a></nav></header>"
+        "<main><div class='player'><p>Este contenido no está disponible en tu ubicación por "
+        "restricciones de derechos.</p></div><h1>Partido de la jornada 14</h1></main>"
+    )
+    assert wall(page(body, "Partido de la jornada 14")) == "region_block"
+
+
+def test_a_programme_page_naming_its_broadcast_rights_in_prose_stays_content():
+    text = (
+        "La cadena compró los derechos de emisión de la liga hasta 2030 y emitirá cada jornada "
+        "en abierto, con comentarios de antiguos jugadores y un resumen al final de la noche. "
+    )
+    assert wall(page(f"<main><h1>La liga en abierto</h1><p>{text * 2}</p></main>")) is None
+
+
+# ---------------------------------------------------------------- known pages, titled walls
+
+
+def test_a_consent_page_every_path_leads_to_is_named_consent():
+    markdown = (
+        "# Než budete pokračovat\n\nPortál a naši partneři potřebujeme váš souhlas k využití "
+        "dat. Souhlas udělíte kliknutím na tlačítko Souhlasím."
+    )
+    assert named("Než budete pokračovat", markdown) == "consent"
+
+
+def test_an_article_about_not_found_pages_stays_content():
+    title = "Why visitors see a page not found error, and what a site owner can do about it"
+    text = (
+        "A missing page usually comes from a link that was typed by hand or a page that moved "
+        "without a redirect, and the fix is a redirect from the old address to the new one. "
+    )
+    assert wall(page(f"<h1>{title}</h1><p>{text * 2}</p>", title)) is None
