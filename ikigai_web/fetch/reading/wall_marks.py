@@ -9,6 +9,7 @@ short page (walls.py) or an error answer (session.py) asks, in markup cut to a b
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from ikigai_web.common.text import lazy
@@ -115,6 +116,9 @@ CHALLENGE = _any_case(
     r"/tspd/",
     r"perfdrive\.com",
     r"ddos-guard",
+    r"__arvan_chl",
+    r"slowaes\.decrypt",  # nginx's testcookie module: a cookie computed before the page
+    r"arvan/challenge",
     r"distil_r_captcha",
     r"wzws",
     # Proof-of-work gates in front of code forges and archives: Anubis, go-away
@@ -193,9 +197,12 @@ _CHALLENGE_HEADERS = (
     ("x-qrator", ""),
     ("x-anubis-status", "challenge"),
 )
+_STATED = lazy(r"[a-z0-9_.-]*(?:challenge|captcha)[a-z0-9_.-]*")
+_STATED_LENGTH = 40  # characters of a header's value that may name a check
+_HEADERS_READ = 100  # headers of an answer looked at for one
 _CHALLENGE_SERVERS = lazy(
     r"akamaighost|sucuri|cloudproxy|ddos-guard|qrator|incapsula|bigip|stormwall|variti"
-    r"|fortiweb|barracuda",
+    r"|fortiweb|barracuda|arvancloud|wedos|myracloud|reblaze|link11|servicepipe|ngenix",
     re.IGNORECASE,
 )
 _CHALLENGE_COOKIES = lazy(r"^\s*(?:datadome|incap_ses|visid_incap|_pxhd|ak_bmsc|bm_sz|TS01)")
@@ -450,7 +457,12 @@ def challenge_headers(headers: Mapping[str, str], *, stated: bool = False) -> bo
         found = headers.get(name)
         if found is not None and value in found.lower() and (value or not stated):
             return True
-    return False
+    # Any product's header whose whole value names the check it answered with
+    # ("X-WGP-Action: js-challenge"): a word, never an address or a policy that lists one.
+    return any(
+        len(value) <= _STATED_LENGTH and _STATED.fullmatch(value.strip().lower())
+        for value in islice(headers.values(), _HEADERS_READ)
+    )
 
 
 def firewall_headers(headers: Mapping[str, str]) -> bool:

@@ -1178,12 +1178,20 @@ def _sign_in_widget(page: _Page) -> bool:
 
 def _challenge_points(page: _Page) -> int:
     """A challenge's own markup, or a CAPTCHA box and next to nothing else to fill in."""
-    if page.shown > _VERY_SHORT:
+    if page.shown > _FORM_SHORT:  # a check says why it stands there in a paragraph at most
         return 0
     if _in_markup(wall_marks.CHALLENGE, page.markup):
         return _STRONG + 1
     captcha = _in_markup(wall_marks.CAPTCHA_BOX, page.markup) and not page.found.typed
     return _STRONG if captcha else 0
+
+
+def _asks_consent(page: _Page, *, worded: bool) -> bool:
+    """Whether a page of a line or two says what only consent walls say, under a heading
+    that names one or beside a consent platform's markup (its message's empty frame)."""
+    if not worded and not wall_phrases.found(wall_phrases.kind("consent").strong, page.said):
+        return False
+    return worded or _in_markup(wall_marks.CONSENT, page.markup)
 
 
 def _dialog_points(page: _Page, *, worded: bool) -> int:
@@ -1198,6 +1206,8 @@ def _dialog_points(page: _Page, *, worded: bool) -> int:
     dialog = found.outside_dialog <= _OUTSIDE_DIALOG or 0 <= beside <= _PLACEHOLDER
     if dialog or _in_markup(wall_marks.CONSENT_PAGE, page.markup):
         return _in_markup(wall_marks.CONSENT, page.markup) + _STRONG
+    if page.shown <= _VERY_SHORT and _asks_consent(page, worded=worded):
+        return _STRONG  # a line or two asking for consent: the message stands in the page
     if not (found.consent_choice or worded):
         return 0
     if found.dialog_words and not worded:
@@ -1335,8 +1345,9 @@ def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return 
     block); a check's own marks (its headers, a challenge's or a CAPTCHA's markup) make a
     refusal (403, 405, 429, 503, any other 4xx) a bot check, unless its page says it blocks
     the region; then the page's own verdict, `page()` (the body judged as a page), says
-    whether a refusal is a region block, a sign-in or age gate; a firewall's name on a
-    refusal, or on a page that says it blocks or limits this client, makes it a bot check; a
+    whether a refusal (a 503 too) is a region block, a sign-in, an age gate or a check; a
+    firewall's name on a refusal, or on a page that says it blocks or limits this client,
+    makes it a bot check; a
     plain 429 is a rate limit, a plain 403 or 405 a refusal of this client (a bot check in
     effect: a person's browser may get through), a plain 503 an error page. Any other 5xx is
     an error page whatever its page says (a CDN's 52x names the CDN and carries its marks:
@@ -1361,7 +1372,7 @@ def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return 
     firewalled = _firewalled(headers, markup)
     if firewalled and said in ("bot_check", "rate_limited"):
         return "bot_check"  # a firewall's limit, whatever the status: its block of this client
-    if said in _REFUSALS or (status < 500 and said == "bot_check"):
+    if said in _REFUSALS or said == "bot_check":  # a 503 of a check's own page too
         return said
     if status in (403, 405) or (status < 500 and firewalled):
         return "bot_check"

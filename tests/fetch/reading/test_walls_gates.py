@@ -10,6 +10,7 @@ import pytest
 
 from ikigai_web.fetch.network.session import _page_wall
 from ikigai_web.fetch.reading.extract import html_to_markdown
+from ikigai_web.fetch.reading.wall_marks import challenge_headers
 from ikigai_web.fetch.reading.walls import named, of_status
 
 ABSTRACT = (
@@ -152,3 +153,89 @@ def test_an_article_about_not_found_pages_stays_content():
         "without a redirect, and the fix is a redirect from the old address to the new one. "
     )
     assert wall(page(f"<h1>{title}</h1><p>{text * 2}</p>", title)) is None
+
+
+# ---------------------------------------------------------------- checks of any product
+
+
+def test_a_header_whose_value_names_a_check_says_the_answer_is_one():
+    assert challenge_headers({"x-wgp-action": "js-challenge"}, stated=True)
+    assert challenge_headers({"x-guard": "Managed_Captcha"}, stated=True)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"content-security-policy": "script-src https://challenges.example.com/captcha"},
+        {"link": "</captcha.js>; rel=preload"},
+        {"x-note": "challenge " * 10},  # a sentence, not a word naming the check
+    ],
+)
+def test_a_header_that_only_mentions_a_check_says_nothing(headers):
+    assert not challenge_headers(headers, stated=True)
+
+
+def test_a_503_whose_page_is_a_check_is_a_bot_check():
+    assert of_status(503, {}, "<p>Wait</p>", lambda: "bot_check") == "bot_check"
+    assert of_status(503, {}, "<p>Down</p>", lambda: None) == "error_page"
+
+
+def test_a_checks_own_markup_names_a_page_that_explains_it_in_a_paragraph():
+    why = "Mfumo huu unalinda seva dhidi ya roboti zinazopakua kurasa kwa wingi sana. " * 3
+    body = (
+        "<main><h1>Subiri kidogo</h1><p>Inapakia...</p><details><summary>Kwa nini?</summary>"
+        f"<p>{why}</p></details></main>"
+        "<script id='anubis_challenge' type='application/json'>{}</script>"
+    )
+    assert wall(page(body)) == "bot_check"
+    # The same markup beside a real article is no check.
+    assert wall(page(f"{body}<article><p>{ARTICLE * 4}</p></article>")) is None
+
+
+# ---------------------------------------------------------------- phrases of the long tail
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        ("<h1>Cuenta suspendida</h1><p>Esta cuenta ha sido suspendida.</p>", "parked"),
+        ("<h1>Товар не найден!</h1><a href='/'>Продолжить</a>", "not_found"),
+        ("<h1>Вэбсайт түр засвартай байна</h1><p>Удахгүй эргэн ажиллана.</p>", "error_page"),
+    ],
+)
+def test_the_long_tails_walls_say_what_they_are(body, kind):
+    assert wall(page(body)) == kind
+
+
+def test_a_post_about_a_suspended_account_stays_content():
+    text = (
+        "Mi cuenta de la tienda fue suspendida durante dos días por un error del banco, y el "
+        "servicio de atención tardó en responder, aunque al final lo resolvieron sin coste. "
+    )
+    assert wall(page(f"<article><h1>Mi experiencia</h1><p>{text * 3}</p></article>")) is None
+
+
+# ---------------------------------------------------------------- consent in a line or two
+
+
+def test_a_line_asking_for_consent_under_a_heading_naming_it_is_a_consent_wall():
+    body = "<h1>We value your privacy</h1><p>We and our partners need your consent to go on.</p>"
+    assert wall(page(body)) == "consent"
+
+
+def test_a_consent_platforms_empty_frame_and_its_line_are_a_consent_wall():
+    frame = "<div id='sp_message_container_1'><iframe src='https://cmp.test/m'></iframe></div>"
+    line = "<noscript>Accept all cookies, or sign in as a subscriber.</noscript>"
+    assert wall(page(f"{frame}<p>Accept all cookies, or sign in as a subscriber.</p>{line}")) == (
+        "consent"
+    )
+
+
+def test_a_short_note_on_cookies_without_a_consent_heading_or_platform_is_content():
+    body = "<h1>Duka letu</h1><p>We use cookies to remember your basket. Accept all orders.</p>"
+    assert wall(page(body)) is None
+
+
+def test_nginxs_testcookie_check_is_a_bot_check():
+    script = '<script>document.cookie="__test="+toHex(slowAES.decrypt(c,2,a,b));</script>'
+    assert wall(page(f"<p>Tafadhali subiri…</p>{script}")) == "bot_check"
