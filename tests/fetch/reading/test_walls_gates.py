@@ -169,6 +169,7 @@ def test_a_header_whose_value_names_a_check_says_the_answer_is_one():
         {"content-security-policy": "script-src https://challenges.example.com/captcha"},
         {"link": "</captcha.js>; rel=preload"},
         {"x-note": "challenge " * 10},  # a sentence, not a word naming the check
+        {"x-served-by": "cache-challenge-7"},  # a name that holds the word
     ],
 )
 def test_a_header_that_only_mentions_a_check_says_nothing(headers):
