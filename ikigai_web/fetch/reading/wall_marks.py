@@ -197,7 +197,7 @@ _CHALLENGE_HEADERS = (
     ("x-qrator", ""),
     ("x-anubis-status", "challenge"),
 )
-_STATED = lazy(r"(?:[a-z]+[-_])?(?:challenge|captcha)")  # "js-challenge", not "cdn-challenge-7"
+_STATED = lazy(r"(?:[a-z]+[-_]?)?(?:challenge|captcha)")  # "js-challenge", not "cdn-challenge-7"
 _STATED_LENGTH = 40  # characters of a header's value that may name a check
 _HEADERS_READ = 100  # headers of an answer looked at for one
 _CHALLENGE_SERVERS = lazy(

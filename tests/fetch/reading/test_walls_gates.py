@@ -161,6 +161,7 @@ def test_an_article_about_not_found_pages_stays_content():
 def test_a_header_whose_value_names_a_check_says_the_answer_is_one():
     assert challenge_headers({"x-wgp-action": "js-challenge"}, stated=True)
     assert challenge_headers({"x-guard": "Managed_Captcha"}, stated=True)
+    assert challenge_headers({"x-verify": "tcaptcha"}, stated=True)  # Tencent's CAPTCHA
 
 
 @pytest.mark.parametrize(
