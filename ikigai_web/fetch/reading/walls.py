@@ -1189,9 +1189,10 @@ def _challenge_points(page: _Page) -> int:
 def _asks_consent(page: _Page, *, worded: bool) -> bool:
     """Whether a page of a line or two says what only consent walls say, under a heading
     that names one or beside a consent platform's markup (its message's empty frame)."""
-    if not worded and not wall_phrases.found(wall_phrases.kind("consent").strong, page.said):
-        return False
-    return worded or _in_markup(wall_marks.CONSENT, page.markup)
+    if worded:
+        return True
+    strong = wall_phrases.found(wall_phrases.kind("consent").strong, page.said) is not None
+    return strong and _in_markup(wall_marks.CONSENT, page.markup)
 
 
 def _dialog_points(page: _Page, *, worded: bool) -> int:
@@ -1347,9 +1348,9 @@ def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return 
     the region; then the page's own verdict, `page()` (the body judged as a page), says
     whether a refusal (a 503 too) is a region block, a sign-in, an age gate or a check; a
     firewall's name on a refusal, or on a page that says it blocks or limits this client,
-    makes it a bot check; a
-    plain 429 is a rate limit, a plain 403 or 405 a refusal of this client (a bot check in
-    effect: a person's browser may get through), a plain 503 an error page. Any other 5xx is
+    makes it a bot check; a plain 429 is a rate limit, a plain 403 or 405 a refusal of this
+    client (a bot check in effect: a person's browser may get through), a plain 503 an
+    error page. Any other 5xx is
     an error page whatever its page says (a CDN's 52x names the CDN and carries its marks:
     the origin failed, no one refused).
     """
