@@ -8,13 +8,14 @@ by hop). The origin's answer, its status and a sketch of its text, is remembered
 shared state for an hour, so a host is asked at most once an hour whatever the calls; a probe
 that fails or is too slow is remembered too, and decides nothing. Where the shared state
 cannot be used the answer carries a STATE warning, and each call asks again (once: a call
-fetches one page). Only a suspect page is ever compared: short, HTML, no wall already, a
-page that gives a reason to think it may be a not-found page (walls.maybe_not_found: its
-markup, noindex, a search box of its own, a title that names only the site, its own path
-repeated, a wall's heading or phrase), not an app shell (whose every path is the same
-shell); at a site's root, only a page that looks like a placeholder (walls.stands_in): a
-home page is never a not-found page, but a parked domain is asked for there most often. Any
-other page, a short ordinary one included, costs nothing.
+fetches one page).
+Only a suspect page is ever compared: short, HTML, no wall already, a page that gives a
+reason to think it may be a not-found page (walls.maybe_not_found: its markup, noindex, a
+search box of its own, a title that names only the site, its own path repeated, an address
+naming one item of many, a wall's heading or phrase), not an app shell waiting for its
+scripts (whose every path is the same shell); at a site's root, only a page that looks like
+a placeholder (walls.stands_in): a home page is never a not-found page, but a parked domain
+is asked for there most often. Any other page, a short ordinary one included, costs nothing.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ SIMILAR = 0.6  # the share of shingles two pages must have in common to be the s
 _SHINGLE = 3  # words a shingle
 _WORD = re.compile(r"\w+")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_LINKED = re.compile(r"\[[^\]]*\]\([^)]*\)")  # a link or an image in markdown, its words too
+OWN_WORDS = 8  # words outside links a page needs to be compared without its links' words
 # What differs between two answers of the same page: a path or URL it echoes, an id or a time.
 _VARYING = re.compile(r"/|\d{4,}|\d[a-z]|[a-z]\d", re.IGNORECASE)
 _MAX_STATUS = 999
@@ -75,9 +78,12 @@ def suspect(url: str, document: Document) -> bool:
     if _root(url) and not document.stands_in:  # a home page is never a not-found page, but
         return False  # a placeholder may stand at it (compared only to call it parked)
     shown = size(document.markdown)
-    # An app's shell is the same on every path: only one that shows text of its own is
-    # compared (the extractor calls a page in a script without spaces a shell too).
-    return shown >= SHELL_TEXT or not document.app_shell
+    # An app's shell is the same on every path: one that waits for its scripts (its text is
+    # none, a request for JavaScript or a framework's loading line) is compared only when it
+    # shows text of its own. A short page with a script or two that shows its own heading and
+    # line (the extractor calls such a page a shell too) is compared as any page is.
+    waits = any(warning["code"] == "NEEDS_JAVASCRIPT" for warning in document.warnings)
+    return shown >= SHELL_TEXT or not (document.app_shell and waits)
 
 
 def checked(session: Session, url: str, document: Document, read: Reader) -> Document:
@@ -89,7 +95,7 @@ def checked(session: Session, url: str, document: Document, read: Reader) -> Doc
     site = origin(url)
     missing = _remembered(site)
     if missing is None:
-        missing = _asked(session, site, read)
+        missing = _asked(session, url, read)
         if missing is None:  # no time left to ask: nothing decided, nothing remembered
             return _state_warned(document)
         _remember(site, missing)
@@ -141,18 +147,17 @@ def _state_warned(document: Document) -> Document:
     return replace(document, warnings=[*document.warnings, warning])
 
 
-def _asked(session: Session, site: str, read: Reader) -> Missing | None:
-    """The site's answer to a random path, within the probe's share of the deadline; None
-    when too little time is left to ask."""
+def _asked(session: Session, url: str, read: Reader) -> Missing | None:
+    """The answer of the page's site to a random path, within the probe's share of the
+    deadline; None when too little time is left to ask."""
     wait = min(PROBE_WAIT, session.deadline.remaining() - KEEP)
     if wait <= 0:
         return None
-    url = f"{site}/{secrets.token_hex(12)}"
+    probe = f"{origin(url)}/{secrets.token_hex(12)}"
     try:
-        status, final, body, header = _get(session, url, wait)
-        return Missing(
-            status, _sketch_of(final, body, header, read) if status < 300 else frozenset()
-        )
+        status, final, body, header = _get(session, probe, wait)
+        sketched = _sketch_of(final, url, body, header, read) if status < 300 else frozenset()
+        return Missing(status, sketched)
     except ToolError:  # refused by the guard or robots.txt, unreachable, too slow
         return Missing(0)
 
@@ -183,28 +188,44 @@ def _get(session: Session, url: str, wait: float) -> tuple[int, str, bytes, str 
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _sketch_of(url: str, body: bytes, header: str | None, read: Reader) -> frozenset[int]:
-    """The sketch of a probe's answer, read as the page was; empty when unreadable."""
+def _sketch_of(
+    final: str, page: str, body: bytes, header: str | None, read: Reader
+) -> frozenset[int]:
+    """The sketch of a probe's answer, read as the page was and at the page's own address
+    (how a page is read depends on its address: the same template read at the site's root
+    may come out otherwise); empty when unreadable. The words of `final`'s path are left
+    out."""
     try:
-        document = read(body, header, url)
+        document = read(body, header, page)
     except ToolError:
         return frozenset()
-    return sketch(document.title, document.markdown, url)
+    return sketch(document.title, document.markdown, final)
 
 
 def sketch(title: str | None, markdown: str, url: str) -> frozenset[int]:
-    """The smallest SKETCH hashes of the page's word shingles: its title and text, without
-    link targets, paths, ids and the words of its own path (a not-found page often repeats
+    """The smallest SKETCH hashes of the page's word shingles: its title and text (without its
+    links' words when it has OWN_WORDS of its own), without link targets, paths, ids and the
+    words of its own path (a not-found page often repeats
     the path it was asked for, or a request id)."""
     own = {w.lower() for w in _WORD.findall(urlsplit(url).path)}
-    text = _LINK_TARGET.sub("]", f"{title or ''}\n{markdown}")
-    kept = " ".join(token for token in text.split() if not _VARYING.search(token))
-    words = [w for w in (m.lower() for m in _WORD.findall(kept)) if w not in own]
+    text = f"{title or ''}\n{markdown}"
+    # What a not-found page offers instead ("you may also like") changes from one answer to
+    # the next: its own words are compared without its links' when it has enough of them.
+    words = _words(_LINKED.sub(" ", text), own)
+    if len(words) < OWN_WORDS:
+        words = _words(_LINK_TARGET.sub("]", text), own)
     if len(words) < _SHINGLE:
         words += [""] * (_SHINGLE - len(words))  # a page of a word or two: one shingle
     shingles = {" ".join(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1)}
     hashes = sorted({_hash(s) for s in shingles})
     return frozenset(hashes[:SKETCH])
+
+
+def _words(text: str, own: set[str]) -> list[str]:
+    """The words of `text`, lower case, without tokens that vary (paths, ids) and the words
+    of the page's own path."""
+    kept = " ".join(token for token in text.split() if not _VARYING.search(token))
+    return [w for w in (m.lower() for m in _WORD.findall(kept)) if w not in own]
 
 
 def _hash(shingle: str) -> int:

@@ -259,7 +259,8 @@ CONSENT_PAGE = _any_case(  # one pattern: one search for the attribute they all 
     r"action=[\"']?(?:https?://(?:consent|guce)\.|[^\"'\s>]*(?:/consent/(?:save|set|accept)"
     r"|collectconsent))",
 )
-# Where a consent dialog or an age check stands, by its container's id or class (lower case):
+# Where a consent dialog, an age check or a region block stands, by its container's id or
+# class (lower case):
 # one pattern, its groups saying which, run once over all of a page's labels.
 BOX_LABEL = lazy(
     r"(?P<consent>consent|cookie|onetrust|optanon|didomi|qc-cmp|sp_message|truste|cybot|"
@@ -267,6 +268,7 @@ BOX_LABEL = lazy(
     r"tarteaucitron|axeptio|klaro|osano|\buc-)"
     r"|(?P<age>(?<![a-z])age[-_]?(?:gate|verif|check|confirm)|av[-_]overlay|verify[-_]?age|"
     r"legal[-_]?age|over[-_]?18|adult[-_]?(?:warning|check|gate))"
+    r"|(?P<region>geo[-_]?(?:block|restrict|fenc|lock)|(?<![a-z])region[-_]?(?:block|restrict))"
 )
 
 # Parking services and registrars' placeholder pages.

@@ -363,6 +363,10 @@ class Clues(NamedTuple):
     outside_dialog: int = _READ_WORDS  # ...and outside it
     main_beside_dialog: int = -1  # ...and in the main region outside them (-1: none marked)
     age_box: bool = False  # a container named for an age check, or a choice that names an age
+    region_box: bool = False  # a container named for a region block ("geo-block")
+    # The page marks a main region and it holds no words: what it withholds stands elsewhere
+    # (a consent platform's message, drawn over the empty region by its script).
+    main_empty: bool = False
     way_in: bool = False  # a form, a field, a link or button that leads to signing in
     providers: int = 0  # identity providers its links and buttons offer (a choice of e-IDs)
     # A field naming the account in a form that posts to a sign-in address (an e-mail for a
@@ -476,7 +480,7 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
         for f, kind, name in zip(fields, kinds, named, strict=True)
         if kind in ("password", "email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
     ]
-    dialog, age_box, dialogs = _boxes(tree)
+    dialog, age_box, region_box, dialogs = _boxes(tree)
     choices = tree.xpath(_CHOICES)
     title = _squash(tree.findtext(".//title") or "").casefold()
     # Every target searched at once, lower-cased: a call a target cost 30 ms on a page of
@@ -496,6 +500,8 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
         "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
         "main_beside_dialog": _main_beside(tree, dialogs) if dialog else -1,
         "age_box": age_box or _age_choice(choices) or _age_question(tree, choices, url),
+        "region_box": region_box,
+        "main_empty": _main_empty(tree),
         "account_form": any(map(_posts_to_sign_in, _forms_of(signing))),
         "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
         "qr_sign_in": _qr_sign_in(tree),
@@ -669,19 +675,22 @@ def _path(href: str) -> str | None:
         return None
 
 
-def _boxes(tree: HtmlElement) -> tuple[int, bool, list[HtmlElement]]:
+def _boxes(tree: HtmlElement) -> tuple[int, bool, bool, list[HtmlElement]]:
     """The words of the largest consent dialog (a container named for one, or a dialog
-    about consent), whether a container is named for an age check, and the consent dialogs
-    found. Every label is searched at once: a page has thousands of them."""
+    about consent), whether a container is named for an age check, whether one is named for
+    a region block, and the consent dialogs found. Every label is searched at once: a page
+    has thousands of them."""
     boxes = tree.xpath(_BOXES)
     labels = [f"{box.get('id') or ''} {box.get('class') or ''}" for box in boxes]
     starts = list(accumulate((len(label) + 1 for label in labels), initial=0))
-    dialog, age_box = 0, False
+    dialog, age_box, region_box = 0, False, False
     measured: set[HtmlElement] = set()
     for found in wall_marks.BOX_LABEL.finditer("\n".join(labels).lower()):
         box = boxes[bisect_right(starts, found.start()) - 1]
         if found.group("age"):
             age_box = True
+        elif found.group("region"):
+            region_box = True
         elif box not in measured and not any(a in measured for a in box.iterancestors()):
             if box.find(".//main") is not None or box.find(".//article") is not None:
                 continue  # a wrapper named for a banner it holds, around the content
@@ -691,7 +700,13 @@ def _boxes(tree: HtmlElement) -> tuple[int, bool, list[HtmlElement]]:
         if _about_consent(box):
             measured.add(box)
             dialog = max(dialog, size(box.text_content()))
-    return dialog, age_box, list(measured)
+    return dialog, age_box, region_box, list(measured)
+
+
+def _main_empty(tree: HtmlElement) -> bool:
+    """Whether the page marks a main region and it holds no words."""
+    region = next(iter(tree.xpath(_MAIN_REGION)), None)
+    return region is not None and not region.text_content().split()
 
 
 def _main_beside(tree: HtmlElement, dialogs: list[HtmlElement]) -> int:
@@ -875,8 +890,12 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     shown = size(markdown)
     paywall = _paywall(found, markdown, shown)
     # A subscribe prompt inside a consent dialog that stands over the page is the dialog's
-    # ("pay, or accept the cookies"): the dialog is judged first.
-    if paywall and (found.declared_free is False or found.outside_dialog > _OUTSIDE_DIALOG):
+    # ("pay, or accept the cookies"): the dialog is judged first, and so is a consent
+    # platform's message standing for the whole of an empty main region.
+    over = found.outside_dialog <= _OUTSIDE_DIALOG
+    if paywall and not over and found.main_empty:
+        over = _withheld(found, markdown, html[:_MARKUP].lower())
+    if paywall and (found.declared_free is False or not over):
         return Verdict("paywall")
     if (
         found.words == 0
@@ -964,15 +983,28 @@ def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
     answer to a missing path (soft404.py), which costs a request: its markup says 404, it is
     kept out of search engines (noindex), it offers a search box of its own, its title is the
     site's name alone, it names a domain or links to one other site alone (`stands_in`), it
-    repeats the path it was asked for, or it says what a wall says (`_worded`). An ordinary
-    short page (opening hours, a contact page) gives none, and costs nothing: a site that
-    answers every path with the same short page (a test server, a one-page site) is not
-    taken for its own not-found page unless the page gives a reason."""
+    repeats the path it was asked for, its address names one item of many (`names_an_item`),
+    or it says what a wall says (`_worded`). An ordinary short page (opening hours, a
+    contact page) gives none, and costs nothing: a site that answers every path with the
+    same short page (a test server, a one-page site) is not taken for its own not-found page
+    unless the page gives a reason."""
     if size(markdown) > MAYBE_MISSING_WORDS:
         return False
     marked = found.noindex or found.search_box or found.error_marks or found.site_title
     named_host = found.leads_away or names_host(found, markdown, url)
-    return marked or named_host or echoes_path(markdown, url) or _worded(found, markdown)
+    echoed = echoes_path(markdown, url) or names_an_item(url)
+    return marked or named_host or echoed or _worded(found, markdown)
+
+
+def names_an_item(url: str) -> bool:
+    """Whether the address names one item of many, by an id (three digits or more) or a slug
+    of three words or more in its last path segment, or an id in its query: a product, a
+    listing, a vacancy, a post. Such a page, short, may be the answer a site gives for an
+    item that is gone (a removed product, an expired listing), which rarely says so in
+    words a list could hold, and which its site gives for any id."""
+    parts = urlsplit(url)
+    last = unquote(parts.path).rstrip("/").rpartition("/")[2]
+    return bool(_ITEM.search(last) or _QUERY_ID.search(parts.query))
 
 
 def _worded(found: Clues, markdown: str) -> bool:
@@ -992,6 +1024,8 @@ def _worded(found: Clues, markdown: str) -> bool:
     return False
 
 
+_ITEM = lazy(r"\d{3}|[^\W_]+(?:[-_][^\W_]+){2}")  # an id, or a slug of three words or more
+_QUERY_ID = lazy(r"(?:^|&)[^=&]*=\d{3,}(?:&|$)")
 _ECHOED_PATH = 3  # characters a path needs to be recognised when a page repeats it
 
 
@@ -1070,10 +1104,13 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
     if not (heading or built or known) and page.shown > _VERY_SHORT:
         return 0  # a page of a few sentences that only quotes such words may be about them
     own_prose = built < _STRONG and not known and not _names_itself(phrases.strong, page)
+    undated = name in _UNDATED_KINDS or (name == "sign_in" and not built)
     if (own_prose and _prose(name, page.markdown) >= _PROSE) or (
-        name in _UNDATED_KINDS and page.found.dated and not known
+        undated and page.found.dated and not known
     ):
-        return 0  # sentences of its own beside the words, or a dated article: a published item
+        # Sentences of its own beside the words, or a dated article: a published item (one
+        # that asks to sign in, with no form of its own, invites to act: "to book online").
+        return 0
     if name == "consent" and built < _STRONG and not ((built or known) and heading and strong):
         # A consent wall takes its dialog, or a platform's page that says so, or a page known
         # not to be the content (the site's answer to every path) that says so in full.
@@ -1159,6 +1196,8 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
         return int(found.noindex) + 2 * _STRONG * _starts_with_a_trace(found.text)
     if name == "not_found":
         return int(found.noindex)
+    if name == "region_block":
+        return _STRONG * found.region_box * short
     return 0
 
 
@@ -1188,8 +1227,9 @@ def _challenge_points(page: _Page) -> int:
 
 def _asks_consent(page: _Page, *, worded: bool) -> bool:
     """Whether a page of a line or two says what only consent walls say, under a heading
-    that names one or beside a consent platform's markup (its message's empty frame)."""
-    if worded:
+    that names one or beside a consent platform's markup (its message's empty frame); or
+    speaks of consent beside an empty main region and the platform's markup (`_withheld`)."""
+    if worded or _withheld(page.found, page.markdown, page.markup):
         return True
     strong = wall_phrases.found(wall_phrases.kind("consent").strong, page.said) is not None
     return strong and _in_markup(wall_marks.CONSENT, page.markup)
@@ -1217,6 +1257,18 @@ def _dialog_points(page: _Page, *, worded: bool) -> int:
     # a control its markup names for accepting count one more.
     platform = _in_markup(wall_marks.CONSENT, page.markup)
     return platform + (platform and found.consent_choice)
+
+
+def _withheld(found: Clues, markdown: str, markup: str) -> bool:
+    """Whether the page's main region is empty beside a consent platform's markup, and what
+    it does show speaks of consent (cookies, data, privacy): the platform's message stands
+    where the content should be, drawn by its script (its `<noscript>` says what it asks)."""
+    if not found.main_empty or size(markdown) > _VERY_SHORT:
+        return False
+    said = wall_phrases.said(markdown)
+    if wall_phrases.found(wall_phrases.kind("consent").weak, said) is None:
+        return False
+    return _in_markup(wall_marks.CONSENT, markup)
 
 
 def _in_markup(marks: wall_marks.Marks, html: str) -> bool:

@@ -518,3 +518,81 @@ def test_a_home_page_named_for_its_domain_with_a_way_into_its_site_is_not_compar
     document = html_to_markdown(page, "https://kahawa.example/")
     assert document.maybe_not_found is True  # a reason, on a page of a path other than "/"
     assert not soft404.suspect("https://kahawa.example/", document)
+
+
+# ---------------------------------------------------------------- an item that is gone
+
+REMOVED = (
+    "<html><head><title>Ozeron</title><script async src='https://www.googletagmanager.com/"
+    "gtag/js?id=G-1'></script><script>window.dataLayer=[];</script></head><body>"
+    "<header><a href='/'>Ozeron</a> <a href='/catalog'>Katalog</a></header><main>"
+    "<h2>Bidhaa hii haipo tena</h2><p>Lakini tuna nyingine nyingi, tazama chini.</p>"
+    "<div class='reco'>{links}</div></main></body></html>"
+)
+
+
+def removed(links: str) -> str:
+    return REMOVED.format(links=links)
+
+
+@pytest.mark.parametrize(
+    ("url", "item"),
+    [
+        ("https://s.test/product/naushniki-tws-x2-112233/", True),
+        ("https://s.test/vakansiya/muhasib-12231", True),
+        ("https://s.test/promo/harbolnas-akhir-tahun", True),
+        ("https://s.test/reserve/seat?train=1011", True),
+        ("https://s.test/hours", False),
+        ("https://s.test/gear/old-boots", False),
+        ("https://s.test/gone/3?page=2", False),
+    ],
+)
+def test_an_address_naming_one_item_of_many_is_known(url, item):
+    from ikigai_web.fetch.reading.walls import names_an_item
+
+    assert names_an_item(url) is item
+
+
+def test_a_removed_item_answered_like_any_missing_path_is_not_found(serve):
+    """A short page at an item's address, with a script or two (analytics), showing its own
+    heading and line: compared with the site's answer to a missing path, which is the same
+    notice with other recommendations, it is not_found, in words no list holds."""
+    site = serve(lambda _path: (200, {}, removed("<a href='/p/1'>Redio ndogo ya Bluetooth</a>")))
+    path = "/product/naushniki-tws-x2-112233/"
+    site.pages[path] = (200, {}, removed("<a href='/p/2'>Spika ndogo ya Bluetooth</a>"))
+    out = fetch(site.url + path)
+    assert (out["success"], out.get("wall")) == (False, "not_found"), out
+    assert len(site.probes) == 1
+
+
+def test_a_short_item_of_a_site_that_answers_404_stays_content(serve):
+    site = serve(lambda _path: (404, {}, html("Ozeron", "<h1>404</h1>")))
+    path = "/product/naushniki-tws-x2-112233/"
+    site.pages[path] = (200, {}, removed("<a href='/p/2'>Spika</a>"))
+    out = fetch(site.url + path)
+    assert out["success"] is True, out
+    assert len(site.probes) == 1
+
+
+def test_an_app_shell_waiting_for_its_scripts_at_an_items_address_costs_no_probe(serve):
+    shell = (
+        "<html><head><title>Ozeron</title></head><body><div id='root'></div><noscript>You "
+        "need to enable JavaScript to run this app.</noscript><script src='/static/js/"
+        "main.3f2a9c1b.js'></script></body></html>"
+    )
+    site = serve(lambda _path: (200, {}, shell))
+    site.pages["/product/naushniki-tws-x2-112233/"] = (200, {}, shell)
+    out = fetch(site.url + "/product/naushniki-tws-x2-112233/")
+    assert out["success"] is True, out
+    assert site.probes == []
+
+
+def test_the_sketch_leaves_out_what_a_not_found_page_recommends():
+    text = "## Bidhaa hii haipo tena\n\nLakini tuna nyingine nyingi, tazama chini.\n\n"
+    one = soft404.sketch("Ozeron", text + "[Saa mahiri](/p/1)", "http://s/a")
+    two = soft404.sketch("Ozeron", text + "[Spika ndogo ya Bluetooth](/p/2)", "http://s/b")
+    assert soft404.similarity(one, two) == 1.0
+    # A page of links and little else is compared with its links' words.
+    links = soft404.sketch("Ozeron", "[Saa mahiri](/p/1) [Redio](/p/3)", "http://s/c")
+    others = soft404.sketch("Ozeron", "[Spika ndogo](/p/2) [Taa](/p/4)", "http://s/d")
+    assert soft404.similarity(links, others) < soft404.SIMILAR

@@ -241,3 +241,92 @@ def test_a_short_note_on_cookies_without_a_consent_heading_or_platform_is_conten
 def test_nginxs_testcookie_check_is_a_bot_check():
     script = '<script>document.cookie="__test="+toHex(slowAES.decrypt(c,2,a,b));</script>'
     assert wall(page(f"<p>Tafadhali subiri…</p>{script}")) == "bot_check"
+
+
+# ---------------------------------------------------------------- found in half h, by class
+# A consent platform's message over an empty main region, a container named for a region
+# block, an article that asks to sign in only to act, an overloaded site's notice.
+
+CMP = (
+    "<script>window.__tcfapi=function(){};</script><div id='usercentrics-root'></div>"
+    "<script id='usercentrics-cmp' src='https://app.usercentrics.eu/browser-ui/loader.js'>"
+    "</script>"
+)
+CHROME = "<header><a href='/'>Jornal</a><nav><a href='/a'>Política</a></nav></header>"
+
+
+def test_a_consent_platforms_message_over_an_empty_main_region_is_a_consent_wall():
+    said = "<noscript><p>Para ler, dê o seu acordo aos cookies e aos dados.</p></noscript>"
+    body = f"{CHROME}<main><div class='content--locked'></div></main>{CMP}{said}"
+    assert wall(page(body, "Chuvas no Recife")) == "consent"
+
+
+def test_pay_or_accept_over_an_empty_main_region_is_consent_not_a_paywall():
+    said = (
+        "<noscript><h2>Lesen Sie mit Werbung oder mit Pur-Abo</h2><p>Wir nutzen Cookies und "
+        "Daten, um unser Angebot kostenlos anzubieten. Alternativ: Pur, werbefrei für 3,99 € "
+        "im Monat.</p><button>Akzeptieren</button><a href='/pur'>Pur-Abo abschließen</a>"
+        "</noscript>"
+    )
+    body = f"{CHROME}<main><div id='placeholder'></div></main>{CMP}{said}"
+    assert wall(page(body, "Streik am Montag")) == "consent"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the same platform beside an article in its main region
+        f"{CHROME}<main><article><p>{ARTICLE * 3}</p></article></main>{CMP}",
+        # an empty main region whose words say nothing of consent: an app's loading line
+        f"{CHROME}<main></main>{CMP}<noscript><p>A carregar o jornal…</p></noscript>",
+        # an empty main region, words about cookies, and no platform's markup
+        f"{CHROME}<main></main><p>Os cookies da padaria saem às oito.</p>",
+    ],
+)
+def test_an_empty_main_region_needs_a_platform_and_its_words_to_be_consent(body):
+    assert wall(page(body, "Jornal")) is None
+
+
+def test_a_refusal_in_a_container_named_for_a_region_block_is_a_region_block():
+    said = "<p>Huduma hii inapatikana Tanzania tu.</p>"
+    body = f"<main><section class='geo-block'>{said}</section></main>"
+    assert _refused(403, page(body, "Samahani")) == "region_block"
+    assert wall(page(body, "Samahani")) == "region_block"
+
+
+def test_a_container_named_for_a_place_is_no_region_block():
+    said = "<p>Huduma hii inapatikana Tanzania tu.</p>"
+    body = f"<main><section class='geo-location'>{said}</section></main>"
+    assert _refused(403, page(body, "Samahani")) == "bot_check"
+    assert wall(page(body, "Samahani")) is None
+
+
+def test_a_dated_article_asking_to_sign_in_only_to_act_stays_content():
+    body = (
+        "<main><article><h1>Kliniki ya moyo</h1><time datetime='2026-11-20'>20.11.2026</time>"
+        "<p>Jumatatu hadi Ijumaa, saa mbili hadi saa kumi.</p>"
+        "<p><a href='/login'>Log in to see your appointments</a></p></article></main>"
+    )
+    assert wall(page(body, "Kliniki ya moyo")) is None
+
+
+def test_a_dated_article_behind_a_sign_in_form_is_a_sign_in_wall():
+    body = (
+        "<main><article><h1>Kliniki ya moyo</h1><time datetime='2026-11-20'>20.11.2026</time>"
+        "<p>Tafadhali ingia kwanza.</p><form action='/login'><input type='email' name='email'>"
+        "<input type='password' name='pw'><button>Sign in</button></form></article></main>"
+    )
+    assert wall(page(body, "Kliniki ya moyo")) == "sign_in"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ただいまアクセスが集中しております。しばらく時間をおいてから再度アクセスしてください。",
+        "Nuestro servidor está saturado. Vuelva a intentarlo en unos minutos.",
+    ],
+)
+def test_an_overloaded_sites_notice_is_an_error_page(line):
+    assert wall(page(f"<main><h2>きっぷ</h2><p>{line}</p><a href='/'>トップへ</a></main>")) == (
+        "error_page"
+    )
