@@ -14,6 +14,7 @@ import contextlib
 import re
 from collections import Counter
 from copy import deepcopy
+from dataclasses import replace
 from functools import cache, lru_cache
 from secrets import token_hex
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -41,6 +42,7 @@ _LANGUAGE = lazy(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
 _FENCE = re.compile(r"^(`{3,})\n(.*?)\n\1$", re.MULTILINE | re.DOTALL)
 _ONE_LINE_CODE = re.compile(r"^`([^`\n]+)`$\n?", re.MULTILINE)
 _WORD = re.compile(r"\w+")
+_FRAMES = 4  # inline frames looked at, at most, on a page without words of its own
 _ITEM = re.compile(r"^( *)(\d+\.|-) ")
 # Share of control characters, in the first 64 KiB, above which the input is not text at all.
 _CONTROL_SET = bytes(range(0x01, 0x09)) + b"\x0b" + bytes(range(0x0E, 0x20)) + b"\x7f"
@@ -240,6 +242,11 @@ def html_to_markdown(
     )
     tree, signals = parsed.tree, parsed.signals
     clues = walls.clues(tree, signals, url)  # before extraction prunes the tree
+    if not clues.words and (framed := _framed(page.html)) is not None:
+        # A page whose only words are in a frame's own document: what a person sees is that
+        # document (a wall drawn in an <iframe srcdoc>, a consent message, a check).
+        inner = html_to_markdown(framed, url, full_page=full_page, include_links=include_links)
+        return inner if inner.title else replace(inner, title=_squash_title(tree))
     guess = detect(tree, url, signals)  # as before: hidden parts are a part of its shape
     page_type = guess.name
     unseen = remove_unseen(tree, parsed.sheet)
@@ -669,6 +676,26 @@ def _flatten(html: str) -> str:
         pos = tag.end()
     parts.append(html[pos:])
     return "".join(parts)
+
+
+def _framed(html: str) -> str | None:
+    """The document of the page's first inline frame (`srcdoc`) that holds words, when it
+    holds no frame of its own (a frame in a frame is not read: each level is a parse)."""
+    if "srcdoc" not in html.lower():
+        return None
+    from lxml import html as lxml_html
+
+    try:
+        found = lxml_html.fromstring(html).xpath("//iframe/@srcdoc")
+    except (ValueError, lxml_html.etree.ParserError):
+        return None
+    frames = [str(value) for value in found[:_FRAMES]] if isinstance(found, list) else []
+    return next((d for d in frames if "srcdoc" not in d.lower() and _WORD.search(d)), None)
+
+
+def _squash_title(tree: HtmlElement) -> str | None:
+    title = " ".join((tree.findtext(".//title") or "").split())
+    return title or None
 
 
 def _waits_for_scripts(body: str, html: str) -> bool:

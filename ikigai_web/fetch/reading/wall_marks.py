@@ -256,8 +256,9 @@ CONSENT = _any_case(
 # A portal's consent page, sent in place of any page until a choice is made: its forms post
 # the choice to a consent service of its own.
 CONSENT_PAGE = _any_case(  # one pattern: one search for the attribute they all start with
-    r"action=[\"']?(?:https?://(?:consent|guce)\.|[^\"'\s>]*(?:/consent/(?:save|set|accept)"
-    r"|collectconsent))",
+    r"action=[\"']?(?:https?://(?:consent|guce)\.|[^\"'\s>]*(?:/(?:consent|privacy-?gate|"
+    r"cookie-?wall)/(?:save|set|accept)|collectconsent))",
+    r"set_eom",  # the field of Google's consent page that says which choice was made
 )
 # Where a consent dialog, an age check or a region block stands, by its container's id or
 # class (lower case):
@@ -266,7 +267,7 @@ BOX_LABEL = lazy(
     r"(?P<consent>consent|cookie|onetrust|optanon|didomi|qc-cmp|sp_message|truste|cybot|"
     r"usercentrics|cmpbox|iubenda|cky-|gdpr|privacy-?(?:wall|banner|dialog|modal)|kvkk|"
     r"tarteaucitron|axeptio|klaro|osano|\buc-)"
-    r"|(?P<age>(?<![a-z])age[-_]?(?:gate|verif|check|confirm)|av[-_]overlay|verify[-_]?age|"
+    r"|(?P<age>(?<![a-z])age[-_]?(?:gate|verif|check|confirm)|(?<![a-z])av[-_]overlay|verify[-_]?age|"
     r"legal[-_]?age|over[-_]?18|adult[-_]?(?:warning|check|gate))"
     r"|(?P<region>geo[-_]?(?:block|restrict|fenc|lock)|(?<![a-z])region[-_]?(?:block|restrict))"
 )
@@ -376,6 +377,7 @@ _PROVIDERS = (
 _ACTIONS = r"(?:sign-?in|log-?in|auth|oauth|button|btn|sso)"
 _WAYS = ("sign-in", "signin", "log-in", "login", "auth", "social")
 _WITH_PROVIDER = f"(?:with[-_])?(?:{'|'.join(_PROVIDERS)})"
+_OWN_WORD = "(?<=(?<![a-z]){}[-_])"  # a name before the separator, with no letter before it
 # Sign-in with another account: the identity providers' endpoints and buttons.
 IDENTITY = _any_case(
     r"accounts\.google\.com",
@@ -407,7 +409,8 @@ IDENTITY = _any_case(
     r"appleid\.auth",
     # "google-signin", "btn-login-with-apple": found from their separator, which is rarer
     # than the letters the names start with (the name before it then read back)
-    "".join(("[-_](?:", "|".join(f"(?<={name}[-_])" for name in _PROVIDERS), ")", _ACTIONS)),
+    # (a name is a word of its own: "outline-button" names no LINE, "pineapple-btn" no Apple)
+    "".join(("[-_](?:", "|".join(map(_OWN_WORD.format, _PROVIDERS)), ")", _ACTIONS)),
     "".join(("[-_](?:", "|".join(f"(?<={way}[-_])" for way in _WAYS), ")", _WITH_PROVIDER)),
     r"social[-_]?(?:login|sign-?in|auth|buttons?|providers?)",
 )

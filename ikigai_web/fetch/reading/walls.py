@@ -204,9 +204,18 @@ _SCRIPTED_CHECK = _any(
     r"お待ちください",
     r"请稍候",
 )
-# An element an app may fill, or a player, a canvas, a frame: a page with one is no empty page
-# (a page of nothing but images is; so is a listing served with no rows, see _EMPTY_LISTING).
-_MEDIA = ".//*[@id] | .//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
+# A player, a canvas, a frame, a web component's element (a tag name with a hyphen, which a
+# script defines) or a framework's mount point (React's "root", Vue's "app", Next.js's
+# "__next"...): a page saved without its scripts still names its app. A page with one is no
+# empty page, though it has no text; a layout of ids without words or scripts ("content",
+# "footer") is, and so is a page of nothing but images, or a listing served with no rows
+# (see _EMPTY_LISTING).
+_MEDIA = (
+    ".//video | .//audio | .//canvas | .//iframe | .//embed | .//object"
+    " | .//*[contains(name(), '-')] | .//*[@ng-version or @data-reactroot or @ng-app]"
+    " | .//*[@id='root' or @id='app' or @id='__next' or @id='__nuxt' or @id='___gatsby'"
+    " or @id='svelte' or @id='q-app' or @id='react-root' or @id='reactRoot']"
+)
 _EMPTY_LISTING = ".//table[not(.//td or .//th)] | .//ul[not(li)] | .//ol[not(li)]"
 _IMAGE = lazy(r"!\[[^\]]*\]\([^)]*\)")  # an image in markdown: no text
 _ALT = lazy(r"!\[([^\]]*)\]\([^)]*\)")  # ...but its alt text, where nothing else is
@@ -458,8 +467,9 @@ def _site_of(host: str) -> str:
 
 
 def _may_be_filled(body: HtmlElement) -> bool:
-    """Whether a page without text holds media, or an element an app may fill (an id); a
-    table or list the server sent with no rows is a listing that came back empty."""
+    """Whether a page without text holds media, a web component's element or a framework's
+    mount point; a table or list the server sent with no rows is a listing that came back
+    empty."""
     return bool(body.xpath(_MEDIA)) and not body.xpath(_EMPTY_LISTING)
 
 
@@ -966,9 +976,13 @@ def _consent_page(found: Clues, html: str, shown: int) -> Verdict | None:
 def named(title: str | None, markdown: str) -> str | None:
     """The wall a page already known not to be the content says it is (an error answer's
     page, a page that is its site's answer to a missing path), by its title, headings and
-    words alone: a page of a few sentences need not name itself in its title then."""
-    if size(markdown) > _SHORT:
+    words alone: a page of a few sentences need not name itself in its title then. A longer
+    page (up to _CUT_SHORT words: a firewall's block page with its technical details) is
+    judged by its lead, the lines of its first _SHORT words, where such a page says what it
+    is."""
+    if size(markdown) > _CUT_SHORT:
         return None
+    markdown = _lead(markdown)
     headings = tuple(line.lstrip("#").strip() for line in markdown.splitlines() if line[:1] == "#")
     found = Clues(title=title or "", headings=headings[:4], text=markdown)
     said = wall_phrases.said(f"{title or ''}\n{markdown}")
@@ -976,6 +990,17 @@ def named(title: str | None, markdown: str) -> str | None:
     points = {name: _score(name, page, known=True) for name in _KINDS}
     best = max(points, key=points.__getitem__)
     return best if points[best] >= _NEEDED else None
+
+
+def _lead(markdown: str) -> str:
+    """The page's first lines, as many as hold _SHORT words."""
+    kept, words = [], 0
+    for line in markdown.splitlines():
+        words += size(line)
+        if words > _SHORT:
+            break
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def maybe_not_found(found: Clues, markdown: str, url: str) -> bool:
@@ -1333,6 +1358,8 @@ def boots_an_app(markdown: str, html: str) -> bool:
 def _paywall(found: Clues, markdown: str, shown: int) -> bool:
     """An article cut after its free part: declared not free and shown short of what it
     declares (or its paywalled part empty), or a subscribe prompt after a short text."""
+    if found.declared_free:
+        return False  # the page says it is free: a subscribe box after it is an offer
     if found.declared_free is False:
         declared = found.declared_words
         if (found.declared_cut and shown <= _CUT_SHORT) or shown < _DECLARED_SHARE * declared:
@@ -1426,11 +1453,17 @@ def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return 
     if firewalled and said in ("bot_check", "rate_limited"):
         return "bot_check"  # a firewall's limit, whatever the status: its block of this client
     if said in _REFUSALS or said == "bot_check":  # a 503 of a check's own page too
-        return said
+        return _refused_as(status, said)
     if status in (403, 405) or (status < 500 and firewalled):
         return "bot_check"
     # An error page without a word says nothing the status does not: a plain error, no wall.
     return "error_page" if status >= 500 else None if said == "empty" else said
+
+
+def _refused_as(status: int, said: str) -> str:
+    """The wall a refusal is by its page's verdict: a 503's log-in form is a site down for
+    maintenance with its administrators' way in (Joomla's offline page), an error page."""
+    return "error_page" if status == 503 and said == "sign_in" else said
 
 
 def _challenged(headers: Mapping[str, str], markup: str) -> bool:

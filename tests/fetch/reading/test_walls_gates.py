@@ -330,3 +330,153 @@ def test_an_overloaded_sites_notice_is_an_error_page(line):
     assert wall(page(f"<main><h2>きっぷ</h2><p>{line}</p><a href='/'>トップへ</a></main>")) == (
         "error_page"
     )
+
+
+# ---------------------------------------------------------------- found in half i, by class
+# Marks that must be words of their own, a page that says it is free, a 503's log-in form,
+# a layout without words or scripts, a wall drawn in an inline frame, consent pages by their
+# forms, a firewall's long block page, and phrases of deleted items, expired sites and queues.
+
+
+@pytest.mark.parametrize(
+    ("markup", "named_"),
+    [
+        ("--color-base-outline-button-labels: 18, 18, 18;", False),  # no LINE in "outline"
+        ("<a class='pineapple-btn'>", False),
+        ("<a class='line-login'>", True),
+        ("<button class='btn google-signin'>", True),
+    ],
+)
+def test_an_identity_providers_name_is_a_word_of_its_own(markup, named_):
+    from ikigai_web.fetch.reading.wall_marks import IDENTITY
+
+    assert any(True for _ in IDENTITY.starts(markup.lower(), 5)) is named_
+
+
+def test_a_contact_form_beside_a_themes_button_colours_stays_content():
+    style = "<style>:root{--color-base-outline-button-labels: 18, 18, 18;}</style>"
+    form = (
+        "<main><h1>Makipag-ugnayan sa Amin</h1><p>May tanong tungkol sa iyong order?</p>"
+        "<form action='/contact'><input type='text' name='name'><input type='email' "
+        "name='email'><textarea name='body'></textarea><button>Ipadala</button></form></main>"
+    )
+    assert wall(page(form, "Makipag-ugnayan", style)) is None
+
+
+def test_a_navigation_overlay_is_no_age_check():
+    body = (
+        "<div class='header-nav-overlay'></div><main><h1>Kirjasto suljettu</h1>"
+        "<p>Pääkirjasto on suljettu sunnuntaina. Lainat voi palauttaa maanantaina.</p></main>"
+    )
+    assert wall(page(body, "Kirjasto suljettu")) is None
+
+
+def test_an_article_that_declares_itself_free_is_no_paywall_under_its_subscribe_box():
+    declared = (
+        '<script type="application/ld+json">{"@type": "NewsArticle", '
+        '"isAccessibleForFree": true}</script>'
+    )
+    body = (
+        f"<main><article><h1>Snjóflóðahætta</h1><p>{ARTICLE}</p></article>"
+        "<div class='paywall-box'><p>Gerast áskrifandi</p><a href='/askrift'>Áskrift</a></div>"
+        "</main>"
+    )
+    assert wall(page(body, "Snjóflóðahætta", declared)) is None
+    assert wall(page(body, "Snjóflóðahætta")) == "paywall"  # the same box, nothing declared
+
+
+def test_a_503_whose_page_is_a_log_in_form_is_an_error_page():
+    assert of_status(503, {}, "<form>", lambda: "sign_in") == "error_page"
+    assert of_status(403, {}, "<form>", lambda: "sign_in") == "sign_in"
+
+
+def test_a_layout_without_words_or_scripts_is_an_empty_page():
+    xhtml = (
+        '<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+        '<head></head><body><div id="content"></div><div id="footer"></div></body></html>'
+    )
+    assert wall(xhtml) == "empty"
+    scripted = xhtml.replace("</body>", "<script src='/app.js'></script></body>")
+    assert wall(scripted) is None  # an app may fill it: a shell
+    # A web component's element names an app whose scripts define it, even on a page saved
+    # without them (a forum's splash, its assets' elements): no empty page.
+    component = xhtml.replace('<div id="footer"></div>', "<forum-assets></forum-assets>")
+    assert wall(component) is None
+
+
+def framed(inner: str, outer: str = "") -> str:
+    escaped = inner.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    return page(f'{outer}<iframe title="x" srcdoc="{escaped}"></iframe>')
+
+
+def test_a_wall_drawn_in_an_inline_frame_is_judged_by_the_frames_document():
+    check = page(
+        "<h2>Subiri kidogo</h2><p>Tunakagua kuwa wewe si roboti.</p>"
+        "<div class='cf-turnstile' data-sitekey='0x4AAA'></div>"
+        "<script src='https://challenges.cloudflare.com/turnstile/v0/api.js'></script>"
+    )
+    assert wall(framed(check)) == "bot_check"
+
+
+def test_an_inline_frame_beside_the_pages_own_words_is_not_read():
+    bar = page("<p>Tunatumia vidakuzi. <button>Kubali zote</button></p>")
+    assert wall(framed(bar, f"<main><h1>Habari</h1><p>{ARTICLE * 3}</p></main>")) is None
+
+
+def test_a_frame_within_a_frame_is_not_read():
+    check = page("<h2>Subiri</h2><div class='cf-turnstile'></div>")
+    assert wall(framed(framed(check))) != "bot_check"
+
+
+CONSENT_LINES = (
+    "<h1>Mbele ya kuendelea</h1><p>Tunatumia vidakuzi na data kwa huduma zetu, kupima "
+    "matumizi na kuonyesha matangazo. Ukichagua Kubali zote, tutatumia vidakuzi kwa "
+    "matangazo yanayokufaa.</p>"
+)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "<form action='/save'><button name='set_eom' value='false'>Kubali</button></form>",
+        "<form action='/privacy-gate/accept-tcf2' method='post'><button>Kubali</button></form>",
+    ],
+)
+def test_a_consent_page_is_known_by_its_forms(form):
+    assert wall(page(f"<main>{CONSENT_LINES * 2}{form}</main>", "Mbele ya kuendelea")) == (
+        "consent"
+    )
+
+
+def test_a_long_block_page_says_what_it_is_in_its_lead():
+    details = "".join(f"<p>Kipengele {n}: thamani ya kiufundi {n * 7}</p>" for n in range(40))
+    body = (
+        "<h1>Your access to this site has been limited by the site owner</h1>"
+        "<p>Your access to this service has been limited. (HTTP response code 503)</p>"
+        f"{details}<p>Generated by Wordfence</p>"
+    )
+    html = page(body, "Your access to this site has been limited by the site owner")
+    assert _refused(503, html) == "bot_check"
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        (("<h2>Цей допис видалено</h2><p>Автор видалив допис.</p><a href='/'>Стрічка</a>"),
+         "not_found"),
+        ("<h2>Кешіріңіз, бұл тауар енді сатылмайды</h2><a href='/c'>Санат</a>", "not_found"),
+        ("<h2>இந்த வீடியோ கிடைக்கவில்லை</h2><a href='/'>முகப்பு</a>", "not_found"),
+        (("<h1>Ce site a expiré</h1><p>Si vous êtes le propriétaire, connectez-vous.</p>"
+          "<a href='/login'>Se connecter</a>"), "parked"),
+        ("<h1>恭喜\uff0c站点创建成功\uff01</h1><p>这是默认index.html\uff0c本页面由系统自动生成</p>",
+         "parked"),
+        ("<h1>Você está na fila virtual</h1><p>Seu número na fila: 48.211</p>", "rate_limited"),
+    ],
+)  # fmt: skip
+def test_deleted_items_expired_sites_and_queues_say_what_they_are(body, kind):
+    assert wall(page(body)) == kind
+
+
+def test_a_line_asking_for_javascript_to_continue_is_no_paywall():
+    body = "<h2>Egy pillanat</h2><p>A folytatáshoz engedélyezd a JavaScriptet.</p>"
+    assert wall(page(body)) != "paywall"
