@@ -137,7 +137,9 @@ def load(corpus: Path) -> tuple[list[Page], dict[str, Site]]:
         # folder in the name too
         body = (corpus / "pages" / name.removeprefix("pages/")).read_bytes()
         served = _served(entry["status"], entry.get("headers"), body)
-        site.pages[entry["path"]] = site.pages[without_dots(entry["path"])] = served
+        # A fragment never reaches the server: the page is served at its path without it.
+        sent = entry["path"].partition("#")[0] or "/"
+        site.pages[sent] = site.pages[without_dots(sent)] = served
         path = entry["path"]
         pages.append(Page(name, entry["kind"], entry.get("lang") or "und", entry["site"], path))
     return pages, sites

@@ -51,3 +51,17 @@ def test_a_flagged_near_miss_is_named_and_fails_the_run(tmp_path):
     assert (
         "miss: not_found/soft-404-tr.html [tr, none] -> HTTP_ERROR wall not_found" in result.stdout
     )
+
+
+def test_a_page_whose_path_has_a_fragment_is_served_at_its_path(tmp_path):
+    """A fragment never reaches the server: a page listed at "/members/notes#top" is the
+    site's answer to "/members/notes", not its answer to a missing path."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS, corpus)
+    manifest = json.loads((corpus / "manifest.json").read_text(encoding="utf-8"))
+    manifest["pages"]["sign_in/login-ko.html"]["path"] = "/members/notes#top"
+    manifest["pages"]["js_shell/cra-en.html"]["path"] = "/#/dashboard"
+    (corpus / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    result = run(corpus)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "miss:" not in result.stdout
