@@ -5,17 +5,17 @@ every language), so it is compared, as search engines do, with the site's answer
 that cannot exist: one request for a random path on the same origin, made inside the call's
 deadline through the call's own Session (the address guard, robots.txt, redirects vetted hop
 by hop). The origin's answer, its status and a sketch of its text, is remembered in the
-shared state for an hour, so a host is asked at most once an hour whatever the calls; a probe
-that fails or is too slow is remembered too, and decides nothing. Where the shared state
-cannot be used the answer carries a STATE warning, and each call asks again (once: a call
-fetches one page).
-Only a suspect page is ever compared: short, HTML, no wall already, a page that gives a
-reason to think it may be a not-found page (walls.maybe_not_found: its markup, noindex, a
-search box of its own, a title that names only the site, its own path repeated, an address
-naming one item of many, a wall's heading or phrase), not an app shell waiting for its
-scripts (whose every path is the same shell); at a site's root, only a page that looks like
-a placeholder (walls.stands_in): a home page is never a not-found page, but a parked domain
-is asked for there most often. Any other page, a short ordinary one included, costs nothing.
+shared state for an hour, so a host is asked at most once an hour whatever the calls; a
+probe that fails or is too slow is remembered too, and decides nothing. Where the shared
+state cannot be used the answer carries a STATE warning, and each call asks again (once: a
+call fetches one page). Only a suspect page is ever compared: short, HTML, no wall already,
+a page that gives a reason to think it may be a not-found page (walls.maybe_not_found: its
+markup, noindex, a search box of its own, a title that names only the site, its own path
+repeated, an address naming one item of many, a wall's heading or phrase), not an app shell
+waiting for its scripts (whose every path is the same shell); at a site's root, only a page
+that looks like a placeholder (walls.stands_in): a home page is never a not-found page, but
+a parked domain is asked for there most often. Any other page, a short ordinary one
+included, costs nothing.
 """
 
 from __future__ import annotations

@@ -246,7 +246,7 @@ def html_to_markdown(
         # A page whose only words are in a frame's own document: what a person sees is that
         # document (a wall drawn in an <iframe srcdoc>, a consent message, a check).
         inner = html_to_markdown(framed, url, full_page=full_page, include_links=include_links)
-        return inner if inner.title else replace(inner, title=_squash_title(tree))
+        return inner if inner.title else replace(inner, title=clues.title or None)
     guess = detect(tree, url, signals)  # as before: hidden parts are a part of its shape
     page_type = guess.name
     unseen = remove_unseen(tree, parsed.sheet)
@@ -691,11 +691,6 @@ def _framed(html: str) -> str | None:
         return None
     frames = [str(value) for value in found[:_FRAMES]] if isinstance(found, list) else []
     return next((d for d in frames if "srcdoc" not in d.lower() and _WORD.search(d)), None)
-
-
-def _squash_title(tree: HtmlElement) -> str | None:
-    title = " ".join((tree.findtext(".//title") or "").split())
-    return title or None
 
 
 def _waits_for_scripts(body: str, html: str) -> bool:
