@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from lxml.html import HtmlElement
 
-    from ikigai_web.fetch.reading.hidden import Sheet
+    from ikigai_web.fetch.reading.cascade import Sheet
     from ikigai_web.fetch.reading.signals import Signals
 
 # Captions describe an image rather than carry the article; the image's alt text stays.
@@ -370,7 +370,7 @@ def bound(html: str) -> Bounded:
     """
     if not _exceeds(html, _LARGE_COST):
         return Bounded(html)
-    from ikigai_web.fetch.reading.hidden import style_text
+    from ikigai_web.fetch.reading.cascade import style_text
 
     return _lean(html)._replace(styles=style_text(html))
 
@@ -523,7 +523,7 @@ def _parse(
     scripts that `bound` set aside. `scripted`: scripts were stripped from `html`. Text a
     person does not see is taken out (hidden.py), by the rules of its style sheets or, when
     `bound` stripped them, of `styles`."""
-    from ikigai_web.fetch.reading.hidden import read_sheet
+    from ikigai_web.fetch.reading.cascade import read_sheet
     from ikigai_web.fetch.reading.links import clean_tree
     from ikigai_web.fetch.reading.signals import read
 

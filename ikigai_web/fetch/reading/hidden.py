@@ -1,147 +1,95 @@
 """Text a person looking at the page does not see, taken out before anything reads the page.
 
-A page can carry text no reader sees (the `hidden` attribute, `display:none`, zero opacity or
-font size, a zero-size or clipped box, a box pushed far off-screen) and address it to the
-assistant that reads the page for someone. This is the one place that decides what is not
-seen, from inline styles and from the page's own style sheets where a rule is simple enough to
-know it applies: a selector of tag, classes and id, outside any media query but `screen` or
-`all`. When in doubt the text stays: any other rule that may apply to the element (under a
-media query, after a combinator, with a pseudo-class) and would show it again keeps it, and so
-does a descendant that sets its own visibility or font size. Text a person can reveal stays:
-the closed panel of a tab or accordion (named by a control's `aria-controls`), a
-`hidden="until-found"` element (the browser's find-in-page shows it) and a closed <details>.
-A rendered page is marked by the browser's own idea of what is visible (browser.py, `MARK`).
+A page can carry text no reader sees and address it to the assistant that reads the page for
+someone. What is seen is decided as a browser decides it, from the page's own style sheets
+applied through the cascade (cascade.py) onto a desktop screen, element by element in
+document order, each element's look computed from its parent's (`Look`):
+- a box that shows nothing of what it holds goes whole: `display:none`, the `hidden`
+  attribute, `content-visibility:hidden`, a closed <dialog>, an opacity near zero (its own, a
+  filter's, its parents' multiplied), scaled to nothing, clipped to nothing (`clip`,
+  `clip-path`, a box of no width or height that hides what overflows it), or placed
+  off-screen (by position, margin, translation, indent);
+- text painted so it cannot be read goes: transparent, in the colour of the background
+  behind it, smaller than 4 px, or `visibility:hidden`; a child may paint its own.
+Any size of hidden text goes. What a person opens stays (`_Walk._opened_by`): a box a
+control of the page opens, one a rule for another state shows, one of a set shown in turn,
+`hidden="until-found"`, a closed <details>, and what the page's scripts show (React's
+streamed parts, a part holding most of the text). A rendered page is marked by the browser's
+own idea of what is visible as well (browser.py, `MARK`). What went is told by `Unseen`, and
+`reached` says how much of it could instruct the assistant and sat in the content.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from collections import Counter
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ikigai_web.fetch.reading.cascade import Sheet, read_sheet, style_text, tokens_of
+from ikigai_web.fetch.reading.looks import (
+    MEDIA,
+    PAINT,
+    PAINTED,
+    Declared,
+    Look,
+    computed,
+    on_picture,
+    resolved,
+    style_unseen,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable
 
     from lxml.html import HtmlElement
 
+    from ikigai_web.fetch.reading.cascade import Rule, Token
+
+__all__ = ["MARK", "Sheet", "Unseen", "reached", "read_sheet", "remove_unseen", "style_text"]
+
 # Set by the browser on an element it found invisible (see browser.py).
 MARK = "data-web-fetch-hidden"
-# A hostile style sheet costs at most this much to read.
-_MAX_CSS = 300_000  # characters of all <style> elements together
-_MAX_RULES = 5_000
-_MAX_NESTING = 4  # at-rules inside at-rules
-# Media queries under which a rule applies on a screen whatever its size.
-_SCREEN = frozenset({"", "screen", "all", "only screen", "screen, print", "all, print"})
-_NESTING_RULES = ("@media", "@supports", "@layer", "@container", "@document", "@scope")
-_STYLE_START = re.compile(r"<style\b[^>]*>", re.IGNORECASE)
-_STYLE_END = re.compile(r"</style\s*>", re.IGNORECASE)
-_COMMENT = re.compile(r"/\*.*?(?:\*/|$)", re.DOTALL)
-_BRACE = re.compile(r"[{};]")
-_BRACES = re.compile(r"[{}]")
-# Possessive: what a run could give back is never what may follow it (a "." or "#", the end),
-# so a selector that is no compound fails at once.
-_NAME = r"(?:[-\w]++|\\.)++"
-_COMPOUND = re.compile(rf"(\*|[a-zA-Z][\w-]*+)?+((?:[.#]{_NAME})*+)")
-_PART = re.compile(rf"([.#])({_NAME})")
-_LAST = re.compile(r"[\s>+~]+")
-_IGNORED_SUFFIX = re.compile(r"\[[^\]]*\]|::?[-\w]+(?:\([^)]*\))?")
-_NUMBER = re.compile(r"^(-?(?:\d+\.?\d*|\.\d+))([a-z%]*)$")
-_UNIT_PX = {"": 1.0, "px": 1.0, "em": 16.0, "rem": 16.0, "pt": 4 / 3, "cm": 37.8, "in": 96.0}
-_FAR = -999.0  # px: a box placed this far left or up is off-screen
-_FAINT = 0.01  # opacity at or below which nothing shows
-_CLIPPED = re.compile(r"^rect\(\s*0[a-z]*\s*,?\s*0[a-z]*\s*,?\s*0[a-z]*\s*,?\s*0[a-z]*\s*\)$")
-_CLIP_PATH = re.compile(r"^(?:inset\(\s*(?:50(?:\.\d+)?|[5-9]\d|100)%|circle\(\s*0[a-z%]*\s*[)a])")
-_SCALE_ZERO = re.compile(r"\bscale[xy]?\(\s*0(?:\.0*)?\s*[,)]")
-_ANIMATED = ("transform", "transition", "animation", "animation-name", "will-change")
-_CONTROLS = frozenset({"button", "summary"})
+_NO_SHEET = Sheet()
+# What can hide an element where no style sheet rule applies.
+_STYLED = f"boolean(.//*[@style or @hidden or @color or @bgcolor or @text or @{MARK}] | .//dialog)"
+_MAX_ELEMENTS = 20_000  # matched against the style sheets; the rest by their own style alone
+_BOXES = frozenset({"div", "li", "section", "article", "figure", "dd", "tr", "tbody"})
+_MAIN_TAGS = frozenset({"main", "article"})
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "hgroup"})
+_UI = ("input", "textarea", "select", "button", "form")
+_HINTED = frozenset({"font", "body", "table", "tr", "td", "th", "tbody", "thead", "basefont"})
+# Elements whose look is not only their parent's, even with no declarations of their own.
+_OWN_LOOK = _HINTED | PAINTED | frozenset({"a", "dialog"})
+# Why an element is not seen, when the element hides as a whole (a click may show it).
+_BOX = frozenset({"hidden", "display", "opacity", "visibility", "collapsed"})
+# Why its text is not seen when a child may show its own (visibility, colour, font size).
+_OVERRIDABLE = frozenset({"visibility", "color", "font-size"})
+_CONTROLS = frozenset({"button", "summary", "label"})
+_CONTROL_MARKS = ("aria-expanded", "onclick", "data-toggle", "data-bs-toggle")
 _HEADER_WORDS = 12
-_CLASS_WORD = re.compile(r"[a-z]+")
-_PANEL_WORDS = frozenset(
-    {"accordion", "collapse", "collapsible", "expandable", "panel", "tabpanel", "tab", "tabs"}
-)
-_OWN_STYLE = frozenset({"opacity", "text-indent"})  # hide only from a style attribute
-_INVISIBLE_VISIBILITY = frozenset({"hidden", "collapse"})
-_BOXED = frozenset({"absolute", "fixed"})
-_OVERFLOW = ("overflow", "overflow-x", "overflow-y")
-_SIZES = ("width", "height", "max-width", "max-height")
-_PADDING = ("padding", "padding-top", "padding-bottom", "padding-left", "padding-right")
-_FAR_SIDES = ("left", "top", "right")
-_INHERITED = ("visibility", "font-size")  # a descendant may set them back
-# What a text's words are matched by (see `Unseen`).
+_ALT = "boolean(descendant-or-self::img[normalize-space(@alt)])"
+_HOLDS_BUTTON = "boolean(.//button | .//*[@aria-expanded])"
+_TARGETS = ("aria-controls", "data-target", "data-bs-target", "data-toggle-target")
+_STREAMED = re.compile(r"^S:\d+$")  # React streams a part into <div hidden id="S:0">
 _WORD = re.compile(r"\w+")
+# Scripts written without spaces between words: each character is a token, two a word.
+_UNSPACED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+)
+_TOKEN = re.compile(rf"[{_UNSPACED}]|[^\W{_UNSPACED}]+")
+_CHARACTER = re.compile(rf"[{_UNSPACED}]")
 _ANCHOR_WORDS = 5
-_FEW = 4  # words: fewer, in one hidden element, tell the assistant nothing
-# Share of the body's text (characters) beyond which hidden text is the page's own content,
-# shown by its scripts (fading it in, streaming it): 0.15, 0.3 and 0.5 tried, 0.15 lost the
-# least F1 on wcxb-dev/ and on the other 1,127 WCXB dev pages alike.
-_MOST = 0.15
-
-Declarations = dict[str, str]
-
-
-class _Rule(NamedTuple):
-    declarations: Declarations
-    order: int
-    certain: bool  # a simple selector in a context that always applies
-    tag: str | None = None
-    classes: frozenset[str] = frozenset()
-    id: str | None = None
-
-    def matches(self, tag: str, id_: str | None, classes: set[str]) -> bool:
-        tag_ok = self.tag is None or self.tag == tag
-        id_ok = self.id is None or self.id == id_
-        return tag_ok and id_ok and self.classes <= classes
-
-
-# What decides which rules match an element: its tag, id and class attribute.
-_Key = tuple[str, str | None, str | None]
-
-
-class Sheet:
-    """The rules of a page's style sheets that may hide an element, indexed as a browser does:
-    by id, class and tag, so an element is checked only against rules that name it. What
-    matches an element, and what its styles do, is kept by the element's tag and attributes:
-    a page repeats a few of them over thousands of elements (all rules are added first)."""
-
-    __slots__ = ("_matched", "by_key", "rules", "verdicts")
-
-    def __init__(self) -> None:
-        self.by_key: dict[str, list[_Rule]] = {}
-        self.rules = 0
-        self._matched: dict[_Key, list[_Rule]] = {}
-        # By the same and the style attribute: None when it shows, else the inherited
-        # properties that hide it (which a descendant may set back).
-        self.verdicts: dict[tuple[_Key, str | None], frozenset[str] | None] = {}
-
-    def add(self, selector: str, declarations: Declarations, *, certain: bool) -> None:
-        rule = _rule(selector, declarations, self.rules, certain=certain)
-        if rule is None:
-            return
-        key = f"#{rule.id}" if rule.id else min(rule.classes, default="") or (rule.tag or "*")
-        key = f".{key}" if rule.classes and not rule.id else key
-        self.by_key.setdefault(key, []).append(rule)
-        self.rules += 1
-
-    def matching(self, element: HtmlElement) -> list[_Rule]:
-        """The rules that may apply to the element, in the order they were written."""
-        key = _key(element)
-        found = self._matched.get(key)
-        if found is None:
-            found = self._matched[key] = self._matching(*key)
-        return found
-
-    def _matching(self, tag: str, id_: str | None, value: str | None) -> list[_Rule]:
-        # Rules kept by "*" or by a tag name nothing else: they apply to every element of it.
-        found = [*self.by_key.get("*", ()), *self.by_key.get(tag, ())]
-        classes = set(value.split()) if value else set()
-        named = [*self.by_key.get(f"#{id_}", ())] if id_ is not None else []
-        for name in classes:
-            named += self.by_key.get(f".{name}", ())
-        found += (rule for rule in named if rule.matches(tag, id_, classes))
-        return sorted(found, key=lambda rule: rule.order) if found else found
-
-
-def _key(element: HtmlElement) -> _Key:
-    return str(element.tag), element.get("id"), element.get("class")
+_NEAR = 400  # characters looked at on each side of a part for its anchor words
+# Where a part taken out sat, in the body's text until its words are read (private use).
+_MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
+_MARKED = re.compile(f"{_MARK_OPEN}\\d+{_MARK_CLOSE}")
+_LINK_WORDS = 12
+_MENU = 0.5  # share of a hidden part's words in links beyond which it is a menu
+_SET = 3  # hidden parts of one tag and class: a component's closed states, not a message
+_FEW = 6  # words: fewer in one hidden element (a label, a slide's number) instruct no one
+# Share of the body's text (characters) a hidden part holds beyond which it is the page's own
+# content, shown by its scripts: no instruction slipped into a page is most of it.
+_MOST = 0.6
 
 
 class Unseen(NamedTuple):
@@ -151,354 +99,530 @@ class Unseen(NamedTuple):
     words: int
     before: str
     after: str
+    instructs: bool = True  # it could tell an assistant something (see `_instructs`)
+    in_main: bool = False  # it sits in the page's main region or an article
+    text: str = ""
 
 
 def remove_unseen(tree: HtmlElement, sheet: Sheet) -> list[Unseen]:
-    """Remove every element of the body a person does not see, in place; what was taken out.
-
-    Not when much of the page's text is hidden so (_MOST, by one element or by all `hidden`
-    ones together): a page that hides its content until its scripts show it (fading it in,
-    streaming it into `hidden` elements) shows it to its reader; an instruction slipped into
-    a page is a small part of it. A rendered page has no such exception (browser.py)."""
+    """Remove every element and text of the body a person does not see, in place; what was
+    taken out."""
     body = tree.find("body")
-    if body is None:
-        return []
-    controlled = {ref for refs in tree.xpath("//@aria-controls") for ref in refs.split()}
-    most = _MOST * len(body.text_content())
-    doomed = [e for e in _unseen_in(body, sheet, controlled) if len(e.text_content()) < most]
-    streamed = [e for e in doomed if e.get("hidden") is not None and e.get(MARK) is None]
-    if sum(len(e.text_content()) for e in streamed) >= most:
-        doomed = [e for e in doomed if e not in streamed]
+    if body is None or not (sheet.rules or body.xpath(_STYLED)):
+        return []  # nothing can hide anything
+    walk = _Walk(tree, sheet)
+    walk.run(body)
+    # Last piece first: wrapping one shifts the positions of those after it.
+    pieces = sorted(walk.pieces, key=lambda piece: -piece[1])
+    doomed = walk.doomed + [_wrapped(element, at) for element, at in pieces]
     if not doomed:
         return []
-    found = _anchors(body, set(doomed))
+    kinds = Counter((element.tag, element.get("class")) for element in doomed)
+    found = [
+        _unseen(element, repeated=kinds[element.tag, element.get("class")] >= _SET)
+        for element in doomed
+    ]
+    # Where a part that could instruct sat is looked up only for such a part: a mark in its
+    # place once it is gone, found in the body's text.
+    telling = [(at, item) for at, item in enumerate(found) if item.instructs]
+    for at, _ in telling:
+        doomed[at].tail = f"{_MARK_OPEN}{at}{_MARK_CLOSE}{doomed[at].tail or ''}"
     for element in doomed:
         element.drop_tree()
+    if not telling:
+        return found
+    flow = " ".join(body.itertext())
+    _unmark(body)
+    shown = _triples(_MARKED.sub(" ", flow)) | _declared_triples(tree)
+    for at, item in telling:
+        before, after = _sides(flow, at)
+        copy = _copy(item, shown)
+        found[at] = item._replace(before=before, after=after, instructs=not copy)
     return found
 
 
-def _unseen_in(body: HtmlElement, sheet: Sheet, controlled: set[str]) -> Iterator[HtmlElement]:
-    """The outermost unseen elements of the body, in document order. Not one that holds a
-    panel a control names (a closed accordion's wrapper): what is in it is looked at."""
-    from lxml import etree
+class _Frame:
+    """One element being walked: whether anything in it is seen, and what in it is not."""
 
-    walker = etree.iterwalk(body, events=("start",), tag=etree.Element)
-    next(walker)  # the body itself
-    for _, element in walker:
-        if _unseen(element, sheet, controlled) and not _holds_panel(element, controlled):
-            yield element
-            walker.skip_subtree()
+    __slots__ = ("doomed", "element", "look", "own", "pieces", "seen", "tokens")
+
+    def __init__(self, element: HtmlElement, look: Look, *, own: bool) -> None:
+        self.element = element
+        self.tokens: list[Token] = []  # its tag, id and classes (cascade.tokens_of)
+        self.look = look
+        self.own = own  # its own text is not seen (a child may show its own)
+        self.seen = False
+        self.doomed: list[HtmlElement] = []
+        self.pieces: list[tuple[HtmlElement, int]] = []
 
 
-def _holds_panel(element: HtmlElement, controlled: set[str]) -> bool:
-    return bool(controlled) and any(
-        below.get("id") in controlled for below in element.iterdescendants()
+class _Walk:
+    """The body walked in document order, each element's look computed from its parent's."""
+
+    def __init__(self, tree: HtmlElement, sheet: Sheet) -> None:
+        self.sheet = sheet
+        self.controlled = _controlled(tree)
+        self.tabs = bool(tree.xpath("boolean(//*[@role='tab'])"))
+        self.doomed: list[HtmlElement] = []
+        self.pieces: list[tuple[HtmlElement, int]] = []
+        self.looks: dict[HtmlElement, Look] = {}
+        self.above: dict[Token, int] = {}  # the ids, classes and tags of the walk's ancestors
+        self.most = 0.0  # characters: a hidden part this large is the page's own content
+        self.walked = 0  # elements
+        self.owning = 0  # frames on the walk's stack whose own text is unseen
+        self.streamed = False  # the `hidden` parts hold most of the text
+        self.memo: dict[tuple[Any, ...], tuple[Look, str | None, dict[str, str]]] = {}
+
+    def run(self, body: HtmlElement) -> None:
+        import cssselect2
+
+        self.most = _MOST * len(body.text_content())
+        parts = body.xpath(".//*[@hidden][not(ancestor::*[@hidden])]")
+        self.streamed = sum(len(part.text_content()) for part in parts) >= self.most
+        root = cssselect2.ElementWrapper.from_html_root(body.getroottree().getroot())
+        look = _shown(self._look(root, Look()))
+        self._into(tokens_of(root.etree_element))
+        for wrapper in root.iter_subtree():
+            if wrapper.etree_element is body:
+                frame = _Frame(body, _shown(self._look(wrapper, look)), own=False)
+                frame.tokens = tokens_of(body)
+                self._into(frame.tokens)
+                self._walk(frame, wrapper)
+                return
+
+    def _into(self, tokens: list[Token]) -> None:
+        above = self.above
+        for token in tokens:
+            above[token] = above.get(token, 0) + 1
+
+    def _out_of(self, tokens: list[Token]) -> None:
+        above = self.above
+        for token in tokens:
+            above[token] -= 1
+
+    def _walk(self, top: _Frame, body: Any) -> None:
+        stack: list[tuple[_Frame, Any]] = [(top, body.iter_children())]
+        while stack:
+            frame, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                self._out_of(frame.tokens)
+                self.owning -= frame.own
+                self._leave(frame, stack[-1][0] if stack else None)
+            elif isinstance(child.etree_element.tag, str):
+                entered = self._enter(child, frame)
+                if entered is None and _says(child.etree_element):
+                    frame.doomed.append(child.etree_element)
+                elif entered is None:
+                    continue  # nothing in it to read (an image, a spacer): left as it is
+                else:
+                    self._into(entered.tokens)
+                    self.owning += entered.own
+                    stack.append((entered, child.iter_children()))
+
+    def _enter(self, wrapper: Any, parent: _Frame) -> _Frame | None:
+        """The element's frame, or None when it goes as a whole (its subtree is not walked)."""
+        element = wrapper.etree_element
+        tokens = tokens_of(element)
+        self.walked += 1
+        sheet = self.sheet if self.walked <= _MAX_ELEMENTS else _NO_SHEET
+        declared = _declared(wrapper, sheet, tokens, self.above)
+        if not declared and _plain(element):
+            # Most elements: nothing of their own, so they look as their parent does.
+            self.looks[element] = parent.look
+            frame = _Frame(element, parent.look, own=parent.own)
+            frame.tokens = tokens
+            return frame
+        look, why, values = self._styled(element, parent.look, declared)
+        why = _marked(element) or why
+        if why in PAINT and (element.tag in MEDIA or on_picture(element, look)):
+            why = None  # a picture shows whatever its alt text's colour or size
+        opened = self._opened_by(wrapper, tokens, values) if why in _BOX else None
+        if opened is not None and why is not None:
+            if opened == "control":  # content a click shows: nothing after this drops it
+                _unhide(element)
+            look = _opened(look, why, parent.look)
+            why = None
+        self.looks[element] = look
+        if why is not None and why not in _OVERRIDABLE:
+            return None
+        frame = _Frame(element, look, own=why is not None)
+        frame.tokens = tokens
+        return frame
+
+    def _styled(
+        self, element: HtmlElement, parent: Look, declared: Declared
+    ) -> tuple[Look, str | None, dict[str, str]]:
+        """The element's look, why its styles hide it and its values, computed once for all
+        the elements of a kind that declare the same under the same parent's look."""
+        kind = element.tag if element.tag in _OWN_LOOK else ""
+        if kind == "a" and element.get("href") is not None:
+            kind = "a[href]"
+        key = (id(parent), kind, "-" in element.tag, declared)
+        found = self.memo.get(key)
+        if found is None:
+            values, customs = resolved(declared, parent.customs)
+            look = computed(element, parent, values, customs)
+            why = style_unseen(look, values, parent, custom="-" in element.tag)
+            found = self.memo[key] = (look, why, values)
+        return found
+
+    def _look(self, wrapper: Any, parent: Look) -> Look:
+        tokens = tokens_of(wrapper.etree_element)
+        declared = _declared(wrapper, self.sheet, tokens, self.above)
+        values, customs = resolved(declared, parent.customs)
+        return computed(wrapper.etree_element, parent, values, customs)
+
+    def _content(self, element: HtmlElement) -> bool:
+        """Whether a hidden part holds most of the page's text, or the page's `hidden` parts
+        together do: a page that shows its content by its scripts (fading it in, streaming
+        it into hidden parts) shows it to its reader."""
+        if self.streamed and element.get("hidden") is not None:
+            return True
+        return len(element.text_content()) >= self.most
+
+    def _leave(self, frame: _Frame, parent: _Frame | None) -> None:
+        element = frame.element
+        if not (self.owning or frame.own):
+            # Nothing around it is unseen, so whether it is seen matters to no one.
+            target = parent or self
+            target.doomed += frame.doomed
+            target.pieces += frame.pieces
+            return
+        own_text = [at for at, text in enumerate(_own_texts(element)) if text.strip()]
+        frame.seen = frame.seen or (bool(own_text) and not frame.own)
+        if frame.own and not frame.seen and parent is not None:
+            parent.doomed.append(element)  # nothing in it is seen: it goes whole
+        else:
+            frame.pieces += [(element, at) for at in own_text] if frame.own else []
+            target = parent or self
+            target.doomed += frame.doomed
+            target.pieces += frame.pieces
+        if parent is not None:
+            parent.seen = parent.seen or frame.seen
+
+    def _opened_by(self, wrapper: Any, tokens: list[Token], values: dict[str, str]) -> str | None:
+        """What shows the hidden element to a person, if anything: "control" when a control
+        opens it (a control names it, it is a tab's panel, a control stands by it), "state"
+        when a rule for another state shows it or it is one of a set shown in turn, "script"
+        when the page's scripts show it (most of its text, React's streamed parts)."""
+        element = wrapper.etree_element
+        if _STREAMED.match(element.get("id") or "") or self._content(element):
+            return "script"
+        if element.get("id") in self.controlled or (
+            element.get("role") == "tabpanel" and self.tabs
+        ):
+            return "control"
+        parent = element.getparent()
+        first = parent is not None and _sibling(element, after=False) is None
+        if self._by_control(element) or (first and self._by_control(parent)):
+            return "control"
+        if self._state_shows(wrapper, tokens, values) or self._one_of_a_set(wrapper):
+            return "state"
+        return None
+
+    def _state_shows(self, wrapper: Any, tokens: list[Token], values: dict[str, str]) -> bool:
+        """Whether a rule shows the element in a state it is not in now (its selector waits
+        for an interaction, or a class or attribute a script sets)."""
+        revealing = self.sheet.reveals(wrapper, tokens, self.above)
+        if not revealing:
+            return False
+        now = {id(entry.rule) for entry in self.sheet.match(wrapper, tokens, self.above)}
+        return any(_shows(rule, values) for rule in revealing if id(rule) not in now)
+
+    def _one_of_a_set(self, wrapper: Any) -> bool:
+        """Whether the element is one of a set of boxes shown in turn: its parent holds
+        nothing but alike boxes (one tag, a class in common), one of them shown, as a
+        slider's track holds its slides and a tab set its panels."""
+        element = wrapper.etree_element
+        classes = set((element.get("class") or "").split())
+        if not classes or wrapper.parent is None or element.tag not in _BOXES:
+            return False
+        siblings = [s for s in wrapper.parent.iter_children() if s.etree_element is not element]
+        alike = [
+            s for s in siblings
+            if s.etree_element.tag == element.tag
+            and not classes.isdisjoint((s.etree_element.get("class") or "").split())
+        ]  # fmt: skip
+        if not alike or len(alike) != len(siblings):
+            return False
+        return any(self._shown_box(sibling) for sibling in alike)
+
+    def _shown_box(self, sibling: Any) -> bool:
+        other = sibling.etree_element
+        values, _ = resolved(_declared(sibling, self.sheet, tokens_of(other), self.above), {})
+        why = style_unseen(Look(), values, Look(), custom=False)
+        return _marked(other) is None and why in (None, "color")
+
+    def _by_control(self, element: HtmlElement | None) -> bool:
+        """Whether a control stands just before the element (an accordion's header) or just
+        after it (a "read more" button)."""
+        if element is None:
+            return False
+        return self._control(_sibling(element, after=False)) or self._control(
+            _sibling(element, after=True), after=True
+        )
+
+    def _control(self, near: HtmlElement | None, *, after: bool = False) -> bool:
+        """Whether `near` is a control: one that says it toggles (after a part), or also a
+        button, a summary, a label, a box to tick, a clickable line or a short header that
+        holds a button (before it)."""
+        if near is None:
+            return False
+        if any(near.get(mark) is not None for mark in _CONTROL_MARKS):
+            return True
+        if after:  # a control after a part names what it opens: any button does not
+            return False
+        look = self.looks.get(near)
+        clickable = (
+            near.tag in _CONTROLS
+            or near.get("role") == "button"
+            or near.get("type") in ("checkbox", "radio")
+            or (look is not None and look.cursor == "pointer")
+        )
+        # An accordion's header: a heading or a line that holds its button.
+        short = len(near.text_content().split()) <= _HEADER_WORDS
+        return clickable or (short and bool(near.xpath(_HOLDS_BUTTON)))
+
+
+def _opened(look: Look, why: str, parent: Look) -> Look:
+    """The look of a part a person opens, as it is once open."""
+    visibility = "visible" if why == "visibility" else look.visibility
+    return look._replace(
+        visibility=visibility, opacity=parent.opacity if why == "opacity" else look.opacity
     )
 
 
-def _unseen(element: HtmlElement, sheet: Sheet, controlled: set[str]) -> bool:
-    if element.get(MARK) is not None:  # the browser saw it, and knew better (browser.py)
-        return True
-    attribute = element.get("hidden")
-    if attribute is not None and attribute.lower() == "until-found":
-        return False
-    hidden = attribute is not None or _styled_unseen(element, sheet)
-    return hidden and not _panel(element, controlled)  # the costlier test last
+def _unhide(element: HtmlElement) -> None:
+    """Take the markup that hides a part a person opens off it, so that nothing after this
+    drops it for being hidden (its style sheets' rules are not read again)."""
+    for name in ("hidden", "aria-hidden", "style"):
+        element.attrib.pop(name, None)
 
 
-def _panel(element: HtmlElement, controlled: set[str]) -> bool:
-    """Whether the element is a closed tab's or accordion's panel, a click away: a control
-    names it, it or its parent follows one (a button, a control that says whether it is
-    expanded), or its role or class says so."""
-    if element.get("id") in controlled or element.get("role") == "tabpanel":
-        return True
-    if _after_control(element) or _after_control(element.getparent()):
-        return True
-    words = _CLASS_WORD.findall(f"{element.get('class', '')} {element.get('id', '')}".lower())
-    return not _PANEL_WORDS.isdisjoint(words)
+def _says(element: HtmlElement) -> bool:
+    """Whether a hidden element holds anything to read: text, or an image's alt text."""
+    return bool(element.text_content().strip()) or bool(element.xpath(_ALT))
 
 
-def _after_control(element: HtmlElement | None) -> bool:
-    before = element.getprevious() if element is not None else None
-    while before is not None and not isinstance(before.tag, str):
-        before = before.getprevious()
-    if before is None:
-        return False
-    if before.tag in _CONTROLS or before.get("aria-expanded") is not None:
-        return True
-    # An accordion's header: a heading or a line that holds its button.
-    short = len(before.text_content().split()) <= _HEADER_WORDS
-    return short and bool(before.xpath("boolean(.//button | .//*[@aria-expanded])"))
-
-
-def _styled_unseen(element: HtmlElement, sheet: Sheet) -> bool:
-    """Whether the element's styles hide it, and no rule that may apply shows it again."""
-    key = (_key(element), element.get("style"))
-    if key not in sheet.verdicts:
-        sheet.verdicts[key] = _styles_hide(element, sheet, key[1])
-    inherited = sheet.verdicts[key]
-    return inherited is not None and not (
-        inherited and _reset_below(element, sheet, set(inherited))
+def _plain(element: HtmlElement) -> bool:
+    """Whether an element with no declarations of its own looks as its parent does: not one
+    the browser styles itself nor one hidden by an attribute."""
+    return (
+        element.tag not in _OWN_LOOK and element.get("hidden") is None and element.get(MARK) is None
     )
 
 
-def _styles_hide(element: HtmlElement, sheet: Sheet, style: str | None) -> frozenset[str] | None:
-    """None if the element's styles show it; else the properties that hide it that a
-    descendant may set back (see _reset_below)."""
-    inline = declarations(style) if style else {}
-    # A custom element is hidden by the page's style sheet until its script defines it.
-    custom = "-" in str(element.tag)
-    rules = sheet.matching(element) if sheet.rules and not custom else []
-    if not inline and not rules:
-        return None
-    merged: Declarations = {}
-    for rule in rules:
-        if rule.certain:
-            merged.update(rule.declarations)
-    merged.update(inline)
-    why = hiding(merged)
-    # A style sheet's transparent class is an animation's or a hover's state more often than
-    # not, and its indented text labels the picture the class draws (a swatch, a logo), as
-    # alt text does: on the dev pages most such text was content. The element's own style
-    # hides.
-    if why is None or (len(why) == 1 and why <= _OWN_STYLE and not why <= inline.keys()):
-        return None
-    # Specificity and !important could put any rule last: each must leave it hidden.
-    if any(hiding(merged | rule.declarations) is None for rule in rules):
-        return None
-    return frozenset(why & set(_INHERITED))
+def _shown(look: Look) -> Look:
+    """The root's or the body's look, shown: a page hidden whole is shown by its scripts (an
+    anti-flicker snippet's `opacity: 0` on <html> until the page is ready)."""
+    return look._replace(opacity=1.0, scale=1.0, visibility="visible")
 
 
-def _reset_below(element: HtmlElement, sheet: Sheet, properties: set[str]) -> bool:
-    """Whether a descendant sets one of `properties` itself (visibility:visible shows it in
-    a hidden parent; a font size of its own shows it in a parent whose font size is zero)."""
-    for below in element.iterdescendants():
-        if not isinstance(below.tag, str):
-            continue
-        blocks = [declarations(below.get("style", ""))]
-        blocks += [rule.declarations for rule in sheet.matching(below)] if sheet.rules else []
-        if any(name in block for block in blocks for name in properties):
+def _sibling(element: HtmlElement, *, after: bool) -> HtmlElement | None:
+    """The element's nearest sibling element before it (or after it)."""
+    near = element.getnext() if after else element.getprevious()
+    while near is not None and not isinstance(near.tag, str):
+        near = near.getnext() if after else near.getprevious()
+    return near
+
+
+def _controlled(tree: HtmlElement) -> set[str]:
+    """The ids the page's controls open: named by aria-controls, a toggle's target or an
+    in-page link."""
+    found: set[str] = set()
+    for name in _TARGETS:
+        for value in tree.xpath(f"//@{name}"):
+            found.update(ref.lstrip("#") for ref in str(value).split())
+    # An in-page link to a part the page hides opens it: a tab's, a "read more"'s.
+    found.update(str(href)[1:] for href in tree.xpath("//a/@href") if str(href).startswith("#"))
+    return found
+
+
+def _shows(rule: Rule, declared: dict[str, str]) -> bool:
+    """Whether a rule that waits for an interaction undoes what hides the element."""
+    for item in rule.declarations:
+        value = item.value
+        if item.name == "display" and value != "none" and declared.get("display") == "none":
+            return True
+        if item.name in ("visibility", "opacity", "max-height", "height") and value not in (
+            "hidden", "collapse", "0", "0px"
+        ):  # fmt: skip
             return True
     return False
 
 
-def hiding(style: Declarations) -> set[str] | None:
-    """The properties that make a box with these declarations invisible, or None if it shows."""
-    opacity = _number(style.get("opacity", ""), percent=100.0)
-    # A transparent or invisible box that moves or changes is an animation's first frame or
-    # a hover's overlay, which the page plays as it is read: only a still one hides.
-    moving = any(style.get(name, "none") != "none" for name in _ANIMATED)
-    checks = (
-        ("display", style.get("display") == "none"),
-        ("visibility", style.get("visibility") in _INVISIBLE_VISIBILITY and not moving),
-        ("opacity", opacity is not None and opacity <= _FAINT and not moving),
-        ("font-size", _number(style.get("font-size", ""), percent=1.0) == 0),
-        ("transform", _SCALE_ZERO.search(style.get("transform", "")) is not None),
-        ("clip-path", _CLIP_PATH.match(style.get("clip-path", "")) is not None),
-    )
-    for name, hides in checks:
-        if hides:
-            return {name}
-    return _boxed(style)
+def _declared(wrapper: Any, sheet: Sheet, keys: list[Token], above: dict[Token, int]) -> Declared:
+    """The element's watched declarations in the cascade's order, the winner of each property
+    last (a shorthand and its longhands compete: see `resolved`), var() unresolved."""
+    entries: list[tuple[tuple[Any, ...], str, str]] = []
+    for entry in sheet.match(wrapper, keys, above) if sheet.rules else ():
+        rule = entry.rule
+        for item in rule.declarations:
+            key = (2, -rule.layer) if item.important else (0, rule.layer)
+            entries.append(((*key, entry.specificity, entry.order), item.name, item.value))
+    element = wrapper.etree_element
+    entries.extend(((-1,), name, value) for name, value in _hints(element))
+    style = element.get("style")
+    inline = _inline(style) if style else ()
+    entries.extend(((3 if item.important else 1,), item.name, item.value) for item in inline)
+    entries.sort(key=lambda entry: entry[0])
+    return tuple((name, value) for _, name, value in entries)
 
 
-def _boxed(style: Declarations) -> set[str] | None:
-    """A box of no size that hides what overflows it, clipped to nothing, or placed off-screen."""
-    overflow = [name for name in _OVERFLOW if style.get(name) in ("hidden", "clip")]
-    empty = [name for name in _SIZES if _number(style.get(name, ""), percent=1.0) == 0]
-    flat = {name.removeprefix("max-") for name in empty}
-    if overflow and flat == {"width", "height"} and not _padded(style):
-        return {*overflow, *empty}
-    boxed = style.get("position") in _BOXED
-    if boxed and _CLIPPED.match(style.get("clip", "")):
-        return {"position", "clip"}
-    far = [side for side in _FAR_SIDES if _px(style.get(side, "")) <= _FAR]
-    if boxed and far:
-        return {"position", *far}
-    # Text indented away in a box of its own size is the label of the picture the box shows
-    # (a colour swatch, a logo), as alt text is.
-    pictured = _px(style.get("width", "")) > 0 and _px(style.get("height", "")) > 0
-    if _px(style.get("text-indent", "")) <= _FAR and not pictured:
-        return {"text-indent"}
-    return None
+def _hints(element: HtmlElement) -> Iterable[tuple[str, str]]:
+    """What HTML's presentational attributes set (`<font color>`, `bgcolor`, `<body text>`),
+    weaker than any rule."""
+    if element.tag in _HINTED:
+        for attribute, name in (
+            ("color", "color"),
+            ("text", "color"),
+            ("bgcolor", "background-color"),
+        ):
+            value = element.get(attribute)
+            if value is not None and (attribute != "text" or element.tag == "body"):
+                yield name, value.strip().lower()
 
 
-def _padded(style: Declarations) -> bool:
-    """Whether padding gives the box a size (a 0-height box with padding-bottom: 56% is how a
-    page keeps a video's aspect ratio)."""
-    values = (style.get(name, "") for name in _PADDING)
-    return any(
-        _number(part, percent=1.0) not in (0, None) for value in values for part in value.split()
-    )
+_INLINE: dict[str, tuple[Any, ...]] = {}
 
 
-def _number(value: str, *, percent: float) -> float | None:
-    """A length or number's value (a percentage divided by `percent`), unit aside."""
-    match = _NUMBER.match(value)
-    if match is None:
-        return None
-    number = float(match.group(1))
-    return number / percent if match.group(2) == "%" else number
+def _inline(style: str) -> tuple[Any, ...]:
+    from ikigai_web.fetch.reading.cascade import inline
 
-
-def _px(value: str) -> float:
-    match = _NUMBER.match(value)
-    if match is None or match.group(2) not in _UNIT_PX:
-        return 0.0
-    return float(match.group(1)) * _UNIT_PX[match.group(2)]
-
-
-def declarations(text: str) -> Declarations:
-    """`prop: value; ...` as {prop: value}, lower-cased, `!important` dropped (the cascade's
-    order is not followed: see `_styled_unseen`)."""
-    found: Declarations = {}
-    for part in text.split(";"):
-        name, colon, value = part.partition(":")
-        if colon:
-            value = value.strip().lower().removesuffix("!important").strip()
-            found[name.strip().lower()] = " ".join(value.split())
+    found = _INLINE.get(style)
+    if found is None:
+        found = inline(style)
+        if len(_INLINE) < 10_000:
+            _INLINE[style] = found
     return found
 
 
-def read_sheet(tree: HtmlElement, styles: str = "") -> Sheet:
-    """The rules of the page's <style> elements (or of `styles`, where they were stripped
-    from its HTML: see `style_text`), up to _MAX_CSS characters and _MAX_RULES rules."""
-    css = styles or "".join(style.text or "" for style in tree.iter("style"))[:_MAX_CSS]
-    sheet = Sheet()
-    if css:
-        _read_block(_COMMENT.sub(" ", css), 0, len(css), sheet, certain=True, depth=0)
-    return sheet
+def _marked(element: HtmlElement) -> str | None:
+    """Why the element's markup hides it, or None."""
+    if element.get(MARK) is not None:  # the browser saw it, and knew better (browser.py)
+        return "rendered"
+    attribute = element.get("hidden")
+    if attribute is not None and attribute.lower() != "until-found":
+        return "hidden"
+    if element.tag == "dialog" and element.get("open") is None:
+        return "hidden"
+    return None
 
 
-def style_text(html: str) -> str:
-    """The text of the <style> elements of raw HTML, up to _MAX_CSS characters."""
-    found: list[str] = []
-    room, position = _MAX_CSS, 0
-    while room > 0 and (start := _STYLE_START.search(html, position)):
-        end = _STYLE_END.search(html, start.end())
-        if end is None:
-            break
-        found.append(html[start.end() : end.start()][:room])
-        room -= len(found[-1])
-        position = end.end()
-    return "".join(found)
+def _own_texts(element: HtmlElement) -> list[str]:
+    """The element's own text pieces: its text, then each child's tail."""
+    return [element.text or "", *(child.tail or "" for child in element)]
 
 
-def _read_block(css: str, start: int, end: int, sheet: Sheet, *, certain: bool, depth: int) -> None:
-    position = start
-    while position < end and sheet.rules < _MAX_RULES:
-        brace = _BRACE.search(css, position, end)
-        if brace is None:
-            return
-        if brace.group() != "{":
-            position = brace.end()
-            continue
-        prelude, close = css[position : brace.start()].strip(), _closing(css, brace.end(), end)
-        if prelude.startswith("@"):
-            if prelude.lower().startswith(_NESTING_RULES) and depth < _MAX_NESTING:
-                sure = certain and _always(prelude)
-                _read_block(css, brace.end(), close, sheet, certain=sure, depth=depth + 1)
-        else:
-            body = css[brace.end() : close]
-            sure = certain and "{" not in body  # nested rules: not read, so not known
-            style = declarations(body.split("{")[0])
-            watched = not _WATCHED.isdisjoint(style)  # else it can neither hide nor show
-            for selector in prelude.split(",") if watched else ():
-                sheet.add(selector, style, certain=sure)
-        position = close + 1
+def _wrapped(element: HtmlElement, at: int) -> HtmlElement:
+    """A <span> holding the element's own text piece `at` (see `_own_texts`), in its place,
+    so it can be taken out as an element is."""
+    from lxml.html import Element
+
+    span = Element("span")
+    if at == 0:
+        span.text, element.text = element.text, None
+        element.insert(0, span)
+    else:
+        child = element[at - 1]
+        span.text, child.tail = child.tail, None
+        child.addnext(span)
+    return span
 
 
-def _closing(css: str, start: int, end: int) -> int:
-    """Where the block opened before `start` closes (or `end`)."""
-    depth = 1
-    for brace in _BRACES.finditer(css, start, end):
-        depth += 1 if brace.group() == "{" else -1
-        if depth == 0:
-            return brace.start()
-    return end
-
-
-def _always(prelude: str) -> bool:
-    name, _, query = prelude.partition(" ")
-    return name.lower() == "@media" and " ".join(query.lower().split()) in _SCREEN
-
-
-def _rule(selector: str, style: Declarations, order: int, *, certain: bool) -> _Rule | None:
-    """The rule for one selector: a compound of tag, classes and id is known to apply (when
-    `certain`); any other is kept by its last compound, as one that may apply."""
-    selector = selector.strip()
-    compound = _COMPOUND.fullmatch(selector)
-    if compound is None or not selector:
-        certain = False
-        selector = _IGNORED_SUFFIX.sub("", _LAST.split(selector)[-1])
-        compound = _COMPOUND.fullmatch(selector)
-        if compound is None:
-            return None
-    tag = compound.group(1)
-    parts = [(kind, name.replace("\\", "")) for kind, name in _PART.findall(compound.group(2))]
-    ids = {name for kind, name in parts if kind == "#"}
-    if len(ids) > 1:
-        return None
-    return _Rule(
-        style,
-        order,
-        certain,
-        tag=None if tag in (None, "*") else tag.lower(),
-        classes=frozenset(name for kind, name in parts if kind == "."),
-        id=next(iter(ids), None),
-    )
-
-
-# Every property `hiding` reads: a rule that sets none of them cannot hide nor show.
-_WATCHED = frozenset((
-    "display", "visibility", "opacity", "font-size", *_ANIMATED, "clip-path", "clip",
-    "position", "text-indent", *_FAR_SIDES, *_OVERFLOW, *_SIZES, *_PADDING,
-))  # fmt: skip
-
-
-def _anchors(body: HtmlElement, doomed: set[HtmlElement]) -> list[Unseen]:
-    """Each doomed element's words, and the visible words just before and after it."""
-    from lxml import etree
-
-    stream: list[str | HtmlElement] = []  # words, and the doomed elements in their place
-    walker = etree.iterwalk(body, events=("start", "end"))
-    for event, element in walker:
-        if event == "start" and element in doomed:
-            stream.append(element)
-            walker.skip_subtree()
-        elif event == "start" and element.text and isinstance(element.tag, str):
-            stream.extend(_WORD.findall(element.text))
-        if event == "end" and element.tail and element is not body:
-            stream.extend(_WORD.findall(element.tail))
-    return [_around(stream, at) for at, item in enumerate(stream) if not isinstance(item, str)]
-
-
-def _around(stream: list[str | HtmlElement], at: int) -> Unseen:
-    element = stream[at]
-    assert not isinstance(element, str)
-    before = [word for word in stream[max(at - 50, 0) : at] if isinstance(word, str)]
-    after = [word for word in stream[at + 1 : at + 51] if isinstance(word, str)]
+def _unseen(element: HtmlElement, *, repeated: bool) -> Unseen:
+    text = element.text_content()
     return Unseen(
-        words=len(_WORD.findall(element.text_content())),
-        before=" ".join(before[-_ANCHOR_WORDS:]),
-        after=" ".join(after[:_ANCHOR_WORDS]),
+        words=words(text),
+        before="",
+        after="",
+        instructs=not repeated and _instructs(element, text),
+        in_main=any(
+            above.tag in _MAIN_TAGS or above.get("role") == "main"
+            for above in element.iterancestors()
+        ),
+        text=text,
     )
+
+
+def _sides(flow: str, at: int) -> tuple[str, str]:
+    """The visible words just before and after the mark of part `at` in the body's text."""
+    mark = f"{_MARK_OPEN}{at}{_MARK_CLOSE}"
+    start = flow.find(mark)
+    before = _WORD.findall(_MARKED.sub(" ", flow[max(start - _NEAR, 0) : start]))
+    after = _WORD.findall(_MARKED.sub(" ", flow[start + len(mark) : start + len(mark) + _NEAR]))
+    return " ".join(before[-_ANCHOR_WORDS:]), " ".join(after[:_ANCHOR_WORDS])
+
+
+def _unmark(body: HtmlElement) -> None:
+    """Take the marks `remove_unseen` left out of the body's text again."""
+    for text in body.xpath(f".//text()[contains(., '{_MARK_OPEN}')]"):
+        owner, clean = text.getparent(), _MARKED.sub("", str(text))
+        if text.is_tail:
+            owner.tail = clean
+        else:
+            owner.text = clean
+
+
+def _instructs(element: HtmlElement, text: str) -> bool:
+    """Whether hidden text could tell an assistant something: a sentence's worth of words in
+    one run of text, not a heading (for screen readers, for search engines), a part of the
+    page's interface (a dialog, a drawer or a form with its buttons and fields, a trap for
+    robots), a menu (mostly link text) nor a few words (a label, a slide's number, a share
+    button's name). Not one of a set of alike hidden parts either (see `remove_unseen`):
+    the closed states of a component the page repeats."""
+    if element.tag in _HEADINGS or next(element.iter(*_UI), None) is not None:
+        return False
+    if element.tag == "a" and words(text) < _LINK_WORDS:  # a link's name: a logo's, a menu's
+        return False
+    runs = [words(run) for run in element.itertext()]
+    if max(runs, default=0) < _FEW:
+        return False
+    linked = sum(words(a.text_content()) for a in element.iter("a"))
+    return linked < _MENU * sum(runs)
+
+
+def words(text: str) -> int:
+    """How many words the text holds: two characters of a script written without spaces
+    (Chinese, Japanese, Thai...) count as one."""
+    unspaced = len(_CHARACTER.findall(text))
+    return len(_TOKEN.findall(text)) - unspaced + (unspaced + 1) // 2
+
+
+def _declared_triples(tree: HtmlElement) -> set[tuple[str, ...]]:
+    """The word triples of what the page declares: its title and descriptions."""
+    head = tree.xpath("//title/text() | //meta[@name or @property]/@content")
+    return _triples(" ".join(map(str, head)))
+
+
+def _triples(text: str) -> set[tuple[str, ...]]:
+    tokens = [token.lower() for token in _TOKEN.findall(text)]
+    return {tuple(tokens[at : at + 3]) for at in range(max(len(tokens) - 2, 1))}
+
+
+def _copy(item: Unseen, shown: set[tuple[str, ...]]) -> bool:
+    """Whether hidden text copies what the page shows, all but a few words of it: a copy
+    for search engines, a heading for screen readers, a label that repeats a link."""
+    return len(_triples(item.text) - shown) < _FEW - 2
 
 
 def reached(unseen: list[Unseen], markdown: str) -> int:
-    """How many of the words taken out would have reached this content: those of elements
-    that sat inside it (the visible words on both sides of them are in it) and hold a few
-    words at least. A menu, a modal or a template beside the content is everyday markup, and
-    so are a word or two hidden in it (a label for screen readers, a swatch's colour)."""
+    """How many of the words taken out that could instruct would have reached this content:
+    those of elements that sat inside it (the visible words on both sides of them are in it)."""
     if not unseen:
         return 0
     text = " " + " ".join(_WORD.findall(re.sub(r"\]\([^)]*\)", "]", markdown))) + " "
-    return sum(item.words for item in unseen if item.words >= _FEW and _inside(item, text))
+    return sum(item.words for item in unseen if item.instructs and _inside(item, text))
 
 
 def _inside(item: Unseen, text: str) -> bool:
-    sides = [near for near in (item.before, item.after) if near]
-    return bool(sides) and all(f" {near} " in text for near in sides)
+    """Whether the visible words on both sides of the hidden text are in the content, or on
+    one side for a part of the main region or an article (at its end the page's footer
+    follows it)."""
+    sides = [f" {near} " in text for near in (item.before, item.after) if near]
+    return bool(sides) and (all(sides) or (item.in_main and any(sides)))
 
 
 def warning(words: int) -> dict[str, str]:
