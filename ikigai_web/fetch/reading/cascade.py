@@ -28,6 +28,7 @@ _MAX_DEPTH = 32  # brackets inside brackets
 _MAX_TESTS = 2_000_000  # selectors tested against elements, in all, on one page
 _VAR_DEPTH = 8  # custom properties that name custom properties
 _STYLE_START = re.compile(r"<style\b[^>]*>", re.IGNORECASE)
+_ATTRIBUTE = re.compile(r"""([\w-]+)\s*=\s*(["']?)([^"'>]*)\2""")
 _STYLE_END = re.compile(r"</style\s*>", re.IGNORECASE)
 
 # Every property that decides whether text shows; rules that set none of them are not kept.
@@ -89,6 +90,16 @@ _NUMERIC = {
     "monochrome": 0.0,
     "grid": 0.0,
 }
+_STRUCTURE = frozenset(
+    ("", tag) for tag in ("html", "body", "header", "main", "footer", "section", "article", "nav")
+)
+_GUARDS = frozenset({"display", "opacity", "visibility", "content-visibility"})
+# Other screens a page is read on: a phone's, a tablet's, a wide desktop's.
+_SCREENS: tuple[dict[str, Any], ...] = tuple(
+    {"width": w, "height": h, "device-width": w, "device-height": h, "aspect-ratio": w / h,
+     "orientation": "portrait" if w < h else "landscape"}
+    for w, h in ((375.0, 812.0), (768.0, 1024.0), (1920.0, 1080.0))
+)  # fmt: skip
 _LENGTH = re.compile(r"^([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)([a-z%]*)$")
 _ABSOLUTE = {"px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54, "mm": 96 / 25.4}
 _ABSOLUTE |= {"q": 96 / 101.6, "dppx": 1.0, "x": 1.0, "dpi": 1 / 96}
@@ -107,6 +118,8 @@ _BRACKETS = re.compile(
 _BRACES = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|/\*.*?(?:\*/|$)|[{};]", re.DOTALL)
 _UNREAD_AT_RULES = ("@font-face", "@keyframes", "@-webkit-keyframes", "@-moz-keyframes",
                     "@counter-style", "@page", "@property", "@font-feature-values")  # fmt: skip
+_SIMPLE = re.compile(r"([a-zA-Z][\w-]*|\*)?((?:[.#]-?[_a-zA-Z][\w-]*)*)")
+_PART = re.compile(r"([.#])(-?[_a-zA-Z][\w-]*)")
 _NESTED = re.compile(r"[(\[\"']")
 _RANGE = re.compile(r"^(?:([^<>=]+)(<=|>=|<|>|=))?\s*([-a-z]+)\s*(?:(<=|>=|<|>|=)([^<>=]+))?$")
 
@@ -128,24 +141,28 @@ Token = tuple[str, str]  # ("#", an id), (".", a class) or ("", a tag name)
 
 
 class _Entry(NamedTuple):
-    test: Any  # cssselect2's compiled test of an element
+    test: Any  # cssselect2's compiled test of an element; None for a simple compound
     specificity: tuple[int, int, int]
     order: int
     needs: frozenset[Token]  # what the element's ancestors must hold for it to match
     rule: Rule
+    own: frozenset[Token] = frozenset()  # a simple compound's tag, id and classes
 
 
 class Index:
     """Selectors kept as a browser keeps them: by their subject's id, class or tag, so an
     element is tested only against those that may name it, and each with the ids, classes
     and tags its ancestors must have (a browser's ancestor filter), so a selector such as
-    `#menu li *` costs nothing outside the menu."""
+    `#menu li *` costs nothing outside the menu. A simple compound (`div.note`, `#tip`),
+    most of a page's selectors, is matched by the tag, id and classes alone, uncompiled."""
 
-    __slots__ = ("by_key", "order", "others", "tests")
+    __slots__ = ("by_key", "order", "others", "simple", "simple_found", "tests")
 
     def __init__(self) -> None:
         self.by_key: dict[Token, list[_Entry]] = {}
         self.others: list[_Entry] = []
+        self.simple: dict[Token, list[_Entry]] = {}
+        self.simple_found: dict[tuple[Token, ...], list[_Entry]] = {}
         self.order = 0
         self.tests = 0  # selectors tested so far
 
@@ -163,19 +180,58 @@ class Index:
         key = next(iter(sorted(subject)), None)
         (self.by_key.setdefault(key, []) if key else self.others).append(entry)
 
+    def add_simple(
+        self, own: frozenset[Token], specificity: tuple[int, int, int], rule: Rule
+    ) -> None:
+        """A selector of one compound of a tag, an id and classes (see `simple_compound`)."""
+        self.order += 1
+        entry = _Entry(None, specificity, self.order, frozenset(), rule, own)
+        self.simple.setdefault(min(own), []).append(entry)
+
     def match(self, element: Any, keys: list[Token], above: dict[Token, int]) -> list[_Entry]:
         """The entries that match a cssselect2 element, whose own tag, id and classes are
         `keys` (see `tokens_of`) and whose ancestors' are `above`."""
+        found = self._simple(keys)
         by_key = self.by_key
         entries = [entry for key in keys if key in by_key for entry in by_key[key]]
         entries += self.others
         self.tests += len(entries)
-        return [
+        found += [
             entry
             for entry in entries
             if (not entry.needs or all(above.get(token) for token in entry.needs))
             and entry.test(element)
         ]
+        return found
+
+    def _simple(self, keys: list[Token]) -> list[_Entry]:
+        """The simple compounds an element of these keys matches, looked up once a page for
+        each tag, id and class list it has."""
+        signature = tuple(keys)
+        found = self.simple_found.get(signature)
+        if found is None:
+            mine = frozenset(keys)
+            simple = self.simple
+            found = [e for key in mine if key in simple for e in simple[key] if e.own <= mine]
+            self.simple_found[signature] = found
+        return list(found)
+
+
+def simple_compound(selector: str) -> tuple[frozenset[Token], tuple[int, int, int]] | None:
+    """A selector's tag, id and classes and its specificity when it is one compound of just
+    those (no escapes, attributes, pseudo-classes or combinators), else None."""
+    match = _SIMPLE.fullmatch(selector.strip())
+    if match is None:
+        return None
+    tag, rest = match.groups()
+    parts = _PART.findall(rest)
+    own = {(kind if kind == "#" else ".", name) for kind, name in parts}
+    if tag and tag != "*":
+        own.add(("", tag.lower()))
+    ids = sum(kind == "#" for kind, _ in parts)
+    if not own or ids > 1:
+        return None
+    return frozenset(own), (ids, len(parts) - ids, int(bool(tag) and tag != "*"))
 
 
 def _tokens(tree: Any) -> tuple[set[Token], set[Token]]:
@@ -224,11 +280,12 @@ class Sheet:
     holds the rules that wait for an interaction (:hover, :checked...), with it taken out of
     their selectors."""
 
-    __slots__ = ("cut", "index", "reveal", "rules")
+    __slots__ = ("cut", "elsewhere", "index", "reveal", "rules")
 
     def __init__(self) -> None:
         self.index = Index()
         self.reveal = Index()
+        self.elsewhere = Index()  # rules that show elements on other screens (a phone's)
         self.rules = 0
         self.cut = False  # a bound was reached: some rules were not read
 
@@ -240,30 +297,49 @@ class Sheet:
             return []
         return self.index.match(element, keys, above)
 
-    def reveals(self, element: Any, keys: list[Token], above: dict[Token, int]) -> list[Rule]:
+    def reveals(
+        self, element: Any, keys: list[Token], above: dict[Token, int], *, screens: bool = False
+    ) -> list[Rule]:
+        """The rules for other states (or, with `screens`, for other screens) that apply."""
         if self.index.tests + self.reveal.tests > _MAX_TESTS:
             return []
-        return [entry.rule for entry in self.reveal.match(element, keys, above)]
+        index = self.elsewhere if screens else self.reveal
+        return [entry.rule for entry in index.match(element, keys, above)]
 
 
 def style_text(html: str) -> str:
-    """The text of the <style> elements of raw HTML, up to _MAX_CSS characters."""
+    """The text of the <style> elements of raw HTML that apply on the screen the page is
+    judged on (see `_applies_here`), up to _MAX_CSS characters."""
     found: list[str] = []
     room, position = _MAX_CSS, 0
     while room > 0 and (start := _STYLE_START.search(html, position)):
         end = _STYLE_END.search(html, start.end())
         if end is None:
             break
-        found.append(html[start.end() : end.start()][:room])
-        room -= len(found[-1])
+        attributes = {name.lower(): value for name, _, value in _ATTRIBUTE.findall(start.group())}
+        if _applies_here(attributes.get("media"), attributes.get("type")):
+            found.append(html[start.end() : end.start()][:room])
+            room -= len(found[-1])
         position = end.end()
     return "".join(found)
+
+
+def _applies_here(media: str | None, kind: str | None) -> bool:
+    """Whether a <style> element's rules apply: CSS (no other `type`) for a media query the
+    screen matches (`<style media="(max-width: 600px)">` is a phone's)."""
+    if kind is not None and kind.strip().lower() not in ("", "text/css"):
+        return False
+    return media is None or media_matches(" ".join(media.lower().split()))
 
 
 def read_sheet(tree: HtmlElement, styles: str = "") -> Sheet:
     """The rules of the page's <style> elements (or of `styles`, where they were stripped
     from its HTML: see `style_text`) that may apply to its elements, within the bounds."""
-    css = styles or "".join(style.text or "" for style in tree.iter("style"))
+    css = styles or "".join(
+        style.text or ""
+        for style in tree.iter("style")
+        if _applies_here(style.get("media"), style.get("type"))
+    )
     sheet = Sheet()
     if not css.strip():
         return sheet
@@ -398,6 +474,7 @@ class _Reader:
         self.deadline = deadline
         self.layers: dict[str, int] = {}
         self.anonymous = 0
+        self.here = True  # reading rules for the desktop, not for another screen only
 
     def read(self, rules: Iterable[Any], *, layer: str, depth: int) -> None:
         for rule in rules:
@@ -425,10 +502,25 @@ class _Reader:
                 names = [f"{layer}.#{self.anonymous}".strip(".")]
             inner, layer = names[0], names[0]
             self._rank(inner)
-        elif rule.content is None or not _applies(keyword, prelude):
+        elif rule.content is None:
+            return
+        elif not _applies(keyword, prelude):
+            if keyword == "media" and self.here and elsewhere(prelude):
+                self._elsewhere(rule, layer, depth)
             return
         content = tinycss2.parse_rule_list(rule.content, skip_comments=True, skip_whitespace=True)
         self.read(content, layer=layer, depth=depth + 1)
+
+    def _elsewhere(self, rule: Any, layer: str, depth: int) -> None:
+        """Read the rules that apply on another screen (a phone's), for what they show."""
+        import tinycss2
+
+        content = tinycss2.parse_rule_list(rule.content, skip_comments=True, skip_whitespace=True)
+        self.here = False
+        try:
+            self.read(content, layer=layer, depth=depth + 1)
+        finally:
+            self.here = True
 
     def _rank(self, name: str) -> int:
         return self.layers.setdefault(name, len(self.layers))
@@ -450,6 +542,10 @@ class _Reader:
             self._add(selector, payload)
 
     def _add(self, selector: str, payload: Rule) -> None:
+        if not self.here:  # a rule of another screen counts only for what it shows
+            if _showing(payload) and not self._absent(selector):
+                self._index(selector, payload, self.sheet.elsewhere)
+            return
         loose = _loosened(selector) if _showing(payload) else None
         for source, index in ((selector, self.sheet.index), (loose, self.sheet.reveal)):
             if source is not None and not self._absent(source):
@@ -458,6 +554,12 @@ class _Reader:
     def _index(self, selector: str, payload: Rule, index: Index) -> None:
         from cssselect2 import SelectorError, parser
 
+        simple = simple_compound(selector)
+        if simple is not None:
+            if all(self._present_token(token) for token in simple[0]):
+                index.add_simple(*simple, _unguarded(simple[0], payload))
+                self.sheet.rules += index is self.sheet.index
+            return
         try:
             parsed = [one for one in parser.parse(selector) if self._may_match(one.parsed_tree)]
             for one in parsed:
@@ -465,6 +567,13 @@ class _Reader:
                 self.sheet.rules += index is self.sheet.index
         except (SelectorError, RecursionError):
             return  # a selector a browser would drop, or nested past any real page's
+
+    def _present_token(self, token: Token) -> bool:
+        kind, name = token
+        present = self.present
+        return name in (
+            present.ids if kind == "#" else present.classes if kind == "." else present.tags
+        )
 
     def _absent(self, selector: str) -> bool:
         """A quick way past the selectors of components the page does not have."""
@@ -485,6 +594,16 @@ class _Reader:
             if name not in where:
                 return False
         return True
+
+
+def _unguarded(own: frozenset[Token], rule: Rule) -> Rule:
+    """A rule for a page's whole structure (`body`, `header`, `main`...) without what would
+    hide it: a guard that keeps the page hidden until its linked style sheets or scripts
+    load (`header { opacity: 0 }`), which this does not read, not text hidden from a reader."""
+    if len(own) != 1 or next(iter(own)) not in _STRUCTURE:
+        return rule
+    kept = tuple(item for item in rule.declarations if item.name not in _GUARDS)
+    return rule._replace(declarations=kept)
 
 
 def _showing(rule: Rule) -> bool:
@@ -544,40 +663,48 @@ def _applies(keyword: str, prelude: str) -> bool:
     return False  # @container, @scope, @starting-style...: not on a page as first shown
 
 
-def media_matches(query_list: str) -> bool:
-    """Whether a media query list matches a desktop screen (VIEWPORT, light, a mouse)."""
+def media_matches(query_list: str, screen: dict[str, Any] | None = None) -> bool:
+    """Whether a media query list matches a screen: by default a desktop's (VIEWPORT, light,
+    a mouse); `screen` gives another's width, height and orientation (see `_SCREENS`)."""
     if not query_list.strip():
         return True
-    return any(_query(query.strip()) for query in _top_level(query_list, ","))
+    numeric = _NUMERIC if screen is None else {**_NUMERIC, **screen}
+    return any(_query(query.strip(), numeric) for query in _top_level(query_list, ","))
 
 
-def _query(query: str) -> bool:
+def elsewhere(query_list: str) -> bool:
+    """Whether a media query list that does not match the desktop matches a phone's or a
+    tablet's screen, or a wider one: rules under it show a page's content there."""
+    return any(media_matches(query_list, screen) for screen in _SCREENS)
+
+
+def _query(query: str, numeric: dict[str, Any]) -> bool:
     negated = query.startswith("not ")
     query = query.removeprefix("not ").removeprefix("only ").strip()
     parts = [part.strip() for part in _top_level(query, " and ")]
-    matched = all(_condition(part) for part in parts if part)
+    matched = all(_condition(part, numeric) for part in parts if part)
     return matched != negated
 
 
-def _condition(part: str) -> bool:
+def _condition(part: str, numeric: dict[str, Any]) -> bool:
     if not part.startswith("("):
         return part in _MEDIA_TYPES
     inner = part[1:-1].strip() if part.endswith(")") else part[1:]
     if inner.startswith("not "):
-        return not _condition(inner[4:].strip())
+        return not _condition(inner[4:].strip(), numeric)
     if " or " in inner:
-        return any(_condition(p.strip()) for p in _top_level(inner, " or "))
+        return any(_condition(p.strip(), numeric) for p in _top_level(inner, " or "))
     if " and " in inner:
-        return all(_condition(p.strip()) for p in _top_level(inner, " and "))
+        return all(_condition(p.strip(), numeric) for p in _top_level(inner, " and "))
     if inner.startswith("("):
-        return _condition(inner)
-    return _feature(inner)
+        return _condition(inner, numeric)
+    return _feature(inner, numeric)
 
 
-def _feature(inner: str) -> bool:
+def _feature(inner: str, numeric: dict[str, Any]) -> bool:
     name, colon, value = (piece.strip() for piece in inner.partition(":"))
     if not colon:
-        return _range(inner)
+        return _range(inner, numeric)
     bound = name[:4] if name[:4] in ("min-", "max-") else ""
     name = (
         name.removeprefix(bound)
@@ -585,20 +712,20 @@ def _feature(inner: str) -> bool:
         .replace("-webkit-max-", "-webkit-")
     )
     if name in _FEATURES:
-        return value == _FEATURES[name]
-    actual, wanted = _NUMERIC.get(name), _media_number(value)
-    if actual is None or wanted is None:
+        return bool(value == numeric.get(name, _FEATURES[name]))
+    actual, wanted = numeric.get(name), _media_number(value)
+    if not isinstance(actual, float) or wanted is None:
         return False
     return {"min-": actual >= wanted, "max-": actual <= wanted}.get(bound, actual == wanted)
 
 
-def _range(inner: str) -> bool:
+def _range(inner: str, numeric: dict[str, Any]) -> bool:
     match = _RANGE.match(inner)
     if match is None:
-        return inner in _FEATURES or _NUMERIC.get(inner, 0.0) > 0
+        return inner in _FEATURES or bool(numeric.get(inner, 0.0))
     left, left_op, name, right_op, right = match.groups()
-    actual = _NUMERIC.get(name)
-    if actual is None:
+    actual = numeric.get(name)
+    if not isinstance(actual, float):
         return False
     checks = []
     if left is not None and (value := _media_number(left.strip())) is not None:

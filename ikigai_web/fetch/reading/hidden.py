@@ -68,7 +68,7 @@ _CONTROLS = frozenset({"button", "summary", "label"})
 _CONTROL_MARKS = ("aria-expanded", "onclick", "data-toggle", "data-bs-toggle")
 _HEADER_WORDS = 12
 _ALT = "boolean(descendant-or-self::img[normalize-space(@alt)])"
-_HOLDS_BUTTON = "boolean(.//button | .//*[@aria-expanded])"
+_HOLDS_BUTTON = "boolean(.//button | .//*[@aria-expanded] | .//*[@role='button'])"
 _TARGETS = ("aria-controls", "data-target", "data-bs-target", "data-toggle-target")
 _STREAMED = re.compile(r"^S:\d+$")  # React streams a part into <div hidden id="S:0">
 _WORD = re.compile(r"\w+")
@@ -305,7 +305,8 @@ class _Walk:
     def _opened_by(self, wrapper: Any, tokens: list[Token], values: dict[str, str]) -> str | None:
         """What shows the hidden element to a person, if anything: "control" when a control
         opens it (a control names it, it is a tab's panel, a control stands by it), "state"
-        when a rule for another state shows it or it is one of a set shown in turn, "script"
+        when a rule for another state shows it or it is one of a set shown in turn, "screen"
+        when a rule for another screen shows it (a phone's copy of the content), "script"
         when the page's scripts show it (most of its text, React's streamed parts)."""
         element = wrapper.etree_element
         if _STREAMED.match(element.get("id") or "") or self._content(element):
@@ -320,7 +321,8 @@ class _Walk:
             return "control"
         if self._state_shows(wrapper, tokens, values) or self._one_of_a_set(wrapper):
             return "state"
-        return None
+        elsewhere = self.sheet.reveals(wrapper, tokens, self.above, screens=True)
+        return "screen" if any(_shows(rule, values) for rule in elsewhere) else None
 
     def _state_shows(self, wrapper: Any, tokens: list[Token], values: dict[str, str]) -> bool:
         """Whether a rule shows the element in a state it is not in now (its selector waits
@@ -380,10 +382,17 @@ class _Walk:
             or near.get("role") == "button"
             or near.get("type") in ("checkbox", "radio")
             or (look is not None and look.cursor == "pointer")
+            or _focusable(near)  # a line made a control by the page's script (tabindex)
         )
-        # An accordion's header: a heading or a line that holds its button.
+        # An accordion's header: a heading or a line that holds its button or control.
         short = len(near.text_content().split()) <= _HEADER_WORDS
         return clickable or (short and bool(near.xpath(_HOLDS_BUTTON)))
+
+
+def _focusable(element: HtmlElement) -> bool:
+    """Whether the page made an element that is no control focusable, as a script's control."""
+    value = (element.get("tabindex") or "").strip()
+    return value.isdigit() and element.tag not in ("a", "input", "select", "textarea", "iframe")
 
 
 def _opened(look: Look, why: str, parent: Look) -> Look:

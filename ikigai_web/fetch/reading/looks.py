@@ -105,6 +105,7 @@ class Look(NamedTuple):
     root_px: float = 16.0
     painter: Any = None  # the element whose background is `background` (None: the page's)
     layered: bool = False  # placed over something since then (absolute, fixed): not known
+    inked: bool = False  # the page sets its text's colour (here or above), not the default
 
 
 def resolved(
@@ -157,6 +158,7 @@ def computed(
         painter=painter,
         layered=(parent.layered and painter is parent.painter)
         or values.get("position") in ("absolute", "fixed"),
+        inked=parent.inked or "color" in values or "-webkit-text-fill-color" in values,
     )
 
 
@@ -351,12 +353,14 @@ def _away(values: dict[str, str], parent: Look) -> str | None:
     off-screen."""
     from ikigai_web.fetch.reading.cascade import VIEWPORT, length
 
-    def px(name: str, of: float = VIEWPORT[0]) -> float:
+    def size(name: str, of: float = VIEWPORT[0]) -> float | None:
         value = values.get(name)
-        found = None if value is None else length(value, em=parent.font_px, percent_of=of)
-        return found or 0.0
+        return None if value is None else length(value, em=parent.font_px, percent_of=of)
 
-    if _collapsed(values, px):
+    def px(name: str, of: float = VIEWPORT[0]) -> float:
+        return size(name, of) or 0.0  # an offset this does not read moves nothing
+
+    if _collapsed(values, size):
         return "collapsed"
     if values.get("position") in ("absolute", "fixed") and _clipped(values.get("clip", "")):
         return "clip"
@@ -372,15 +376,16 @@ def _away(values: dict[str, str], parent: Look) -> str | None:
     return None
 
 
-def _collapsed(values: dict[str, str], px: Any) -> bool:
+def _collapsed(values: dict[str, str], size: Any) -> bool:
     """A box of no width or height (or no more) that hides what overflows it, with no
-    padding to give it a size (a 0-height box with padding-bottom: 56% keeps a video's ratio)."""
+    padding to give it a size (a 0-height box with padding-bottom: 56% keeps a video's ratio).
+    A size this does not read (`auto`, `fit-content`) is no size of 0."""
     if not {values.get("overflow-x"), values.get("overflow-y")} & {"hidden", "clip"}:
         return False
-    closed = [name for name in ("width", "height", "max-width", "max-height")
-              if name in values and px(name) <= _CLOSED]  # fmt: skip
+    sizes = [size(name) for name in ("width", "height", "max-width", "max-height")]
+    closed = any(found is not None and found <= _CLOSED for found in sizes)
     sides = ("top", "bottom", "left", "right")
-    return bool(closed) and all(px(f"padding-{side}") <= _CLOSED for side in sides)
+    return closed and all((size(f"padding-{side}") or 0.0) <= _CLOSED for side in sides)
 
 
 def _translation(values: dict[str, str]) -> tuple[float, float]:
@@ -451,11 +456,14 @@ def _length_number(value: str) -> float:
 
 
 def _unpainted(look: Look) -> bool:
-    """Whether the text is painted transparent or in its background's colour."""
+    """Whether the text is painted transparent or in its background's colour. Only a colour
+    the page sets counts: a browser's default black may be the colour of a style sheet this
+    does not read (a linked one) that paints the text light on a dark band."""
     ink = look.fill or look.color
     if ink[3] < _INVISIBLE_INK:
         return True
-    return look.background is not None and not look.layered and _same(ink, look.background)
+    background = look.background
+    return background is not None and not look.layered and look.inked and _same(ink, background)
 
 
 def on_picture(element: HtmlElement, look: Look) -> bool:

@@ -120,7 +120,7 @@ def test_the_ancestor_filter_spares_rules_whose_ancestors_are_absent():
     tree = tree_of(markup)
     sheet = cascade.read_sheet(tree)
     assert sheet.rules == 2
-    (entry,) = sheet.index.by_key[("", "span")]
+    (entry,) = sheet.index.by_key[("", "span")]  # not a simple compound: compiled
     assert entry.needs == frozenset({("#", "menu"), ("", "li")})
     (sibling,) = sheet.index.by_key[(".", "note")]
     assert sibling.needs == frozenset()  # a sibling is no ancestor
@@ -160,7 +160,7 @@ def test_many_elements_are_matched_up_to_a_bound(monkeypatch):
 def test_selectors_tested_are_bounded(monkeypatch):
     monkeypatch.setattr(cascade, "_MAX_TESTS", 10)
     rows = "".join(f"<p class='n'>row {n}</p>" for n in range(40))
-    tree = tree_of(f"<style>.n{{display:none}}</style><body>{rows}</body>")
+    tree = tree_of(f"<style>body .n{{display:none}}</style><body>{rows}</body>")
     sheet = cascade.read_sheet(tree)
     hidden.remove_unseen(tree, sheet)
     assert sheet.cut
@@ -195,3 +195,21 @@ def test_rules_that_cannot_matter_are_taken_out_before_reading():
         ".a{color:blue}",
         "a:not(.zz){color:red}",
     ]
+
+
+def test_a_simple_compound_is_matched_by_its_tokens_alone():
+    assert cascade.simple_compound("div.note#tip") == (
+        frozenset({("", "div"), (".", "note"), ("#", "tip")}),
+        (1, 1, 1),
+    )
+    for selector in ("*", "a:hover", "div > p", "#a#b", "[x]", ".md\\:flex"):
+        assert cascade.simple_compound(selector) is None
+    tree = tree_of(
+        "<style>p.n{display:none} div.n{display:block} #k.n{display:block}</style>"
+        "<body><p class='n'>gone</p><p class='n' id='k'>kept</p>"
+        "<div class='n'>kept too</div></body>"
+    )
+    sheet = cascade.read_sheet(tree)
+    assert not sheet.index.by_key  # nothing compiled
+    hidden.remove_unseen(tree, sheet)
+    assert [t for t in tree.find("body").itertext() if t.strip()] == ["kept", "kept too"]

@@ -430,3 +430,53 @@ def test_a_child_that_paints_its_own_text_is_seen_in_a_hidden_parent():
     assert f"{SECRET} 2." not in text
     assert "Stake them early." in text
     assert [item.words for item in unseen] == [12]  # SECRET, 11 words, and "2"
+
+
+def test_a_panel_after_a_focusable_header_is_a_click_away():
+    # A WordPress accordion: its header a <div tabindex="0"> that a script opens the answer from.
+    middle = (
+        '<div class="item"><div class="toggle" tabindex="0"><h3>What to bring?</h3></div>'
+        f'<div class="answer">{SECRET} 1.</div></div>'
+        '<div class="item"><div class="toggle" tabindex="-1">Q</div>'
+        f'<div class="answer">{SECRET} 2.</div></div>'
+    )
+    tree = tree_of(page(middle, head="<style>.answer{display:none}</style>"))
+    hidden.remove_unseen(tree, hidden.read_sheet(tree))
+    text = tree.find("body").text_content()
+    assert f"{SECRET} 1." in text
+    assert f"{SECRET} 2." not in text  # tabindex -1: taken out of the tab order, no control
+
+
+def test_a_box_of_no_size_this_can_read_is_not_collapsed():
+    middle = f'<div style="width:100%;height:auto;overflow:hidden">{SECRET}.</div>'
+    tree = tree_of(page(middle))
+    assert hidden.remove_unseen(tree, hidden.read_sheet(tree)) == []
+    assert "developer mode" in tree.find("body").text_content()
+
+
+@pytest.mark.parametrize(
+    "css",
+    [
+        # A phone's copy of the content, hidden on a desktop: a person on a phone reads it.
+        ".note { display: none } @media (max-width: 991px) { .note { display: block } }",
+        # A guard that hides the page's structure until its linked style sheets load.
+        "article { opacity: 0 }",
+        "header, article { visibility: hidden }",
+    ],
+)
+def test_text_shown_on_another_screen_or_once_the_page_loads_stays(css):
+    middle = f'<div class="note" id="tip"><span>{SECRET}.</span></div>'
+    tree = tree_of(page(middle, head=f"<style>{css}</style>"))
+    assert hidden.remove_unseen(tree, hidden.read_sheet(tree)) == []
+    assert "developer mode" in tree.find("body").text_content()
+
+
+def test_a_style_element_for_another_screen_is_not_applied():
+    middle = f'<div class="note"><span>{SECRET}.</span></div>'
+    head = (
+        '<style media="(max-width: 600px)">.note{display:none}</style>'
+        '<style type="text/less">.note{display:none}</style>'
+    )
+    tree = tree_of(page(middle, head=head))
+    assert hidden.read_sheet(tree).rules == 0
+    assert hidden.style_text(head) == ""
