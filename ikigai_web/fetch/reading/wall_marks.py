@@ -418,15 +418,29 @@ IDENTITY = _any_case(
 
 # Electronic IDs a sign-in page offers a choice of, by the names their links, buttons and
 # logos carry: the Nordic BankIDs, MitID, MinID, Freja, Suomi.fi, Cl@ve, itsme, DigiD,
-# Smart-ID, SPID, FranceConnect, Gosuslugi, Nafath, Singpass, DigiLocker, Login.gov, ID.me,
-# gov.br. Two or more of them, and little else, are a sign-in page in any language. (Global
-# accounts are left out: every page's share buttons name Facebook and LinkedIn.)
-IDENTITY_NAMES = lazy(
-    r"(?<![a-z])(bankid"
-    r"|mitid|nemid|minid|buypass|commfides|freja|suomi\.fi|tupas|cl@?ave|dnie|itsme|digid"
-    r"|eherkenning|smart-?id|mobiil-?id|mobile-?id|spid|franceconnect|gosuslugi|esia"
-    r"|nafath|singpass|digilocker|login\.gov|id\.me|acesso\.gov)(?![a-z])"
+# Smart-ID, SPID, CIE, eIDAS, FranceConnect, ID Austria, Gosuslugi, Diia, e-Devlet, Nafath, Absher,
+# UAE PASS, Singpass, iAM Smart, ThaiD, MOICA and Taiwan's health card, My Number, Korea's
+# certificates, Aadhaar and DigiLocker, Login.gov, ID.me, GOV.UK One Login, GCKey, myGovID,
+# Llave MX, ClaveÚnica, gov.br. Two or more of them, and little else, are a sign-in page in
+# any language; one of them on a way in is a sign-in as "continue with Google" is (ONE_EID).
+# (Global accounts are left out: every page's share buttons name Facebook and LinkedIn.) A
+# name may run into the word for signing in, as an address written in camel case does
+# ("MoicaLogin.aspx" lower-cased).
+_EIDS = (
+    r"bankid|mitid|nemid|minid|buypass|commfides|freja|suomi\.fi|tupas|dnie|itsme|digid"
+    r"|eherkenning|smart-?id|mobiil-?id|mobile-?id|spid|cie(?:-?id)?|eidas|franceconnect|id-?austria"
+    r"|gosuslugi|esia|diia|id\.gov\.ua|e-?devlet|turkiye\.gov\.tr|nafath|absher|iam\.gov\.sa"
+    r"|uae-?pass|singpass|corppass|iam-?smart|thaid|moica|nhi-?card|mynumber|my-?number-?card|jpki"
+    r"|マイナンバー|自然人憑證|공동인증서|금융인증서|aadhaar|digilocker|meripehchaan|e-?pramaan"
+    r"|login\.gov|id\.me|account\.gov\.uk|gov-?uk-?one-?login|gckey|mygovid|llave-?mx"
+    r"|clave-?unica|acesso\.gov|autenticacao\.gov|profil-?zaufany|mojeid|eparaksts"
 )
+_EID_END = r"(?!(?!log-?in|log-?on|sign-?in|auth)[a-z])"
+IDENTITY_NAMES = lazy(rf"(?<![a-z])({_EIDS}|cl[a@]ve){_EID_END}")
+# ...and the same names for one e-ID alone on a way in, with Cl@ve only by its @: "clave" is
+# also Spanish for a password ("/cuenta/cambiar-clave").
+ONE_EID = lazy(rf"(?<![a-z])(?:{_EIDS}|cl@ve){_EID_END}")
+
 # The sign-in pages identity providers host for their customers, drawn by their own script:
 # the page holds the widget's container and script, and no form until it runs.
 SIGN_IN_WIDGET = _any_case(

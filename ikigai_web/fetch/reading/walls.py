@@ -122,6 +122,12 @@ _SOUTHEAST = lazy(
     r"[\u0e01-\u0e30\u0e40-\u0e46\u0e81-\u0eb0\u0ec0-\u0ec6\u1000-\u102a\u1780-\u17b3]"
 )
 _SOUTHEAST_LETTERS = 4
+_LONE_MARKS = lazy(r"(?<!\S)[^\w\s]+(?!\S)")  # punctuation standing alone between spaces
+# Two times of day in one sentence: the window a maintenance notice announces ("from 00:00
+# to 07:00", "22:00 ~ 06:00").
+_TIME_WINDOW = lazy(
+    r"(?<!\d)[0-2]?\d[:\uff1a][0-5]\d(?!\d).*?(?<!\d)[0-2]?\d[:\uff1a][0-5]\d(?!\d)"
+)
 _SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7\u00bb\u203a/\uff5c]\s*")
 _SENTENCES = lazy(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
 _LINK_TARGET = lazy(r"\]\([^)]*\)")
@@ -221,11 +227,18 @@ _IMAGE = lazy(r"!\[[^\]]*\]\([^)]*\)")  # an image in markdown: no text
 _ALT = lazy(r"!\[([^\]]*)\]\([^)]*\)")  # ...but its alt text, where nothing else is
 _SCRIPT = lazy(r"<script\b", re.IGNORECASE)
 _FREE_KEYS = ("isAccessibleForFree", "isaccessibleforfree")
-# A field that names the account: an e-mail address, a phone number, a user name.
+# A field that names the account: an e-mail address, a phone number, a user name, or the
+# national ID number a public or a health portal signs its users in with (an "ID", an
+# "eid", a CPF, a PESEL...), by the names its markup gives it (read with camel case split:
+# "txtID" is "txt ID").
 _IDENTIFIER = lazy(
-    r"e-?mail|user|login|log-in|phone|account|identifier|ident|signin|sign-in|^id$|^uid$",
+    r"e-?mail|user|login|log-in|phone|mobile|msisdn|account|identifier|ident|signin|sign-in"
+    r"|(?<![a-z])(?:e|u|national|personal|citizen|civil|emirates)?[-_]?id"
+    r"(?:[-_]?(?:no|num|number|card))?(?![a-z])"
+    r"|(?<![a-z])(?:cpf|dni|nif|pesel|tckn|ssn|personnummer|codice[-_]?fiscale)(?![a-z])",
     re.IGNORECASE,
 )
+_CAMEL = lazy(r"(?<=[a-z])(?=[A-Z])")
 # The fields a person sees: not hidden by type, nor inside an element its own markup hides
 # (a site's log-in form kept in every page with `display: none`, shown on a click).
 _SEEN = (
@@ -281,6 +294,15 @@ _BROKERED = (
     " or contains(translate(@href, 'IDP', 'idp'), '/idp/')]"
 )
 _PROVIDERS = 2  # identity providers offered, at least, for a choice of them to be a sign-in
+# The ways in a page's own region may offer (a link, a form, a button), the attributes that
+# may name an electronic ID on them, and the elements of one read at most.
+_WAYS_IN = f"//a{_OUTSIDE_CHROME} | //form{_OUTSIDE_CHROME} | //button{_OUTSIDE_CHROME}"
+_NAMING = ("href", "action", "class", "id", "src", "alt")
+_MOST_NODES = 200
+_SITE_CHROME = ".//header | .//nav | .//footer"
+# A provider an identity broker lists by its own links (see _BROKERED), in lower-cased marks.
+_BROKER_MARK = lazy(r"/idp/|(?<![a-z0-9])idp(?![a-z0-9])")
+_BESIDE_PROVIDERS = 40  # words a sign-in page shows beside its identity providers' ways in
 # Where a link or form that signs in leads: the words sites use in those paths.
 _WAY_IN = lazy(
     r"log-?in|log-?on|sign-?in|sign-?on|auth|session|sso|account|member|entrar|acced|iniciar|"
@@ -378,6 +400,15 @@ class Clues(NamedTuple):
     main_empty: bool = False
     way_in: bool = False  # a form, a field, a link or button that leads to signing in
     providers: int = 0  # identity providers its links and buttons offer (a choice of e-IDs)
+    # One electronic ID offered as the way in, outside the page's header, menus and footer: a
+    # link or form leading to a sign-in address, or a button, named for it (its address,
+    # class or logo), or the box of an account field named for it (MitID's own box). A
+    # national e-ID is an identity provider as Google is: "log in with DigiD" and little else.
+    eid_way: bool = False
+    # Words of the page's own links, buttons and forms that name an identity provider or
+    # that a broker lists as one: a selector says what each e-ID is ("Cl@ve PIN: a one-time
+    # PIN"), which is no content beside them.
+    provider_words: int = 0
     # A field naming the account in a form that posts to a sign-in address (an e-mail for a
     # link, a phone for a one-time code): a sign-in form without a password.
     account_form: bool = False
@@ -477,7 +508,7 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
     """The forms and dialogs of a short page (see Clues)."""
     fields = tree.xpath(_FIELDS)
     kinds = [str(f.get("type") or "text").lower() for f in fields]
-    named = [" ".join(str(f.get(a) or "") for a in ("name", "id", "autocomplete")) for f in fields]
+    named = [_field_names(field) for field in fields]
     identifier = any(
         kind in ("email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
         for kind, name in zip(kinds, named, strict=True)
@@ -501,6 +532,7 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
     return {
         "way_in": way_in,
         "providers": providers,
+        **_eid_ways(tree, signing, named=providers > 0),
         "identifier": identifier,
         "birth": birth,
         "typed": typed,
@@ -542,6 +574,40 @@ def _qr_sign_in(tree: HtmlElement) -> bool:
         return False
     targets = "\n".join(str(target) for target in tree.xpath(_OWN_TARGETS)[:_MOST_TARGETS])
     return _WAY_IN.search(targets.lower()) is not None
+
+
+def _eid_ways(tree: HtmlElement, signing: list[HtmlElement], *, named: bool) -> dict[str, Any]:
+    """Clues.eid_way and Clues.provider_words: the page's own ways in, each read once (a
+    button inside a form counts with its form). `named`: the page's link targets and logos
+    name an identity provider (_providers); most pages name none, and their links are not
+    read one by one."""
+    way, words = False, 0
+    counted: set[HtmlElement] = set()
+    for control in tree.xpath(_WAYS_IN)[:_MOST_TARGETS] if named else ():
+        if any(box in counted for box in control.iterancestors()):
+            continue
+        marks = _marks(control)
+        target = str(control.get("href") or control.get("action") or "").lower()
+        leads = control.tag == "button" or _WAY_IN.search(target) is not None
+        way = way or (leads and wall_marks.ONE_EID.search(marks) is not None)
+        if wall_marks.IDENTITY_NAMES.search(marks) or _BROKER_MARK.search(marks):
+            counted.add(control)
+            words += size(control.text_content())
+    boxes = (_field_box(field) for field in signing[:_MOST_FIELDS])
+    # A box that holds the page's header or menus is the page itself (ASP.NET's one form).
+    way = way or any(
+        box is not None and not box.xpath(_SITE_CHROME) and wall_marks.ONE_EID.search(_marks(box))
+        for box in boxes
+    )
+    return {"eid_way": way, "provider_words": words}
+
+
+def _marks(box: HtmlElement) -> str:
+    """An element's markup, and its children's, where it may name an electronic ID: its
+    addresses, classes and ids, its logos' files and alt texts (never its words: a page
+    about MitID is no sign-in), lower-cased."""
+    nodes = box.xpath("descendant-or-self::*")[:_MOST_NODES]
+    return " ".join(str(node.get(name) or "") for node in nodes for name in _NAMING).lower()
 
 
 def _age_choice(choices: list[HtmlElement]) -> bool:
@@ -618,8 +684,14 @@ def _asks_more(field: HtmlElement) -> bool:
     """Whether a field asks for more than an account or a code (a name, a message)."""
     if field.tag == "textarea":
         return True
-    names = [str(field.get(a) or "") for a in ("name", "id", "autocomplete")]
-    return not any(_IDENTIFIER.search(name) or _CODE.search(name) for name in names)
+    name = _field_names(field)
+    return not (_IDENTIFIER.search(name) or _CODE.search(name))
+
+
+def _field_names(field: HtmlElement) -> str:
+    """A field's name, id and autocomplete, its camel case split into words."""
+    names = " ".join(str(field.get(a) or "") for a in ("name", "id", "autocomplete"))
+    return _CAMEL.sub(" ", names)
 
 
 def _accepts(control: HtmlElement) -> bool:
@@ -749,7 +821,7 @@ def _providers(tree: HtmlElement, targets: str) -> int:
     classes and logos (wall_marks.IDENTITY_NAMES)."""
     logos = "\n".join(str(logo) for logo in tree.xpath(_LOGOS)[:_MOST_TARGETS])
     found = wall_marks.IDENTITY_NAMES.finditer(f"{targets}\n{logos}".lower())
-    named = {match.group(1).replace("@", "") for match in found}
+    named = {match.group(1).replace("@", "a") for match in found}
     # Links an identity broker lists as its providers ("/idp/<bank>", class "idp-…"),
     # whatever the providers are called.
     brokered = {a.get("href") for a in tree.xpath(_BROKERED)[:_MOST_TARGETS]}
@@ -770,17 +842,24 @@ def _sign_in_form(signing: list[HtmlElement]) -> dict[str, Any]:
 
 
 def _form_words(field: HtmlElement) -> tuple[int, str]:
-    """The words and text of the form a field belongs to: its <form>, or else the nearest
-    container that holds a button too (an app's form may have no <form>); with the card
-    around it that holds its heading, where one does (the form's title and what it asks
-    for)."""
+    """The words and text of the form a field belongs to (_field_box), with the card around
+    it that holds its heading, where one does (the form's title and what it asks for)."""
+    box = _field_box(field)
+    if box is None:
+        return 0, ""
+    text = _card(box).text_content()
+    return len(text.split()) + len(box.xpath(".//input | .//button")), text
+
+
+def _field_box(field: HtmlElement) -> HtmlElement | None:
+    """The form a field belongs to: its <form>, or else the nearest container that holds a
+    button too (an app's form may have no <form>)."""
     for box in field.iterancestors():
         if box.tag == "body":
             break
         if box.tag == "form" or box.xpath(".//button | .//input[@type='submit']"):
-            text = _card(box).text_content()
-            return len(text.split()) + len(box.xpath(".//input | .//button")), text
-    return 0, ""
+            return box
+    return None
 
 
 def _beside_form(markdown: str, form_text: str) -> int:
@@ -1130,7 +1209,7 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
         return 0  # a page of a few sentences that only quotes such words may be about them
     own_prose = built < _STRONG and not known and not _names_itself(phrases.strong, page)
     undated = name in _UNDATED_KINDS or (name == "sign_in" and not built)
-    if (own_prose and _prose(name, page.markdown) >= _PROSE) or (
+    if (own_prose and _prose(name, page.markdown, notice=heading) >= _PROSE) or (
         undated and page.found.dated and not known
     ):
         # Sentences of its own beside the words, or a dated article: a published item (one
@@ -1163,14 +1242,18 @@ def _long_name(title: str) -> bool:
     return len(title.split()) >= _OWN_NAME_WORDS or len(_CJK.findall(title)) >= _OWN_NAME_CHARS
 
 
-def _prose(name: str, markdown: str) -> int:
+def _prose(name: str, markdown: str, *, notice: bool = False) -> int:
     """Words of the page's own sentences: long ones that do not say what a wall of kind
-    `name` says (a wall's own sentences do; an article's, a post's, a product's do not)."""
+    `name` says (a wall's own sentences do; an article's, a post's, a product's do not).
+    `notice`: the page's title or heading names the wall."""
     phrases = wall_phrases.kind(name)
     total = 0  # a wall's own sentences say what it is; a word it shares with others does not
     for sentence in _SENTENCES.split(_LINK_TARGET.sub("]", markdown)):
         words = _words(sentence)
-        if words >= _PROSE_SENTENCE:
+        # A maintenance notice's own sentence gives its window of time, in any language:
+        # under a heading that names it (a timetable's hours are prose like any other).
+        windowed = notice and name == "error_page" and _TIME_WINDOW.search(sentence) is not None
+        if words >= _PROSE_SENTENCE and not windowed:
             strong = wall_phrases.found(phrases.strong, wall_phrases.said(sentence))
             total += 0 if strong else words
     return total
@@ -1178,7 +1261,9 @@ def _prose(name: str, markdown: str) -> int:
 
 def _words(sentence: str) -> int:
     """A sentence's words, in the scripts written without spaces too (size(), and Thai's
-    letters, four a word: a Thai article's sentences are prose like any other)."""
+    letters, four a word: a Thai article's sentences are prose like any other); a mark
+    standing alone is no word (a table row's bars: a notice's details are no sentence)."""
+    sentence = _LONE_MARKS.sub(" ", sentence)
     return size(sentence) + len(_SOUTHEAST.findall(sentence)) // _SOUTHEAST_LETTERS
 
 
@@ -1201,12 +1286,15 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
         idp = alone and _in_markup(wall_marks.IDENTITY, markup)
         form = (found.password or found.account_form) and alone
         widget = _sign_in_widget(page)
-        # a choice of identity providers (national e-IDs, accounts) and little else
-        choice = short and found.providers >= _PROVIDERS
+        # a choice of identity providers (national e-IDs, accounts), or one e-ID as the way
+        # in ("log in with DigiD"), as a provider's button is, and little else beside them
+        providers_alone = short or page.shown - found.provider_words <= _BESIDE_PROVIDERS
+        choice = providers_alone and found.providers >= _PROVIDERS
+        eid = providers_alone and found.eid_way
         # a code to scan with the app one is signed in to, and a way in (a number instead)
         scan = short and found.qr_sign_in
         points = _STRONG * form + _STRONG * idp + found.identifier + (_STRONG + 1) * widget
-        return points + 2 * _STRONG * choice + (_STRONG + 1) * scan
+        return points + 2 * _STRONG * choice + (_STRONG + 1) * (scan + eid)
     if name == "age_gate":
         return _STRONG * (found.birth or found.age_box) * short
     if name == "consent":
@@ -1411,8 +1499,9 @@ _BY_STATUS = {
     451: "region_block",
 }
 _SIGN_IN = frozenset({401, 407})  # sign-in, unless a check's own script is the page
-# What a refusal's own page may say it is, rather than a bot check.
-_REFUSALS = frozenset({"region_block", "sign_in", "age_gate", "consent", "rate_limited"})
+# What a refusal's own page may say it is, rather than a bot check: a placeholder too (a
+# coming-soon plugin answers 503, as a maintenance page does, until the site opens).
+_REFUSALS = frozenset({"region_block", "sign_in", "age_gate", "consent", "rate_limited", "parked"})
 MARKUP_READ = 1 << 20  # characters of an error answer searched for a firewall's marks
 
 
@@ -1425,7 +1514,8 @@ def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return 
     block); a check's own marks (its headers, a challenge's or a CAPTCHA's markup) make a
     refusal (403, 405, 429, 503, any other 4xx) a bot check, unless its page says it blocks
     the region; then the page's own verdict, `page()` (the body judged as a page), says
-    whether a refusal (a 503 too) is a region block, a sign-in, an age gate or a check; a
+    whether a refusal (a 503 too) is a region block, a sign-in, an age gate, a placeholder
+    or a check; a
     firewall's name on a refusal, or on a page that says it blocks or limits this client,
     makes it a bot check; a plain 429 is a rate limit, a plain 403 or 405 a refusal of this
     client (a bot check in effect: a person's browser may get through), a plain 503 an

@@ -480,3 +480,209 @@ def test_deleted_items_expired_sites_and_queues_say_what_they_are(body, kind):
 def test_a_line_asking_for_javascript_to_continue_is_no_paywall():
     body = "<h2>Egy pillanat</h2><p>A folytatáshoz engedélyezd a JavaScriptet.</p>"
     assert wall(page(body)) != "paywall"
+
+
+# ---------------------------------------------------------------- found in half j, by class
+# One national e-ID as the way in, a choice of e-IDs by camel-cased addresses, national ID
+# numbers as the account, a maintenance notice with its window and its details' table, a
+# coming-soon 503, a firewall's limit, a rate limit, a block of foreign addresses, a removed
+# product or listing, a watershed for minors and an institution's missing subscription, in
+# languages the data lacked.
+
+ESTATE = "<header><a href='/'>Kommune</a><nav><a href='/hjelp'>Hjelp</a></nav></header>"
+ONE_EID = (
+    "<h1>Søknad om parkeringstillatelse</h1><p>Du må identifisere deg for å fortsette.</p>"
+    "<a class='btn' href='/auth/itsme'><img src='/img/logo.svg' alt='itsme'> Fortsett</a>"
+)
+
+
+@pytest.mark.parametrize(
+    "way",
+    [
+        ONE_EID,
+        # a form that posts to a sign-in address, its button named for the e-ID
+        (
+            "<h1>Mijn dossier</h1><form action='/login' method='post'>"
+            "<button class='btn-singpass'>Teruskan</button></form>"
+        ),
+        # the e-ID's own box around its account field, without a <form>
+        (
+            "<h1>Dine recepter</h1><div class='mitid-box'><label>BRUGER-ID</label>"
+            "<input autocomplete='username'><button>FORTSÆT</button></div>"
+        ),
+        # a choice of two, by addresses written in camel case
+        (
+            "<h2>身分驗證</h2><p>請選擇</p><a href='MoicaLogin.aspx'>憑證</a>"
+            "<a href='NhiCardLogin.aspx'>健保卡</a>"
+        ),
+    ],
+)
+def test_a_national_e_id_as_the_way_in_and_little_else_is_a_sign_in(way):
+    assert wall(page(f"{ESTATE}<main>{way}</main>", "Kommune")) == "sign_in"
+
+
+@pytest.mark.parametrize(
+    "main",
+    [
+        # a link to apply for the e-ID leads to no sign-in
+        (
+            "<h1>Slik får du itsme</h1><p>Last ned appen.</p>"
+            "<a href='https://www.itsme.example/apply'><img alt='itsme'> Søk</a>"
+        ),
+        # "clave" is also a password: a link to change it names no Cl@ve
+        "<h1>Mi cuenta</h1><p>Datos guardados.</p><a href='/cuenta/cambiar-clave'>Cambiar</a>",
+        # the same way in beside an article of its own
+        f"<p>{ARTICLE * 4}</p>{ONE_EID}",
+        # an e-ID's name running into other letters is none ("digidesign", "spidey")
+        "<h1>Works</h1><a href='/login/digidesign'>A</a><a href='/auth/spidey'>B</a>",
+    ],
+)
+def test_an_e_id_named_off_a_way_in_or_beside_content_stays_content(main):
+    assert wall(page(f"{ESTATE}<main>{main}</main>", "Kommune")) is None
+
+
+def test_a_national_id_number_is_an_account_to_sign_in_with():
+    form = (
+        "<main><h1>Citas</h1><form method='post' action='/auth/otp'>"
+        "<input name='txtNationalID'><input name='mobile'><button>Enviar</button></form></main>"
+    )
+    assert wall(page(form, "Citas")) == "sign_in"
+    # The same fields with a name and a message are a letter, whatever the address says.
+    letter = form.replace("<button>", "<input name='nombre'><textarea name='m'></textarea><button>")
+    assert wall(page(letter, "Citas")) is None
+
+
+NOTICE = (
+    "<h1>{heading}</h1><p>{line}</p><table><tr><th>Horário</th><td>30/11 00:00 - 06:00</td></tr>"
+    "<tr><th>Serviços</th><td>pedidos, pagamentos, segunda via, consultas e histórico de "
+    "consumo</td></tr></table>"
+)
+
+
+@pytest.mark.parametrize(
+    ("heading", "line"),
+    [
+        ("Manutenção programada", ("O portal do cliente estará indisponível de 00:00 às 06:00 "
+         "do dia 30 de novembro para a troca dos servidores do centro de dados.")),
+        ("システムメンテナンスのお知らせ", ("平素よりご利用いただきありがとうございます。"
+         "11月30日 0:00\u301c6:00 の間\u3001サーバー機器の入れ替え作業のため"
+         "サービスを停止いたします。")),
+    ],
+)  # fmt: skip
+def test_a_maintenance_notice_with_its_window_and_details_is_an_error_page(heading, line):
+    body = NOTICE.format(heading=heading, line=line)
+    assert wall(page(body, heading)) == "error_page"
+
+
+def test_a_timetable_or_a_post_on_maintenance_stays_content():
+    line = (
+        "A piscina municipal abre de 07:00 às 22:00 todos os dias e a manutenção programada da "
+        "água é feita às segundas, quando as aulas de natação das crianças passam para o ginásio."
+    )
+    assert wall(page(f"<main><h1>Piscina municipal</h1><p>{line}</p></main>", "Piscina")) is None
+    post = (
+        "Fizemos a manutenção programada do nosso barco no estaleiro da vila, trocámos o motor "
+        "e pintámos o casco, e a família inteira ajudou durante o fim de semana inteiro. "
+    )
+    assert wall(page(f"<article><h1>O barco</h1><p>{post}</p></article>", "O barco")) is None
+
+
+def test_a_503_whose_page_is_a_coming_soon_placeholder_is_parked():
+    soon = page("<h1>Bientôt disponible</h1><p>Notre site est en construction.</p>")
+    assert _refused(503, soon) == "parked"
+    down = page("<h1>Site en maintenance</h1><p>Nous revenons dans une heure.</p>")
+    assert _refused(503, down) == "error_page"
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "kind"),
+    [
+        (503, ("<h1>Váš přístup k tomuto webu byl omezen provozovatelem webu</h1>"
+               "<p>Pokud jde o omyl, kontaktujte provozovatele.</p>"), "bot_check"),
+        (403, "<h2>你访问的太频繁了</h2><p>请稍后再来。</p>", "rate_limited"),
+        (403, ("<h1>Acceso restringido</h1><p>El acceso desde direcciones IP ubicadas fuera de "
+               "la Unión Europea está restringido.</p>"), "region_block"),
+    ],
+)  # fmt: skip
+def test_a_refusal_that_says_why_is_that_wall(status, body, kind):
+    assert _refused(status, page(body)) == kind
+
+
+@pytest.mark.parametrize(
+    ("title", "body"),
+    [
+        ("Prodotto non più disponibile", ("<h1>Questo prodotto non è più disponibile</h1><p>Ci "
+         "dispiace, il frullatore che cerchi è uscito dal nostro catalogo e non verrà più "
+         "prodotto né venduto.</p><a href='/frullatori'>Frullatori</a>")),
+        ("Njoftimi ka skaduar", ("<h1>Ky njoftim nuk është më aktiv</h1>"
+         "<a href='/banesa'>Njoftime të ngjashme</a>")),
+        ("找不到頁面 - 文件中心", ("<header><a href='/'>文件中心</a><nav><a href='/p'>產品</a>"
+         "</nav></header><main><h1>找不到此頁面</h1><p>您要找的文件可能已經移動或刪除。"
+         "舊版說明文件已於去年十二月全部封存並改由新版網站提供。</p><ul><li>"
+         "<a href='/docs/a'>服務總覽</a></li><li><a href='/docs/b'>快速入門</a></li></ul></main>")),
+    ],
+)  # fmt: skip
+def test_a_removed_product_a_lapsed_listing_or_a_missing_page_is_not_found(title, body):
+    assert wall(page(body, title)) == "not_found"
+
+
+def test_a_product_on_sale_stays_content():
+    body = (
+        "<h1>Frullatore 1200 W</h1><p>Disponibile in nero e bianco, con brocca in vetro da "
+        "due litri e sei velocità; spedizione gratuita in tre giorni lavorativi.</p>"
+        "<button>Aggiungi al carrello</button>"
+    )
+    assert wall(page(body, "Frullatore 1200 W")) is None
+
+
+def test_a_watershed_for_minors_over_a_player_is_an_age_gate():
+    body = (
+        "<main><div class='player'><h2>Programme déconseillé aux moins de 16 ans</h2><p>Pour "
+        "la protection des mineurs, il est visible de 22h30 à 6h.</p>"
+        "<a href='/connexion'>Se connecter</a></div></main>"
+    )
+    assert wall(page(body, "Le film du soir")) == "age_gate"
+
+
+def test_an_article_on_protecting_minors_stays_content():
+    text = (
+        "Le conseil a publié mardi un rapport sur la protection des mineurs en ligne, qui "
+        "recommande aux chaînes de mieux signaler leurs programmes aux parents le soir. "
+    )
+    assert wall(page(f"<article><h1>Rapport</h1><p>{text * 3}</p></article>")) is None
+
+
+def test_an_abstract_whose_institution_has_no_subscription_is_a_paywall():
+    body = (
+        "<h1>城市供水管网漏损检测</h1><p>摘要\uff1a本文针对传统声学检测方法依赖人工经验的问题\uff0c"
+        "提出了一种基于深度学习的检测方法\uff0c并在三个城市的管网中进行了验证。</p>"
+        "<p>您当前未登录或所在机构未订购该资源。</p><a href='/pay'>购买</a>"
+    )
+    assert wall(page(body, "城市供水管网漏损检测")) == "paywall"
+    free = body.replace("<p>您当前未登录或所在机构未订购该资源。</p>", "")
+    assert wall(page(free, "城市供水管网漏损检测")) is None
+
+
+SELECTOR = (
+    "<main><h1>Kies hoe u inlogt</h1><p>Voor uw aanvraag moet u zich identificeren.</p><ul>"
+    "<li><a href='/Proxy/itsme' class='idp-btn'><b>itsme</b> Met de app op uw telefoon, "
+    "zonder wachtwoord of kaartlezer: u bevestigt met uw code of vingerafdruk</a></li>"
+    "<li><a href='/Proxy/eid' class='idp-btn'><b>eID</b> Met uw identiteitskaart en een "
+    "kaartlezer op deze computer, en de pincode die u bij de kaart kreeg</a></li>"
+    "<li><a href='/Proxy/eidas' class='idp-btn'><b>eIDAS</b> Voor burgers van andere "
+    "lidstaten van de Europese Unie, met het inlogmiddel van hun eigen land</a></li></ul></main>"
+)
+
+
+def test_a_selector_that_says_what_each_e_id_is_is_a_sign_in():
+    # Some 75 words, most of them the providers' own: what each e-ID is, no content.
+    assert wall(page(f"{ESTATE}{SELECTOR}", "Inloggen")) == "sign_in"
+
+
+def test_a_service_page_beside_its_e_id_selector_stays_content():
+    service = (
+        "<p>De parkeervergunning kost 45 euro per jaar en geldt voor één kenteken in uw wijk. "
+        "U krijgt binnen vijf werkdagen bericht; een tweede vergunning voor hetzelfde adres "
+        "kost het dubbele en wordt alleen verleend als er plaats is in de straat.</p>"
+    )
+    assert wall(page(f"{ESTATE}{SELECTOR.replace('</ul>', '</ul>' + service)}")) is None
