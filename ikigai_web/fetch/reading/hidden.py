@@ -56,6 +56,9 @@ _MAX_ELEMENTS = 20_000  # matched against the style sheets; the rest by their ow
 _BOXES = frozenset({"div", "li", "section", "article", "figure", "dd", "tr", "tbody"})
 _MAIN_TAGS = frozenset({"main", "article"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "hgroup"})
+# A platform's screen-reader copy of what it draws with CSS-generated glyphs (MathJax's
+# formulas): the only text of something a person sees.
+_READ_ALOUD = frozenset({"mjx-assistive-mml"})
 _UI = ("input", "textarea", "select", "button", "form")
 _HINTED = frozenset({"font", "body", "table", "tr", "td", "th", "tbody", "thead", "basefont"})
 # Elements whose look is not only their parent's, even with no declarations of their own.
@@ -236,6 +239,8 @@ class _Walk:
             return frame
         look, why, values = self._styled(element, parent.look, declared)
         why = _marked(element) or why
+        if element.tag in _READ_ALOUD:
+            why = None
         if why in PAINT and (element.tag in MEDIA or on_picture(element, look)):
             why = None  # a picture shows whatever its alt text's colour or size
         opened = self._opened_by(wrapper, tokens, values) if why in _BOX else None

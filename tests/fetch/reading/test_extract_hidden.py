@@ -480,3 +480,17 @@ def test_a_style_element_for_another_screen_is_not_applied():
     tree = tree_of(page(middle, head=head))
     assert hidden.read_sheet(tree).rules == 0
     assert hidden.style_text(head) == ""
+
+
+def test_mathjaxs_text_of_a_formula_it_draws_stays():
+    # MathJax draws a formula with CSS-generated glyphs; its only text is the copy for
+    # screen readers, clipped to nothing.
+    middle = (
+        '<p>Solve <mjx-container><mjx-math aria-hidden="true"><mjx-mi class="mjx-i"></mjx-mi>'
+        "</mjx-math><mjx-assistive-mml><math><mi>a</mi><mo>≠</mo><mn>0</mn></math>"
+        "</mjx-assistive-mml></mjx-container> first.</p>"
+    )
+    css = "mjx-assistive-mml{position:absolute!important;clip:rect(1px,1px,1px,1px)}"
+    tree = tree_of(page(middle, head=f"<style>{css}</style>"))
+    hidden.remove_unseen(tree, hidden.read_sheet(tree))
+    assert "a≠0" in "".join(tree.find("body").text_content().split())

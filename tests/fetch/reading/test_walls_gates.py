@@ -686,3 +686,33 @@ def test_a_service_page_beside_its_e_id_selector_stays_content():
         "kost het dubbele en wordt alleen verleend als er plaats is in de straat.</p>"
     )
     assert wall(page(f"{ESTATE}{SELECTOR.replace('</ul>', '</ul>' + service)}")) is None
+
+
+# ---------------------------------------------------------------- a forum's quick log-in
+
+
+THREAD = "".join(
+    f"<div class='post'><b>mwanachama_{n}</b> <small>0{n}.11.2025, 08:1{n}</small>"
+    f"<p>{ARTICLE}</p></div>"
+    for n in range(1, 4)
+)
+QUICK_LOG_IN = (
+    "<form action='/ucp.php?mode=login' method='post'><input name='username'>"
+    "<input type='password' name='password'><button>Ingia</button></form>"
+)
+
+
+def test_a_short_thread_beside_a_sidebars_quick_log_in_stays_content():
+    body = (
+        f"<main><div class='layout'><section class='thread'><h1>Treni ya usiku</h1>{THREAD}"
+        f"</section><aside class='sidebar'>{QUICK_LOG_IN}</aside></div></main>"
+    )
+    assert wall(page(body, "Treni ya usiku")) is None
+
+
+def test_a_log_in_form_in_the_page_s_own_card_is_still_a_sign_in():
+    body = (
+        f"<main><div class='panel'><h1>Ingia</h1><h3>Jina na nenosiri</h3>{QUICK_LOG_IN}"
+        "</div></main>"
+    )
+    assert wall(page(body, "Ingia")) == "sign_in"
