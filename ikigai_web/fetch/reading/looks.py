@@ -357,8 +357,13 @@ def _away(values: dict[str, str], parent: Look) -> str | None:
         value = values.get(name)
         return None if value is None else length(value, em=parent.font_px, percent_of=of)
 
-    def px(name: str, of: float = VIEWPORT[0]) -> float:
-        return size(name, of) or 0.0  # an offset this does not read moves nothing
+    def offset(name: str) -> float:
+        value = values.get(name)
+        if value is None or value in ("auto", "0", "initial", "unset"):
+            return 0.0
+        found = length(value, em=parent.font_px, percent_of=None)
+        # An offset this does not read (a percentage) may undo any other: nothing is known.
+        return math.nan if found is None else found
 
     if _collapsed(values, size):
         return "collapsed"
@@ -366,14 +371,19 @@ def _away(values: dict[str, str], parent: Look) -> str | None:
         return "clip"
     if _clip_path_empty(values.get("clip-path", "")):
         return "clip-path"
+    # Offsets in a percentage or a calc() of one are of a box this does not lay out (a
+    # full-bleed band's `margin-left: calc(-40% - 2rem)` with its width widened to match).
     moved = values.get("position") in ("absolute", "fixed", "relative", "sticky")
     shift_x, shift_y = _translation(values)
-    left = (px("left") if moved else 0.0) + px("margin-left") + shift_x
-    top = (px("top", VIEWPORT[1]) if moved else 0.0) + px("margin-top") + shift_y
-    right = px("right") if moved else 0.0
-    if min(left, top, px("text-indent")) <= -_FAR or right <= -VIEWPORT[0]:
+    left = (offset("left") if moved else 0.0) + offset("margin-left") + shift_x
+    top = (offset("top") if moved else 0.0) + offset("margin-top") + shift_y
+    right = offset("right") if moved else 0.0
+    width = size("width")
+    back = width is not None and left + width > 0  # a wide box reaches back on screen
+    # (A comparison with nan, an offset not known, is false: such a box is not judged.)
+    if (left <= -_FAR and not back) or top <= -_FAR or offset("text-indent") <= -_FAR:
         return "off-screen"
-    return None
+    return "off-screen" if right <= -VIEWPORT[0] else None
 
 
 def _collapsed(values: dict[str, str], size: Any) -> bool:

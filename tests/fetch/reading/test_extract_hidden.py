@@ -173,6 +173,8 @@ def test_each_inline_rule_hides(style):
         "font-size:11px",
         "opacity:0.6",
         "position:relative;left:50%;margin-left:-50vw",  # a full-bleed band, on screen
+        "position:relative;margin-left:calc(-42% - 2rem);width:calc(185% + 4rem)",
+        "margin-left:-600px;width:1400px",  # wide enough to reach back on screen
         "background:#111;color:#fff",
         "background:url(hero.jpg);color:#fff",  # on its picture
         "color:transparent;background:linear-gradient(red,blue);background-clip:text",
