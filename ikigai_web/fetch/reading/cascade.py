@@ -15,6 +15,8 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ikigai_web.common.text import lazy
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
@@ -28,7 +30,7 @@ _MAX_DEPTH = 32  # brackets inside brackets
 _MAX_TESTS = 2_000_000  # selectors tested against elements, in all, on one page
 _VAR_DEPTH = 8  # custom properties that name custom properties
 _STYLE_START = re.compile(r"<style\b[^>]*>", re.IGNORECASE)
-_ATTRIBUTE = re.compile(r"""([\w-]+)\s*=\s*(["']?)([^"'>]*)\2""")
+_ATTRIBUTE = lazy(r"""([\w-]+)\s*=\s*(["']?)([^"'>]*)\2""")
 _STYLE_END = re.compile(r"</style\s*>", re.IGNORECASE)
 
 # Every property that decides whether text shows; rules that set none of them are not kept.
@@ -43,7 +45,7 @@ WATCHED = frozenset((
     "-webkit-background-clip",
 ))  # fmt: skip
 # A watched property's name (or a custom property's) where a declaration may start.
-_WATCHED_NAME = re.compile(
+_WATCHED_NAME = lazy(
     r"(?:^|[;{\s])(?:--|(?:"
     + "|".join(sorted(map(re.escape, WATCHED), key=len, reverse=True))
     + r")\s*:)",
@@ -100,28 +102,28 @@ _SCREENS: tuple[dict[str, Any], ...] = tuple(
      "orientation": "portrait" if w < h else "landscape"}
     for w, h in ((375.0, 812.0), (768.0, 1024.0), (1920.0, 1080.0))
 )  # fmt: skip
-_LENGTH = re.compile(r"^([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)([a-z%]*)$")
+_LENGTH = lazy(r"^([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)([a-z%]*)$")
 _ABSOLUTE = {"px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54, "mm": 96 / 25.4}
 _ABSOLUTE |= {"q": 96 / 101.6, "dppx": 1.0, "x": 1.0, "dpi": 1 / 96}
 _VIEWPORT_UNITS = {"vw": VIEWPORT[0], "vh": VIEWPORT[1], "vmin": VIEWPORT[1]}
 _VIEWPORT_UNITS |= {"vmax": VIEWPORT[0], "svw": VIEWPORT[0], "svh": VIEWPORT[1]}
 _VIEWPORT_UNITS |= {"dvw": VIEWPORT[0], "dvh": VIEWPORT[1], "lvw": VIEWPORT[0], "lvh": VIEWPORT[1]}
-_VAR = re.compile(r"var\(\s*(--[-\w]+)\s*")
-_ARGUMENTS = re.compile(r"\([^()]*\)|\[[^\]]*\]|\"[^\"]*\"|'[^']*'")
-_NAMES = re.compile(r"([.#])(-?[_a-zA-Z\u00a0-\uffff][-\w\u00a0-\uffff]*)")
+_VAR = lazy(r"var\(\s*(--[-\w]+)\s*")
+_ARGUMENTS = lazy(r"\([^()]*\)|\[[^\]]*\]|\"[^\"]*\"|'[^']*'")
+_NAMES = lazy(r"([.#])(-?[_a-zA-Z\u00a0-\uffff][-\w\u00a0-\uffff]*)")
 _VALUED = re.compile(r"\[[^\]=]*=[^\]]*\]")
 # A compound's first class, and the classes after it (which a script adds and takes away).
 _EXTRA_CLASSES = re.compile(r"(\.[-\w]+)(?:\.[-\w]+)+")
-_BRACKETS = re.compile(
+_BRACKETS = lazy(
     r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|/\*.*?(?:\*/|$)|[()\[\]{}]", re.DOTALL
 )
-_BRACES = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|/\*.*?(?:\*/|$)|[{};]", re.DOTALL)
+_BRACES = lazy(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|/\*.*?(?:\*/|$)|[{};]", re.DOTALL)
 _UNREAD_AT_RULES = ("@font-face", "@keyframes", "@-webkit-keyframes", "@-moz-keyframes",
                     "@counter-style", "@page", "@property", "@font-feature-values")  # fmt: skip
-_SIMPLE = re.compile(r"([a-zA-Z][\w-]*|\*)?((?:[.#]-?[_a-zA-Z][\w-]*)*)")
-_PART = re.compile(r"([.#])(-?[_a-zA-Z][\w-]*)")
+_SIMPLE = lazy(r"([a-zA-Z][\w-]*|\*)?((?:[.#]-?[_a-zA-Z][\w-]*)*)")
+_PART = lazy(r"([.#])(-?[_a-zA-Z][\w-]*)")
 _NESTED = re.compile(r"[(\[\"']")
-_RANGE = re.compile(r"^(?:([^<>=]+)(<=|>=|<|>|=))?\s*([-a-z]+)\s*(?:(<=|>=|<|>|=)([^<>=]+))?$")
+_RANGE = lazy(r"^(?:([^<>=]+)(<=|>=|<|>|=))?\s*([-a-z]+)\s*(?:(<=|>=|<|>|=)([^<>=]+))?$")
 
 
 class Declared(NamedTuple):
@@ -288,6 +290,13 @@ class Sheet:
         self.elsewhere = Index()  # rules that show elements on other screens (a phone's)
         self.rules = 0
         self.cut = False  # a bound was reached: some rules were not read
+
+    def compiled(self) -> bool:
+        """Whether any selector was compiled (one not a simple compound): matching it needs
+        cssselect2's view of an element's ancestors and siblings."""
+        return any(
+            index.by_key or index.others for index in (self.index, self.reveal, self.elsewhere)
+        )
 
     def match(self, element: Any, keys: list[Token], above: dict[Token, int]) -> list[_Entry]:
         """The rules that apply to the element; none once _MAX_TESTS selectors were tested
@@ -552,14 +561,14 @@ class _Reader:
                 self._index(source, payload, index)
 
     def _index(self, selector: str, payload: Rule, index: Index) -> None:
-        from cssselect2 import SelectorError, parser
-
         simple = simple_compound(selector)
         if simple is not None:
             if all(self._present_token(token) for token in simple[0]):
                 index.add_simple(*simple, _unguarded(simple[0], payload))
                 self.sheet.rules += index is self.sheet.index
             return
+        from cssselect2 import SelectorError, parser  # only for a selector to compile
+
         try:
             parsed = [one for one in parser.parse(selector) if self._may_match(one.parsed_tree)]
             for one in parsed:

@@ -25,6 +25,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ikigai_web.common.text import lazy
 from ikigai_web.fetch.reading.cascade import Sheet, read_sheet, style_text, tokens_of
 from ikigai_web.fetch.reading.looks import (
     MEDIA,
@@ -39,7 +40,7 @@ from ikigai_web.fetch.reading.looks import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     from lxml.html import HtmlElement
 
@@ -73,19 +74,19 @@ _HEADER_WORDS = 12
 _ALT = "boolean(descendant-or-self::img[normalize-space(@alt)])"
 _HOLDS_BUTTON = "boolean(.//button | .//*[@aria-expanded] | .//*[@role='button'])"
 _TARGETS = ("aria-controls", "data-target", "data-bs-target", "data-toggle-target")
-_STREAMED = re.compile(r"^S:\d+$")  # React streams a part into <div hidden id="S:0">
+_STREAMED = lazy(r"^S:\d+$")  # React streams a part into <div hidden id="S:0">
 _WORD = re.compile(r"\w+")
 # Scripts written without spaces between words: each character is a token, two a word.
 _UNSPACED = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 )
-_TOKEN = re.compile(rf"[{_UNSPACED}]|[^\W{_UNSPACED}]+")
-_CHARACTER = re.compile(rf"[{_UNSPACED}]")
+_TOKEN = lazy(rf"[{_UNSPACED}]|[^\W{_UNSPACED}]+")
+_CHARACTER = lazy(rf"[{_UNSPACED}]")
 _ANCHOR_WORDS = 5
 _NEAR = 400  # characters looked at on each side of a part for its anchor words
 # Where a part taken out sat, in the body's text until its words are read (private use).
 _MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
-_MARKED = re.compile(f"{_MARK_OPEN}\\d+{_MARK_CLOSE}")
+_MARKED = lazy(f"{_MARK_OPEN}\\d+{_MARK_CLOSE}")
 _LINK_WORDS = 12
 _MENU = 0.5  # share of a hidden part's words in links beyond which it is a menu
 _SET = 3  # hidden parts of one tag and class: a component's closed states, not a message
@@ -159,6 +160,29 @@ class _Frame:
         self.pieces: list[tuple[HtmlElement, int]] = []
 
 
+class _Node:
+    """An element as the walk meets it where no selector of the page needs cssselect2's view
+    of its neighbours (every rule is a simple compound): itself, its parent, its children."""
+
+    __slots__ = ("etree_element", "parent")
+
+    def __init__(self, element: HtmlElement, parent: _Node | None = None) -> None:
+        self.etree_element = element
+        self.parent = parent
+
+    def iter_children(self) -> Iterator[_Node]:
+        for child in self.etree_element:
+            if isinstance(child.tag, str):
+                yield _Node(child, self)
+
+    def iter_subtree(self) -> Iterator[_Node]:
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(list(node.iter_children())))
+
+
 class _Walk:
     """The body walked in document order, each element's look computed from its parent's."""
 
@@ -177,12 +201,16 @@ class _Walk:
         self.memo: dict[tuple[Any, ...], tuple[Look, str | None, dict[str, str]]] = {}
 
     def run(self, body: HtmlElement) -> None:
-        import cssselect2
-
         self.most = _MOST * len(body.text_content())
         parts = body.xpath(".//*[@hidden][not(ancestor::*[@hidden])]")
         self.streamed = sum(len(part.text_content()) for part in parts) >= self.most
-        root = cssselect2.ElementWrapper.from_html_root(body.getroottree().getroot())
+        top = body.getroottree().getroot()
+        if self.sheet.compiled():  # selectors that look at an element's neighbours
+            import cssselect2
+
+            root = cssselect2.ElementWrapper.from_html_root(top)
+        else:
+            root = _Node(top)
         look = _shown(self._look(root, Look()))
         self._into(tokens_of(root.etree_element))
         for wrapper in root.iter_subtree():

@@ -9,6 +9,8 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ikigai_web.common.text import lazy
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -71,12 +73,12 @@ MEDIA = ("img", "picture", "video", "canvas", "svg", "iframe", "object", "embed"
 PAINTED = frozenset({"button", "input", "select", "textarea", "mark", "meter", "progress"})
 
 
-_FONT_SIZE = re.compile(
+_FONT_SIZE = lazy(
     r"(?:^|\s)((?:\d*\.)?\d+(?:[a-z]+|%)|0|[a-z-]*small|[a-z-]*large|medium)(?:/\S+)?(?:\s|$)"
 )
 
 
-_TRANSFORM = re.compile(r"([a-z0-9]+)\(([^()]*)\)")
+_TRANSFORM = lazy(r"([a-z0-9]+)\(([^()]*)\)")
 
 
 _ANIMATED = ("animation-name", "transition", "transform", "translate", "will-change")
