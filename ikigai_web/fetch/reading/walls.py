@@ -873,18 +873,18 @@ def _beside_form(markdown: str, form_text: str) -> int:
 
 def _card(form: HtmlElement) -> HtmlElement:
     """The box around a form that holds its heading too (a sign-in card), short of any that
-    holds an article or the page's main region beside it: else the form alone. A sidebar,
-    header or footer around it is the card: what holds the page's title beside it is the
-    page, not the form (a forum's quick log-in beside a thread)."""
+    holds an article or the page's main region beside it: else the form alone. A sidebar
+    around it is the card: what holds the page's title beside it is the page, not the form
+    (a forum's quick log-in beside a thread)."""
     for box in form.iterancestors():
         if box.tag == "body" or box.xpath(".//article | .//main"):
             break
         if box.find(".//h1") is not None or box.tag in _LANDMARK_TAGS:
-            return box  # a sidebar's, a header's or a footer's form goes no further
+            return box  # a sidebar's form goes no further
     return form
 
 
-_LANDMARK_TAGS = frozenset({"aside", "nav", "header", "footer"})
+_LANDMARK_TAGS = frozenset({"aside"})
 
 
 def _numbered_selects(tree: HtmlElement) -> bool:
