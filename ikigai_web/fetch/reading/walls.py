@@ -873,14 +873,15 @@ def _beside_form(markdown: str, form_text: str) -> int:
 
 def _card(form: HtmlElement) -> HtmlElement:
     """The box around a form that holds its heading too (a sign-in card), short of any that
-    holds an article or the page's main region beside it: else the form alone. A sidebar
-    around it is the card: what holds the page's title beside it is the page, not the form
-    (a forum's quick log-in beside a thread)."""
+    holds an article or the page's main region beside it, or that is a sidebar: else the
+    form alone (a forum's quick log-in beside a thread is no card of the thread's title)."""
     for box in form.iterancestors():
         if box.tag == "body" or box.xpath(".//article | .//main"):
             break
-        if box.find(".//h1") is not None or box.tag in _LANDMARK_TAGS:
-            return box  # a sidebar's form goes no further
+        if box.tag in _LANDMARK_TAGS:
+            break  # a sidebar's form is no card of the page's title beside it
+        if box.find(".//h1") is not None:
+            return box
     return form
 
 
