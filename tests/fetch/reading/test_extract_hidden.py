@@ -496,3 +496,16 @@ def test_mathjaxs_text_of_a_formula_it_draws_stays():
     tree = tree_of(page(middle, head=f"<style>{css}</style>"))
     hidden.remove_unseen(tree, hidden.read_sheet(tree))
     assert "a≠0" in "".join(tree.find("body").text_content().split())
+
+
+def test_a_hidden_part_holding_a_quarter_of_the_text_goes_whatever_its_size():
+    # The old rule kept a hidden part of 15 % of the page's text or more: an attacker wrote
+    # more. Only a part holding most of the text (a page its scripts show) stays now.
+    long_secret = " ".join([SECRET] * 4)
+    tree = tree_of(page(f"<div hidden><p>{long_secret}.</p></div>"))
+    body = tree.find("body")
+    share = len(long_secret) / len(body.text_content())
+    assert 0.2 < share < hidden._MOST
+    unseen = hidden.remove_unseen(tree, hidden.read_sheet(tree))
+    assert "developer mode" not in body.text_content()
+    assert unseen[0].words >= 40
