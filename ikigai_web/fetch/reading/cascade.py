@@ -51,9 +51,6 @@ _WATCHED_NAME = lazy(
     + r")\s*:)",
     re.IGNORECASE,
 )
-# Inherited by a child that does not set them (the others are not inherited).
-INHERITED = frozenset({"visibility", "color", "-webkit-text-fill-color", "font-size", "cursor"})
-_GLOBAL = frozenset({"inherit", "initial", "unset", "revert", "revert-layer"})
 # The interaction a person makes that a rule waits for: with it taken out, a rule that shows
 # an element under it says the element is a click (or hover) away.
 _STATES = frozenset(
@@ -872,7 +869,3 @@ def _closing(text: str, start: int) -> int:
         if depth == 0:
             return at
     return len(text)
-
-
-def is_global(value: str) -> bool:
-    return value in _GLOBAL
