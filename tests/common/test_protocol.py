@@ -700,3 +700,44 @@ def test_replacing_surrogates_copes_with_json_as_deep_as_the_parser_takes():
     for _ in range(depth):
         value = value[0]
     assert value == "\ufffd"
+
+
+_CYCLES = """
+import gc, time
+from ikigai_web.common import protocol
+
+protocol.CYCLES_AFTER = 0.2
+def call(_call, _settings):
+    off = not gc.isenabled()
+    time.sleep(0.5)  # a long call gets the collector back
+    return {"off_at_first": off, "on_later": gc.isenabled()}
+
+protocol.main({"name": "demo", "parameters": {"type": "object", "properties": {}}}, call)
+"""
+
+
+def test_a_calls_process_runs_its_first_seconds_without_the_cycle_collector():
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", _CYCLES], input=b"{}", capture_output=True, check=True
+    )
+    assert json.loads(run.stdout) == {"off_at_first": True, "on_later": True}
+
+
+def test_a_process_that_runs_calls_as_functions_keeps_its_collector(monkeypatch):
+    import gc
+
+    monkeypatch.setattr(protocol, "ENDS_PROCESS", False)
+    monkeypatch.setattr("sys.argv", ["demo-tool"])
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'{"query": "q"}')))
+    seen: list[bool] = []
+
+    def call(_call: dict[str, Any], _settings: Any) -> dict[str, Any]:
+        seen.append(gc.isenabled())
+        return {}
+
+    with pytest.raises(SystemExit):
+        protocol.main(SCHEMA, call)
+    assert seen == [True]

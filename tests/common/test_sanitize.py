@@ -17,7 +17,7 @@ import pytest
 from conftest import Reply
 
 from ikigai_web.common.runner import scrub
-from ikigai_web.common.text import visible
+from ikigai_web.common.text import reaches, visible
 
 BIN = Path(__file__).resolve().parents[2] / "libexec" / "ikigai"
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -171,3 +171,17 @@ def test_search_results_carry_no_hidden_characters(fake_server, isolated_env):
         text = proc.stdout.decode()
         assert "Ikigai" in text
         assert [bad for bad in FORBIDDEN if bad in text] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "expected"),
+    [
+        ("", "\u3040", False),
+        ("Plain Latin, Ελληνικά, русский, العربية", "\u3040", False),
+        ("A title with 日本語", "\u3040", True),
+        ("ไทย", "\u0e00", True),
+        ("Emoji 😀 only", "\u3040", True),  # past CJK: the pattern behind the guard decides
+    ],
+)
+def test_reaches_tells_whether_any_character_is_at_or_past_a_point(text, first, expected):
+    assert reaches(text, first) is expected

@@ -107,7 +107,9 @@ _VIEWPORT_UNITS |= {"vmax": VIEWPORT[0], "svw": VIEWPORT[0], "svh": VIEWPORT[1]}
 _VIEWPORT_UNITS |= {"dvw": VIEWPORT[0], "dvh": VIEWPORT[1], "lvw": VIEWPORT[0], "lvh": VIEWPORT[1]}
 _VAR = lazy(r"var\(\s*(--[-\w]+)\s*")
 _ARGUMENTS = lazy(r"\([^()]*\)|\[[^\]]*\]|\"[^\"]*\"|'[^']*'")
-_NAMES = lazy(r"([.#])(-?[_a-zA-Z\u00a0-\uffff][-\w\u00a0-\uffff]*)")
+# Any character past ASCII may be in a name; the negated class says so cheaply (a range of
+# thousands of characters costs `re` milliseconds to compile, every process).
+_NAMES = lazy(r"([.#])(-?(?:[_a-zA-Z]|[^\x00-\x9f])(?:[-\w]|[^\x00-\x9f])*)")
 _VALUED = re.compile(r"\[[^\]=]*=[^\]]*\]")
 # A compound's first class, and the classes after it (which a script adds and takes away).
 _EXTRA_CLASSES = re.compile(r"(\.[-\w]+)(?:\.[-\w]+)+")
@@ -252,6 +254,9 @@ def _tokens(tree: Any) -> tuple[set[Token], set[Token]]:
 
 
 def _compound_tokens(compound: Any) -> set[Token]:
+    """The ids, classes and tags an element must have to match the compound: `:root` is the
+    <html> element, and `:is()` or `:where()` asks for what all its selectors' subjects ask
+    for (`:root` and `:where(img)` are most of the selectors no token would file)."""
     from cssselect2 import parser
 
     found: set[Token] = set()
@@ -262,7 +267,22 @@ def _compound_tokens(compound: Any) -> set[Token]:
             found.add((".", simple.class_name))
         elif isinstance(simple, parser.LocalNameSelector):
             found.add(("", simple.lower_local_name))
+        elif isinstance(simple, parser.PseudoClassSelector) and simple.name == "root":
+            found.add(("", "html"))
+        elif isinstance(simple, parser.MatchesAnySelector | parser.SpecificityAdjustmentSelector):
+            found |= _shared_tokens([selector.parsed_tree for selector in simple.selector_list])
     return found
+
+
+def _shared_tokens(trees: list[Any]) -> set[Token]:
+    """What every one of the selectors' subjects must have."""
+    from cssselect2 import parser
+
+    subjects = [
+        _compound_tokens(tree.right if isinstance(tree, parser.CombinedSelector) else tree)
+        for tree in trees
+    ]
+    return set.intersection(*subjects) if subjects else set()
 
 
 def tokens_of(element: HtmlElement) -> list[Token]:
@@ -287,6 +307,15 @@ class Sheet:
         self.elsewhere = Index()  # rules that show elements on other screens (a phone's)
         self.rules = 0
         self.cut = False  # a bound was reached: some rules were not read
+
+    def keys(self) -> frozenset[Token] | None:
+        """The ids, classes and tags one of which an element must have for a rule to apply
+        to it (each rule is filed by one its subject needs), or None when a rule may apply to
+        any element (`*`, `[lang]`, `:not(.x)`)."""
+        index = self.index
+        if index.others:
+            return None
+        return frozenset(index.by_key) | frozenset(index.simple)
 
     def compiled(self) -> bool:
         """Whether any selector was compiled (one not a simple compound): matching it needs

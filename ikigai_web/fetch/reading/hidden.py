@@ -25,7 +25,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ikigai_web.common.text import lazy
+from ikigai_web.common.text import lazy, reaches
 from ikigai_web.fetch.reading.cascade import Sheet, read_sheet, style_text, tokens_of
 from ikigai_web.fetch.reading.looks import (
     MEDIA,
@@ -74,12 +74,14 @@ _HEADER_WORDS = 12
 _ALT = "boolean(descendant-or-self::img[normalize-space(@alt)])"
 _HOLDS_BUTTON = "boolean(.//button | .//*[@aria-expanded] | .//*[@role='button'])"
 _TARGETS = ("aria-controls", "data-target", "data-bs-target", "data-toggle-target")
+_QUOTED = lazy(r"[\"']#?([A-Za-z][\w-]*)[\"']")  # a name in a control's script
 _STREAMED = lazy(r"^S:\d+$")  # React streams a part into <div hidden id="S:0">
 _WORD = re.compile(r"\w+")
 # Scripts written without spaces between words: each character is a token, two a word.
 _UNSPACED = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 )
+_FIRST_UNSPACED = _UNSPACED[0]  # the scripts without spaces all come after it
 _TOKEN = lazy(rf"[{_UNSPACED}]|[^\W{_UNSPACED}]+")
 _CHARACTER = lazy(rf"[{_UNSPACED}]")
 _ANCHOR_WORDS = 5
@@ -197,6 +199,7 @@ class _Walk:
         self.most = 0.0  # characters: a hidden part this large is the page's own content
         self.walked = 0  # elements
         self.owning = 0  # frames on the walk's stack whose own text is unseen
+        self.leads: set[HtmlElement] | None = None  # what may be styled, and its ancestors
         self.streamed = False  # the `hidden` parts hold most of the text
         self.memo: dict[tuple[Any, ...], tuple[Look, str | None, dict[str, str]]] = {}
 
@@ -205,6 +208,7 @@ class _Walk:
         parts = body.xpath(".//*[@hidden][not(ancestor::*[@hidden])]")
         self.streamed = sum(len(part.text_content()) for part in parts) >= self.most
         top = body.getroottree().getroot()
+        self.leads = _leads(body, self.sheet.keys())
         if self.sheet.compiled():  # selectors that look at an element's neighbours
             import cssselect2
 
@@ -242,6 +246,12 @@ class _Walk:
                 self.owning -= frame.own
                 self._leave(frame, stack[-1][0] if stack else None)
             elif isinstance(child.etree_element.tag, str):
+                if (
+                    not self.owning
+                    and self.leads is not None
+                    and child.etree_element not in self.leads
+                ):
+                    continue  # nothing in it is styled: it is seen as its parent is
                 entered = self._enter(child, frame)
                 if entered is None and _says(child.etree_element):
                     frame.doomed.append(child.etree_element)
@@ -352,10 +362,32 @@ class _Walk:
         first = parent is not None and _sibling(element, after=False) is None
         if self._by_control(element) or (first and self._by_control(parent)):
             return "control"
+        if self._toggled_above(wrapper, tokens):
+            return "control"
         if self._state_shows(wrapper, tokens, values) or self._one_of_a_set(wrapper):
             return "state"
         elsewhere = self.sheet.reveals(wrapper, tokens, self.above, screens=True)
         return "screen" if any(_shows(rule, values) for rule in elsewhere) else None
+
+    def _toggled_above(self, wrapper: Any, tokens: list[Token]) -> bool:
+        """Whether the rule that hides the element asks for a class of an ancestor (a list's
+        `.faq.is-collapsed .more`) that a control names or follows as a toggle: its click
+        changes that ancestor's class, and shows the element. (Any button before a box is
+        no sign: a product's "add to cart" stands before its description.)"""
+        needs = {
+            token
+            for entry in self.sheet.match(wrapper, tokens, self.above)
+            if _hides(entry.rule)
+            for token in entry.needs
+            if token[0] == "."
+        }
+        if not needs:
+            return False
+        for ancestor in wrapper.etree_element.iterancestors():
+            if not needs.isdisjoint(tokens_of(ancestor)):
+                after = _sibling(ancestor, after=True)
+                return ancestor.get("id") in self.controlled or self._control(after, after=True)
+        return False
 
     def _state_shows(self, wrapper: Any, tokens: list[Token], values: dict[str, str]) -> bool:
         """Whether a rule shows the element in a state it is not in now (its selector waits
@@ -409,7 +441,8 @@ class _Walk:
             return True
         if after:  # a control after a part names what it opens: any button does not
             return False
-        look = self.looks.get(near)
+        # One the walk skipped looks as its parent does (see `_leads`).
+        look = self.looks.get(near) or self.looks.get(near.getparent())
         clickable = (
             near.tag in _CONTROLS
             or near.get("role") == "button"
@@ -448,6 +481,28 @@ def _says(element: HtmlElement) -> bool:
     return bool(element.text_content().strip()) or bool(element.xpath(_ALT))
 
 
+def _leads(body: HtmlElement, keys: frozenset[Token] | None) -> set[HtmlElement] | None:
+    """The elements of the body that a rule (filed by one of `keys`) or their markup may
+    style, and their ancestors; None when a rule may style any element. Any other subtree
+    looks as its parent does, so under a seen parent the walk skips it: most of a page."""
+    if keys is None:
+        return None
+    leads: set[HtmlElement] = set()
+    for element in body.iter():
+        if isinstance(element.tag, str) and _styled_here(element, keys):
+            up: HtmlElement | None = element
+            while up is not None and up not in leads:
+                leads.add(up)
+                up = up.getparent()
+    return leads
+
+
+def _styled_here(element: HtmlElement, keys: frozenset[Token]) -> bool:
+    if not _plain(element) or element.get("style") is not None:
+        return True
+    return any(token in keys for token in tokens_of(element))
+
+
 def _plain(element: HtmlElement) -> bool:
     """Whether an element with no declarations of its own looks as its parent does: not one
     the browser styles itself nor one hidden by an attribute."""
@@ -479,7 +534,21 @@ def _controlled(tree: HtmlElement) -> set[str]:
             found.update(ref.lstrip("#") for ref in str(value).split())
     # An in-page link to a part the page hides opens it: a tab's, a "read more"'s.
     found.update(str(href)[1:] for href in tree.xpath("//a/@href") if str(href).startswith("#"))
+    # A control whose script names a part of the page (getElementById('faq')) opens it.
+    named = {name for script in tree.xpath("//@onclick") for name in _QUOTED.findall(script)}
+    if named:
+        found.update(named & {str(value) for value in tree.xpath("//@id")})
     return found
+
+
+def _hides(rule: Rule) -> bool:
+    """Whether a rule hides what it applies to as a box (see `_shows`, its converse)."""
+    return any(
+        (item.name == "display" and item.value == "none")
+        or (item.name == "visibility" and item.value in ("hidden", "collapse"))
+        or (item.name in ("opacity", "max-height", "height") and item.value in ("0", "0px"))
+        for item in rule.declarations
+    )
 
 
 def _shows(rule: Rule, declared: dict[str, str]) -> bool:
@@ -629,6 +698,8 @@ def _instructs(element: HtmlElement, text: str) -> bool:
 def words(text: str) -> int:
     """How many words the text holds: two characters of a script written without spaces
     (Chinese, Japanese, Thai...) count as one."""
+    if not reaches(text, _FIRST_UNSPACED):
+        return len(_WORD.findall(text))
     unspaced = len(_CHARACTER.findall(text))
     return len(_TOKEN.findall(text)) - unspaced + (unspaced + 1) // 2
 
@@ -640,7 +711,8 @@ def _declared_triples(tree: HtmlElement) -> set[tuple[str, ...]]:
 
 
 def _triples(text: str) -> set[tuple[str, ...]]:
-    tokens = [token.lower() for token in _TOKEN.findall(text)]
+    found = _TOKEN.findall(text) if reaches(text, _FIRST_UNSPACED) else _WORD.findall(text)
+    tokens = [token.lower() for token in found]
     return {tuple(tokens[at : at + 3]) for at in range(max(len(tokens) - 2, 1))}
 
 

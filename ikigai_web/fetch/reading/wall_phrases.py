@@ -15,6 +15,8 @@ import re
 from functools import cache
 from typing import NamedTuple
 
+from ikigai_web.common.text import lazy, reaches
+
 _DATA = "wall_phrases.json"
 _KEY = 4  # letters of a word a phrase is filed under
 # A word's letters: \w leaves out the vowel signs and other combining marks of the Indic
@@ -27,7 +29,8 @@ _MARKS = (
 )
 _WORD = re.compile(f"[\\w{_MARKS}]+")
 # Scripts written without spaces between words: their phrases are found by substring.
-_UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_UNSPACED = lazy(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_FIRST_UNSPACED = "\u0e00"
 _EDGES = re.compile(f"^[^\\w{_MARKS}]+|[^\\w{_MARKS}]+$|^_+|_+$")
 _MORE_WORDS = 3  # a heading may run this many words past its phrase ("Sign in to Example")
 _MORE_CHARS = 8  # ...or this many characters, in a script without spaces
@@ -104,7 +107,7 @@ def _filed(by_language: dict[str, list[str]]) -> Phrases:
     unspaced = []
     for phrase in _flat(by_language):
         first = _WORD.search(phrase)
-        if first is None or _UNSPACED.search(first[0]):
+        if first is None or (reaches(first[0], _FIRST_UNSPACED) and _UNSPACED.search(first[0])):
             unspaced.append(phrase)
         else:
             keyed.setdefault(first[0][:_KEY], []).append(phrase)
@@ -149,7 +152,8 @@ def is_heading(names: frozenset[str], segment: str) -> bool:
     for cut in range(max(2, len(words) - _MORE_WORDS), len(words)):
         if " ".join(words[:cut]) in names or " ".join(words[len(words) - cut :]) in names:
             return True
-    if _UNSPACED.search(text):  # a brand or a word more before or after the phrase
+    # A brand or a word more before or after the phrase.
+    if reaches(text, _FIRST_UNSPACED) and _UNSPACED.search(text):
         for cut in range(max(_SHORTEST, len(text) - _MORE_CHARS), len(text)):
             if text[:cut] in names or text[len(text) - cut :] in names:
                 return True

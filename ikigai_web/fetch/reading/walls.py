@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, urljoin, urlsplit
 
 from ikigai_web.common.errors import WALLS, ErrorCode, ToolError
-from ikigai_web.common.text import lazy
+from ikigai_web.common.text import lazy, reaches
 from ikigai_web.fetch.reading import wall_marks, wall_phrases
 
 if TYPE_CHECKING:
@@ -117,6 +117,7 @@ _KINDS = (
 # Chinese and Japanese, written without spaces: two characters a word. Korean spaces its
 # words, so its characters are not counted again.
 _CJK = lazy(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+_FIRST_CJK = "\u3040"
 # Thai, Lao, Myanmar and Khmer put no spaces between words either: about four letters a word.
 _SOUTHEAST = lazy(
     r"[\u0e01-\u0e30\u0e40-\u0e46\u0e81-\u0eb0\u0ec0-\u0ec6\u1000-\u102a\u1780-\u17b3]"
@@ -920,7 +921,7 @@ def _visible(body: HtmlElement) -> tuple[int, str]:
 def size(text: str) -> int:
     """Words, a CJK character counting as half of one (those scripts put no spaces)."""
     words = len(text.split())  # str.split: ten times faster than a regex, on every page
-    return words + len(_CJK.findall(text)) // 2 if _CJK.search(text) else words
+    return words + len(_CJK.findall(text)) // 2 if reaches(text, _FIRST_CJK) else words
 
 
 def _squash(text: str) -> str:
@@ -1245,7 +1246,9 @@ def _names_itself(phrases: wall_phrases.Phrases, page: _Page) -> bool:
 def _long_name(title: str) -> bool:
     """A title long enough to be a wall's own name rather than a word or two an article,
     a song or a film may be called ("Bad Gateway", "Accept All")."""
-    return len(title.split()) >= _OWN_NAME_WORDS or len(_CJK.findall(title)) >= _OWN_NAME_CHARS
+    if len(title.split()) >= _OWN_NAME_WORDS:
+        return True
+    return reaches(title, _FIRST_CJK) and len(_CJK.findall(title)) >= _OWN_NAME_CHARS
 
 
 def _prose(name: str, markdown: str, *, notice: bool = False) -> int:

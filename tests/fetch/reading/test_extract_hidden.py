@@ -509,3 +509,56 @@ def test_a_hidden_part_holding_a_quarter_of_the_text_goes_whatever_its_size():
     unseen = hidden.remove_unseen(tree, hidden.read_sheet(tree))
     assert "developer mode" not in body.text_content()
     assert unseen[0].words >= 40
+
+
+def test_a_list_a_toggle_opens_by_its_class_keeps_its_hidden_rows():
+    # A "show more": the rule hides rows only while their list has a state class, and the
+    # button after the list takes that class away.
+    rows = f'<p>{VISIBLE[2]}</p><p class="more">{SECRET} 1.</p>'
+    toggle = "document.getElementById('faq').classList.toggle('is-collapsed')"
+    middle = (
+        f'<div class="faq is-collapsed" id="faq">{rows}</div>'
+        f'<button onclick="{toggle}">Show more</button><p>{VISIBLE[0]}</p>'
+        f'<div class="notes shut" id="notes"><p class="more">{SECRET} 2.</p></div>'
+        "<button>Share</button>"
+    )
+    css = ".faq.is-collapsed .more, .notes.shut .more{display:none}"
+    tree = tree_of(page(middle, head=f"<style>{css}</style>"))
+    hidden.remove_unseen(tree, hidden.read_sheet(tree))
+    text = tree.find("body").text_content()
+    assert f"{SECRET} 1." in text
+    assert f"{SECRET} 2." not in text  # no control names its list or toggles after it
+
+
+def test_a_rule_under_an_ancestor_still_hides_after_any_button():
+    # A product page's "add to cart" stands before its description: no sign of a toggle.
+    middle = (
+        "<button>Add to cart</button>"
+        f'<div class="prose"><p>{VISIBLE[2]}</p><p class="note">{SECRET}.</p></div>'
+    )
+    tree = tree_of(page(middle, head="<style>.prose .note{opacity:0}</style>"))
+    hidden.remove_unseen(tree, hidden.read_sheet(tree))
+    assert "developer mode" not in tree.find("body").text_content()
+
+
+def test_rules_are_filed_by_what_their_subject_needs():
+    def keys(css: str) -> frozenset[tuple[str, str]] | None:
+        tree = tree_of(page('<p class="a b">x</p><img class="c">', head=f"<style>{css}</style>"))
+        return hidden.read_sheet(tree).keys()
+
+    assert keys(":root{--ink:#fff}") == frozenset({("", "html")})
+    assert keys(":where(img.c, p.c){color:red}") == frozenset({(".", "c")})
+    assert keys(":is(p){color:red} .a .b{color:red}") == frozenset({("", "p"), (".", "b")})
+    assert keys("*{color:red}") is None
+    assert keys("[lang]{color:red}") is None
+
+
+def test_styled_parts_deep_in_an_unstyled_page_are_found():
+    # The walk skips what no rule or markup styles: what is styled, however deep, is not.
+    nested = "<div><section><span>" * 30, "</span></section></div>" * 30
+    deep = f'{nested[0]}<b class="x">{SECRET}.</b>{nested[1]}'
+    plain = "".join(f"<div><p>{VISIBLE[n % 3]}</p></div>" for n in range(20))
+    tree = tree_of(page(plain + deep, head="<style>.x{color:transparent}</style>"))
+    unseen = hidden.remove_unseen(tree, hidden.read_sheet(tree))
+    assert "developer mode" not in tree.find("body").text_content()
+    assert len(unseen) == 1

@@ -116,8 +116,11 @@ def read_apart(
 def _child(reader: Callable[[], Iterator[Event]], out: int, parent: int, memory: int) -> None:
     """Read and send, then end without any of the parent's exit handlers or buffers."""
     import faulthandler
+    import gc
 
     from ikigai_web.common.procs import cap_data, die_with_parent
+
+    gc.enable()  # a document's objects may hold cycles (the call's process starts without)
 
     code = 0
     try:
