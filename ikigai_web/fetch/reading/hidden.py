@@ -75,7 +75,8 @@ _ALT = "boolean(descendant-or-self::img[normalize-space(@alt)])"
 _HOLDS_BUTTON = "boolean(.//button | .//*[@aria-expanded] | .//*[@role='button'])"
 _TARGETS = ("aria-controls", "data-target", "data-bs-target", "data-toggle-target")
 _QUOTED = lazy(r"[\"']#?([A-Za-z][\w-]*)[\"']")  # a name in a control's script
-_STREAMED = lazy(r"^S:\d+$")  # React streams a part into <div hidden id="S:0">
+# React streams a part into <div hidden id="S:0">, its number in hexadecimal ("S:2b").
+_STREAMED = lazy(r"^S:[0-9a-f]+$")
 _WORD = re.compile(r"\w+")
 # Scripts written without spaces between words: each character is a token, two a word.
 _UNSPACED = (
@@ -285,7 +286,7 @@ class _Walk:
         if opened is not None and why is not None:
             if opened == "control":  # content a click shows: nothing after this drops it
                 _unhide(element)
-            look = _opened(look, why, parent.look)
+            look = _opened(look, parent.look)
             why = None
         self.looks[element] = look
         if why is not None and why not in _OVERRIDABLE:
@@ -461,11 +462,15 @@ def _focusable(element: HtmlElement) -> bool:
     return value.isdigit() and element.tag not in ("a", "input", "select", "textarea", "iframe")
 
 
-def _opened(look: Look, why: str, parent: Look) -> Look:
-    """The look of a part a person opens, as it is once open."""
-    visibility = "visible" if why == "visibility" else look.visibility
+def _opened(look: Look, parent: Look) -> Look:
+    """The look of a part a person opens, as it is once open: whatever its closed state set
+    undone, not only what was found first (a collapse is `display:none`, `opacity:0` and no
+    height at once, and its text would otherwise stay as transparent as it was)."""
+    hidden = look.visibility in ("hidden", "collapse")
     return look._replace(
-        visibility=visibility, opacity=parent.opacity if why == "opacity" else look.opacity
+        visibility=parent.visibility if hidden else look.visibility,
+        opacity=parent.opacity,
+        scale=parent.scale,
     )
 
 

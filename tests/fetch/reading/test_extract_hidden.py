@@ -562,3 +562,26 @@ def test_styled_parts_deep_in_an_unstyled_page_are_found():
     unseen = hidden.remove_unseen(tree, hidden.read_sheet(tree))
     assert "developer mode" not in tree.find("body").text_content()
     assert len(unseen) == 1
+
+
+def test_an_opened_collapse_shows_its_text_whatever_else_its_closed_state_set():
+    # Chakra's accordion: the closed panel is display:none, opacity:0 and no height at once.
+    middle = (
+        '<button aria-expanded="false" aria-controls="panel-1">Care and use</button>'
+        '<div class="collapse" style="overflow:hidden;display:none;opacity:0;height:0px">'
+        f'<div role="region" id="panel-1"><p>{SECRET}.</p></div></div>'
+    )
+    tree = tree_of(page(middle))
+    assert hidden.remove_unseen(tree, hidden.read_sheet(tree)) == []
+    assert "developer mode" in tree.find("body").text_content()
+
+
+def test_react_streams_parts_numbered_in_hexadecimal():
+    parts = "".join(
+        f'<div hidden id="S:{n:x}"><p>{VISIBLE[n % 3]} Part {n}.</p></div>' for n in (9, 10, 43)
+    )
+    tree = tree_of(page(parts + f'<div hidden id="S:zz">{SECRET}.</div>'))
+    hidden.remove_unseen(tree, hidden.read_sheet(tree))
+    text = tree.find("body").text_content()
+    assert "Part 43." in text
+    assert "developer mode" not in text
