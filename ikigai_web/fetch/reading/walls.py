@@ -269,6 +269,11 @@ _BUY_ACCESS = lazy(
 # in its class, id, alt text or label: "qr", "qrcode", "mdQrImg", "QRコード", "Mã QR".
 _QR_NAMED = (
     "contains(translate(concat(@class, ' ', @id, ' ', @alt, ' ', @aria-label), 'QR', 'qr'), 'qr')"
+    # ...or the address it is drawn from ("/line/qr?s=...", "qrcode.png"): its alt text may
+    # spell "QR" in the page's own script
+    " or contains(translate(@src, 'QRCODE', 'qrcode'), '/qr')"
+    " or contains(translate(@src, 'QRCODE_', 'qrcode-'), 'qr-code')"
+    " or contains(translate(@src, 'QRCODE', 'qrcode'), 'qrcode')"
 )
 # Fields a person writes in: an account's, a code's, or else a name or a message.
 _WRITING = ".//textarea | .//input[not(@type) or @type='text']"
@@ -322,6 +327,13 @@ _CHOICE_WORDS = 8  # words of a choice that names an age
 _AGE_HEADINGS = "//h1 | //h2 | //h3"
 _AGE_HEADING_WORDS = 12  # words of a heading that asks for an age
 _ANSWER_WORDS = 2  # words of a yes or a no
+# Where an age check's own form posts and its choices lead, outside the page's chrome.
+_AGE_TARGETS = f"//form{_OUTSIDE_CHROME}/@action | //a{_OUTSIDE_CHROME}/@href"
+# The labels a not-found page may name its box or picture by, outside the page's chrome.
+_GONE_LABELS = (
+    f"//body//*[self::div or self::section or self::main or self::article]{_OUTSIDE_CHROME}"
+    f"/@*[name()='class' or name()='id'] | //img{_OUTSIDE_CHROME}/@src"
+)
 _HEADINGS = 8  # headings looked at for the age
 # A question mark in several scripts (Greek's ";", Armenian's), or the plus of "18+".
 _ASKS = lazy(r"[?\uff1f\u061f;\u055e+]")
@@ -396,6 +408,7 @@ class Clues(NamedTuple):
     main_beside_dialog: int = -1  # ...and in the main region outside them (-1: none marked)
     age_box: bool = False  # a container named for an age check, or a choice that names an age
     region_box: bool = False  # a container named for a region block ("geo-block")
+    gone_box: bool = False  # a container or picture named for an item gone ("listing-expired")
     # The page marks a main region and it holds no words: what it withholds stands elsewhere
     # (a consent platform's message, drawn over the empty region by its script).
     main_empty: bool = False
@@ -465,7 +478,8 @@ def clues(tree: HtmlElement, signals: Signals, url: str = "") -> Clues:
     )
     if not text or words > _STRUCTURE_WORDS:
         return found
-    built = _structure(tree, size(text), url)
+    # Counted in every script: a Thai article under a cookie bar is no page the bar fills.
+    built = _structure(tree, _words(text), url)
     # A search box of the page's own is a way into its site too: a not-found page's.
     nowhere, away = _leads_nowhere(tree, url) if not built["search_box"] else (False, False)
     return found._replace(**built, leads_nowhere=nowhere, leads_away=away)
@@ -542,8 +556,12 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
         "dialog_words": dialog,
         "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
         "main_beside_dialog": _main_beside(tree, dialogs) if dialog else -1,
-        "age_box": age_box or _age_choice(choices) or _age_question(tree, choices, url),
+        "age_box": age_box
+        or _age_choice(choices)
+        or _age_question(tree, choices, url)
+        or _age_target(tree),
         "region_box": region_box,
+        "gone_box": _gone_box(tree),
         "main_empty": _main_empty(tree),
         "account_form": any(map(_posts_to_sign_in, _forms_of(signing))),
         "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
@@ -645,6 +663,27 @@ def _age_question(tree: HtmlElement, choices: list[HtmlElement], url: str) -> bo
     ):
         return False
     return any(all(_answers(choice, url) for choice in box) for box in _side_by_side(choices))
+
+
+def _age_target(tree: HtmlElement) -> bool:
+    """Whether the page's own form posts to, or a choice of a word or two leads to, an
+    address named for an age check ("/age-verify", "/age-check/ok?r=..."): the gate's own
+    way on, whatever its words and however its date fields are drawn (selects a script
+    fills), in any language."""
+    for target in tree.xpath(_AGE_TARGETS):
+        owner = target.getparent()
+        if owner.tag == "a" and not 0 < len(_choice_text(owner).split()) <= _ANSWER_WORDS:
+            continue
+        if wall_marks.AGE_GATE.search(_path(str(target)) or ""):
+            return True
+    return False
+
+
+def _gone_box(tree: HtmlElement) -> bool:
+    """Whether a box (its class or id) or a picture (its file name) outside the page's
+    chrome is named for an item that is gone: a not-found page's markup, in any language."""
+    labels = (str(label) for label in tree.xpath(_GONE_LABELS)[:_MOST_TARGETS])
+    return any(wall_marks.GONE_LABEL.search(label.lower()) for label in labels)
 
 
 def _answers(choice: HtmlElement, url: str) -> bool:
@@ -778,11 +817,11 @@ def _boxes(tree: HtmlElement) -> tuple[int, bool, bool, list[HtmlElement]]:
             if box.find(".//main") is not None or box.find(".//article") is not None:
                 continue  # a wrapper named for a banner it holds, around the content
             measured.add(box)  # the outermost: what it holds, its inner boxes hold less
-            dialog = max(dialog, size(box.text_content()))
+            dialog = max(dialog, _words(box.text_content()))
     for box in tree.xpath(_DIALOGS):
         if _about_consent(box):
             measured.add(box)
-            dialog = max(dialog, size(box.text_content()))
+            dialog = max(dialog, _words(box.text_content()))
     return dialog, age_box, region_box, list(measured)
 
 
@@ -808,7 +847,7 @@ def _main_beside(tree: HtmlElement, dialogs: list[HtmlElement]) -> int:
     ]
     if not inside:
         return -1  # the dialog stands elsewhere: the main region tells nothing of it
-    return max(size(region.text_content()) - sum(size(b.text_content()) for b in inside), 0)
+    return max(_words(region.text_content()) - sum(_words(b.text_content()) for b in inside), 0)
 
 
 def _about_consent(box: HtmlElement) -> bool:
@@ -1317,7 +1356,11 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
         # A runtime's error output outweighs the words it quotes (a path with "public_html").
         return int(found.noindex) + 2 * _STRONG * _starts_with_a_trace(found.text)
     if name == "not_found":
-        return int(found.noindex)
+        # A box or picture named for the item gone, under words that say so, outweighs the
+        # line of its own that says why (the host withdrew it, the owner deleted it).
+        return int(found.noindex) + _STRONG * (found.gone_box and short and worded)
+    if name == "rate_limited":  # a virtual waiting room's own markup
+        return _STRONG * (short and _in_markup(wall_marks.QUEUE, markup))
     if name == "region_block":
         return _STRONG * found.region_box * short
     return 0
