@@ -348,7 +348,10 @@ PAYWALL_BOX = lazy(
     r"pay-?wall|reg-?wall|meter(?:ed)?[-_]?(?:wall|box|gate|prompt|limit)"
     r"|premium[-_]?(?:wall|gate|lock|box|prompt|only)|(?:article|content|story)[-_]?lock"
     r"|subscri(?:ber|ption|be)s?[-_]?(?:only|wall|gate|lock|box|prompt|cta)"
-    r"|locked[-_]?(?:content|article|story)|upgrade[-_]?cta|tp-(?:modal|container|iframe)"
+    r"|locked[-_]?(?:content|article|story|chapter|episode|viewer)|upgrade[-_]?cta"
+    # A serial's paid chapter or episode: a web novel's or a comic's viewer, locked.
+    r"|(?:vip|paid|chapter|episode)[-_]?(?:lock|limit|wall|gate)"
+    r"|(?:viewer|chapter|episode|reader)[-_]?locked|tp-(?:modal|container|iframe)"
     r"|piano[-_]?(?:inline|offer|paywall|template)|tinypass|poool|zephr|pelcro|lp[-_]paywall",
     re.IGNORECASE,
 )

@@ -149,3 +149,31 @@ def test_a_refusal_that_names_the_visitors_location_is_a_region_block():
 def test_a_hosts_page_for_a_site_without_its_filing_is_parked():
     said = "该网站暂时无法进行访问\n可能原因\n1、网站未备案或备案信息已被注销\n2、网站已到期。"
     assert named(None, said) == "parked"
+
+
+# ---------------------------------------------------------------- a serial's locked chapter
+
+
+def test_a_serials_locked_chapter_is_a_paywall():
+    teaser = (
+        "<p>Lin Feng pushed open the gate of the old sect and found the courtyard empty, the "
+        "lanterns still burning as if someone had just left.</p>"
+    )
+    for box in ("vip-limit-wrap", "viewer-locked", "chapter-lock"):
+        locked = (
+            f"<div class='{box}'><h3>This chapter is for members</h3>"
+            "<a href='/vip/buy'>Unlock with 20 coins</a></div>"
+        )
+        html = page(f"<main><h1>Chapter 212</h1>{teaser}{locked}</main>", title="Chapter 212")
+        assert wall(html, "https://novels.test/book/88/chapter-212") == "paywall", box
+
+
+def test_a_page_locked_in_place_by_its_menu_is_no_paywall():
+    # A modal's "scroll-locked" body or a sticky header's lock is not a reader's.
+    text = "".join(
+        f"<p>The ferry leaves the harbour at {h} o'clock and reaches the island an hour later, "
+        "weather permitting.</p>"
+        for h in range(6, 12)
+    )
+    body = f"<div class='scroll-locked header-lock'><main><h1>Timetable</h1>{text}</main></div>"
+    assert wall(page(body, title="Timetable")) is None
