@@ -183,6 +183,7 @@ _DESCRIBED = (
     "webpage", "aboutpage", "product", "event", "recipe", "howto", "course",
 )  # fmt: skip
 _SHELL_WORDS = 50  # fewer words outside <noscript> than this: the page needs JavaScript
+_NOSCRIPT_TEXT = "boolean(//body//noscript[normalize-space()])"
 # A type's region gives way to the article candidate when over this share of its text is link
 # text, it is _LONGER times the article's length, and it holds no more prose (_boilerplate).
 _LINK_DENSE = 0.3
@@ -270,7 +271,9 @@ def html_to_markdown(
         body = tidy(embedded_markdown(signals, include_links=include_links), url)
     # A cut page lost its text; a shell's only line may be its <noscript> asking for scripts.
     booting = False
-    if parsed.shell and not page.note and _waits_for_scripts(body, page.html):
+    # (A shell whose <noscript> explains at length why its app did not load waits all the same.)
+    waits = parsed.loading or _waits_for_scripts(body, page.html)
+    if parsed.shell and not page.note and waits:
         warnings.append(_NEEDS_JAVASCRIPT)
         booting = walls.boots_an_app(body, page.html)
     # A framework's own loading or error line (Blazor's "An unhandled error has occurred")
@@ -511,6 +514,7 @@ class _Parsed(NamedTuple):
     signals: Signals
     warnings: tuple[dict[str, str], ...]
     shell: bool  # the HTML shows next to no text without JavaScript
+    loading: bool  # ...at most a loading line outside its <noscript>, which says more
     scripted: bool  # it has scripts, which may fill it in
     sheet: Sheet  # the rules of its style sheets that may hide text (hidden.py)
 
@@ -523,6 +527,7 @@ def _parse(
     scripts that `bound` set aside. `scripted`: scripts were stripped from `html`. Text a
     person does not see is taken out (hidden.py), by the rules of its style sheets or, when
     `bound` stripped them, of `styles`."""
+    from ikigai_web.fetch.reading import walls
     from ikigai_web.fetch.reading.cascade import read_sheet
     from ikigai_web.fetch.reading.links import clean_tree
     from ikigai_web.fetch.reading.signals import read
@@ -543,13 +548,15 @@ def _parse(
     sheet = read_sheet(tree, styles)  # before <style> goes: its rules may hide text
     _remove(tree, _NEVER)
     _without_fallbacks(tree)
-    shell = _is_shell(tree)
+    own = _own_words(tree)
+    shell = own < _SHELL_WORDS
+    loading = own <= walls.LOADING_WORDS and bool(tree.xpath(_NOSCRIPT_TEXT))
     if shell:  # what a browser without JavaScript shows is the content
         for element in tree.iter("noscript"):
             element.drop_tag()
     _remove(tree, "//noscript")
     clean_tree(tree, url)
-    return _Parsed(tree, signals, warnings, shell, scripted, sheet)
+    return _Parsed(tree, signals, warnings, shell, loading and scripted, scripted, sheet)
 
 
 def _controls(text: str) -> int:
@@ -701,17 +708,18 @@ def _waits_for_scripts(body: str, html: str) -> bool:
     return not _words(body) or walls.asks_for_javascript(body) or walls.boots_an_app(body, html)
 
 
-def _is_shell(tree: HtmlElement) -> bool:
-    """An app shell: the body shows next to no words unless JavaScript runs."""
+def _own_words(tree: HtmlElement) -> int:
+    """The body's words outside <noscript>, counted up to _SHELL_WORDS: below it, the page
+    is an app shell, which shows next to nothing unless JavaScript runs."""
     body = tree.find("body")
     if body is None:
-        return False
+        return _SHELL_WORDS
     words = 0
     for text in _visible_text(body):
         words += len(text.split())
         if words >= _SHELL_WORDS:
-            return False
-    return True
+            break
+    return words
 
 
 def _visible_text(element: HtmlElement) -> Iterator[str]:

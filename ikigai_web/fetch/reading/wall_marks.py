@@ -87,6 +87,9 @@ CHALLENGE = _any_case(
     r"sec-if-cpt",
     r"bm[-_]verify",
     r"errors\.edgesuite\.net",
+    # Imunify360's WebShield (shared hosts' bot check): its page names it
+    r"powered by imunify360",
+    r"imunify360-webshield",
     # Imperva / Incapsula
     r"_incapsula_resource",
     r"incapsula incident id",
@@ -205,7 +208,8 @@ _STATED_LENGTH = 40  # characters of a header's value that may name a check
 _HEADERS_READ = 100  # headers of an answer looked at for one
 _CHALLENGE_SERVERS = lazy(
     r"akamaighost|sucuri|cloudproxy|ddos-guard|qrator|incapsula|bigip|stormwall|variti"
-    r"|fortiweb|barracuda|arvancloud|wedos|myracloud|reblaze|link11|servicepipe|ngenix",
+    r"|fortiweb|barracuda|arvancloud|wedos|myracloud|reblaze|link11|servicepipe|ngenix"
+    r"|imunify360-webshield",
     re.IGNORECASE,
 )
 _CHALLENGE_COOKIES = lazy(r"^\s*(?:datadome|incap_ses|visid_incap|_pxhd|ak_bmsc|bm_sz|TS01)")
@@ -337,8 +341,15 @@ PARKED = _any_case(
 # own copy).
 SERVER_DEFAULT = _any_case(
     r"iisstart\.(?:png|htm)",
-    r"icons/(?:ubuntu-logo|debian-logo|openlogo)\.png",
+    r"icons/(?:ubuntu-logo|debian-logo|openlogo)(?:-\d+)?\.png",  # Debian's: openlogo-75.png
     r"/cgi-sys/defaultwebpage",
+)
+# ...and by the titles they are sent with (Apache's on Debian, Ubuntu and Red Hat's family,
+# nginx's), the page's whole title: an article about one adds words of its own.
+SERVER_DEFAULT_TITLE = lazy(
+    r"apache2? (?:\w+ )?default page(?:: it works!?)?|test page for the (?:apache|nginx)"
+    r"(?: http server)?(?: on \w+(?: linux)?)?|welcome to nginx!?",
+    re.IGNORECASE,
 )
 # A paywall's box by its class or id: the generic names publishers' templates give it, and
 # the elements of the paywall products (Piano/Tinypass, Poool, Zephr, Pelcro, Steady, Leaky

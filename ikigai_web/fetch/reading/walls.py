@@ -93,7 +93,7 @@ _TRACE = lazy(
 # warning's line before it, in the first characters of the text.
 _TRACE_LEAD = 300
 _TRACE_LEAD_WORDS = 12
-_LOADING_WORDS = 12  # an app's loading or error line ("Loading…", "An error has occurred")
+LOADING_WORDS = 12  # an app's loading or error line ("Loading…", "An error has occurred")
 _PROSE_SENTENCE = 12  # words: a sentence this long is prose...
 _PROSE = 12  # ...and this many words of it that say nothing of a wall make a page content
 _OWN_NAME_WORDS = 3  # a title of a wall's phrase outweighs its prose from this many words...
@@ -298,6 +298,12 @@ _LOGOS = "//a//img/@src | //a//img/@alt | //button//img/@src | //button//img/@al
 _BROKERED = (
     "//a[@href][contains(concat(' ', translate(@class, '-_', '  '), ' '), ' idp ')"
     " or contains(translate(@href, 'IDP', 'idp'), '/idp/')]"
+)
+# ...and the institutions a federation's discovery service lists ("choose your home
+# organisation", Shibboleth's WAYF): each option's value is an identity provider's entity ID.
+_FEDERATED = (
+    "//option[contains(translate(@value, 'IDP', 'idp'), '/idp')"
+    " or contains(translate(@value, 'SHIBOLETH', 'shiboleth'), 'shibboleth')]/@value"
 )
 _PROVIDERS = 2  # identity providers offered, at least, for a choice of them to be a sign-in
 # The ways in a page's own region may offer (a link, a form, a button), the attributes that
@@ -865,6 +871,7 @@ def _providers(tree: HtmlElement, targets: str) -> int:
     # Links an identity broker lists as its providers ("/idp/<bank>", class "idp-…"),
     # whatever the providers are called.
     brokered = {a.get("href") for a in tree.xpath(_BROKERED)[:_MOST_TARGETS]}
+    brokered |= {str(value) for value in tree.xpath(_FEDERATED)[:_MOST_TARGETS]}
     return max(len(named), len(brokered))
 
 
@@ -912,20 +919,23 @@ def _beside_form(markdown: str, form_text: str) -> int:
 
 
 def _card(form: HtmlElement) -> HtmlElement:
-    """The box around a form that holds its heading too (a sign-in card), short of any that
-    holds an article or the page's main region beside it, or that is a sidebar: else the
-    form alone (a forum's quick log-in beside a thread is no card of the thread's title)."""
+    """The box around a form that holds its heading too (a sign-in card, its title an h1 or
+    an h2), short of any that holds an article or the page's main region beside it, or that
+    is a sidebar: else the form alone (a forum's quick log-in beside a thread is no card of
+    the thread's title)."""
     for box in form.iterancestors():
         if box.tag == "body" or box.xpath(".//article | .//main"):
             break
         if box.tag in _LANDMARK_TAGS:
             break  # a sidebar's form is no card of the page's title beside it
-        if box.find(".//h1") is not None:
+        if box.xpath(_CARD_TITLE):
             return box
     return form
 
 
 _LANDMARK_TAGS = frozenset({"aside"})
+# A card's title: an h1, or an h2 beside the form (one inside it titles the form alone).
+_CARD_TITLE = "boolean(.//h1 | .//h2[not(ancestor::form)])"
 
 
 def _numbered_selects(tree: HtmlElement) -> bool:
@@ -1060,6 +1070,8 @@ def _by_words(found: Clues, markdown: str, html: str, shown: int) -> Verdict | N
     best = max(points, key=points.__getitem__)
     if points[best] < _NEEDED:
         return None
+    if points["bot_check"] == points[best] and _challenge_points(page) >= _STRONG:
+        best = "bot_check"  # a check to pass, whatever it says of the traffic that brought it
     if best == "bot_check" and points["region_block"] >= _NEEDED:
         return Verdict("region_block")  # a block page that says it blocks the region
     return Verdict(best, javascript=best == "bot_check" and _scripted_check(page))
@@ -1078,7 +1090,10 @@ class _Page(NamedTuple):
 def _long_wall(found: Clues, html: str, shown: int) -> Verdict | None:
     """A wall longer than most: a web server's default page (its own files name it), or a
     consent page."""
-    if shown <= _CUT_SHORT and _in_markup(wall_marks.SERVER_DEFAULT, html[:_MARKUP].lower()):
+    if shown <= _CUT_SHORT and (
+        _in_markup(wall_marks.SERVER_DEFAULT, html[:_MARKUP].lower())
+        or wall_marks.SERVER_DEFAULT_TITLE.fullmatch(found.title) is not None
+    ):
         return Verdict("parked")
     return _consent_page(found, html, shown)
 
@@ -1253,7 +1268,11 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
         return 0
     if not (heading or built or known) and page.shown > _VERY_SHORT:
         return 0  # a page of a few sentences that only quotes such words may be about them
-    own_prose = built < _STRONG and not known and not _names_itself(phrases.strong, page)
+    # A placeholder's own sentence is all there is of it (a page with no way into its site:
+    # no link to any other page of it, no search).
+    placeholder = name == "parked" and page.found.leads_nowhere
+    own_prose = built < _STRONG and not (known or placeholder)
+    own_prose = own_prose and not _names_itself(phrases.strong, page)
     undated = name in _UNDATED_KINDS or (name == "sign_in" and not built)
     if (own_prose and _prose(name, page.markdown, notice=heading) >= _PROSE) or (
         undated and page.found.dated and not known
@@ -1348,8 +1367,9 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
     if name == "consent":
         return _dialog_points(page, worded=worded)
     if name == "parked":
+        default = wall_marks.SERVER_DEFAULT_TITLE.fullmatch(found.title) is not None
         return (
-            _STRONG * _in_markup(wall_marks.PARKED, markup)
+            _STRONG * (_in_markup(wall_marks.PARKED, markup) or default)
             + bool(_DOMAIN_FOR_SALE.search(page.said.text)) * _STRONG
         )
     if name == "error_page":
@@ -1375,9 +1395,9 @@ def _starts_with_a_trace(text: str) -> bool:
 
 
 def _sign_in_widget(page: _Page) -> bool:
-    """An identity provider's hosted sign-in, drawn by its script: its markup, next to no
-    text."""
-    return page.shown <= _VERY_SHORT and _in_markup(wall_marks.SIGN_IN_WIDGET, page.markup)
+    """An identity provider's hosted sign-in, drawn by its script: its markup, and no more
+    text than a form's page holds (its banner, a line asking for JavaScript)."""
+    return page.shown <= _FORM_SHORT and _in_markup(wall_marks.SIGN_IN_WIDGET, page.markup)
 
 
 def _challenge_points(page: _Page) -> int:
@@ -1490,7 +1510,7 @@ def asks_for_javascript(markdown: str) -> bool:
 def boots_an_app(markdown: str, html: str) -> bool:
     """Whether a shell's few words are only its loading or error line, before the scripts of
     a framework that draws the whole page in the browser (wall_marks.APP_BOOT) have run."""
-    if size(markdown) > _LOADING_WORDS:
+    if size(markdown) > LOADING_WORDS:
         return False
     return _in_markup(wall_marks.APP_BOOT, html[:_MARKUP].lower())
 
