@@ -514,7 +514,9 @@ class _Parsed(NamedTuple):
     signals: Signals
     warnings: tuple[dict[str, str], ...]
     shell: bool  # the HTML shows next to no text without JavaScript
-    loading: bool  # ...at most a loading line outside its <noscript>, which says more
+    # ...but a loading line outside its <noscript>, which says more: the line is what the
+    # page shows until its scripts run (a <noscript> alone may hold the page's content).
+    loading: bool
     scripted: bool  # it has scripts, which may fill it in
     sheet: Sheet  # the rules of its style sheets that may hide text (hidden.py)
 
@@ -550,7 +552,7 @@ def _parse(
     _without_fallbacks(tree)
     own = _own_words(tree)
     shell = own < _SHELL_WORDS
-    loading = own <= walls.LOADING_WORDS and bool(tree.xpath(_NOSCRIPT_TEXT))
+    loading = 0 < own <= walls.LOADING_WORDS and bool(tree.xpath(_NOSCRIPT_TEXT))
     if shell:  # what a browser without JavaScript shows is the content
         for element in tree.iter("noscript"):
             element.drop_tag()

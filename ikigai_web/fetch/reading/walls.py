@@ -1268,9 +1268,9 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
         return 0
     if not (heading or built or known) and page.shown > _VERY_SHORT:
         return 0  # a page of a few sentences that only quotes such words may be about them
-    # A placeholder's own sentence is all there is of it (a page with no way into its site:
-    # no link to any other page of it, no search).
-    placeholder = name == "parked" and page.found.leads_nowhere
+    # A placeholder's own sentence is all there is of it: a page with no way into its site
+    # (no link to any other page of it, no search) that its title names one too.
+    placeholder = name == "parked" and page.found.leads_nowhere and _titled(phrases, page)
     own_prose = built < _STRONG and not (known or placeholder)
     own_prose = own_prose and not _names_itself(phrases.strong, page)
     undated = name in _UNDATED_KINDS or (name == "sign_in" and not built)
@@ -1290,6 +1290,15 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
     points = _STRONG * heading + _STRONG * strong + built
     points += wall_phrases.found(phrases.weak, page.said) is not None
     return points + (page.shown <= _VERY_SHORT)
+
+
+def _titled(phrases: wall_phrases.Kind, page: _Page) -> bool:
+    """Whether the page's title says what such a wall says (a heading phrase, or a strong
+    one, in it): a page titled otherwise may quote one."""
+    title = page.found.title
+    if wall_phrases.is_heading(phrases.heading, title):
+        return True
+    return wall_phrases.found(phrases.strong, wall_phrases.said(title)) is not None
 
 
 def _names_itself(phrases: wall_phrases.Phrases, page: _Page) -> bool:

@@ -155,3 +155,12 @@ def test_a_short_page_with_a_noscript_note_is_no_shell():
 def test_a_short_default_page_of_nginx_is_parked():
     body = "<h1>Welcome to nginx!</h1><p>If you see this page, the web server works.</p>"
     assert wall(page(body, "Welcome to nginx!")) == "parked"
+
+
+def test_a_shell_asking_for_javascript_by_its_persian_name_needs_javascript():
+    body = (
+        "<noscript>برای استفاده از پرداخت‌یار، جاوااسکریپت مرورگر خود را فعال کنید.</noscript>"
+        "<div id='__next'></div><script src='/_next/static/chunks/main.js'></script>"
+    )
+    document = html_to_markdown(page(body, "پرداخت‌یار"), "https://pay.test/dashboard")
+    assert "NEEDS_JAVASCRIPT" in [w["code"] for w in document.warnings]
