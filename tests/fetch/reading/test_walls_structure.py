@@ -76,7 +76,8 @@ def test_a_hosted_sign_in_widget_with_its_banner_and_noscript_line_is_a_sign_in(
         "<div id='okta-login-container'></div><noscript><p>このページを表示するにはJavaScriptが"
         "必要です。お使いのブラウザの設定でJavaScriptを有効にしてください。</p></noscript>"
         "<div class='applogin-banner'><h1>Jira Software</h1><p>このアプリにアクセスするには"
-        "Jira Softwareにサインインしてください</p></div>"
+        "Jira Softwareにサインインしてください</p><p>Sign in with your company account to "
+        "reach Jira Software; ask the service desk if you cannot.</p></div>"
     )
     html = f"<html><head><title>サインイン</title>{head}</head><body>{body}</body></html>"
     assert wall(html, "https://corp.test/app/jira/sso/saml") == "sign_in"
@@ -114,14 +115,15 @@ def test_a_list_of_universities_to_pick_a_course_from_is_no_sign_in():
 
 
 def test_a_captcha_that_says_the_traffic_was_too_much_is_a_bot_check():
+    # Its words score a rate limit as high as its widget scores a check: the widget decides.
     head = "<script src='https://smartcaptcha.yandexcloud.net/captcha.js' defer></script>"
     body = (
-        "<main><h1>Confirm you are not a robot</h1><p>Too many requests came from your "
-        "network. Tick the box below to go on to the site.</p><form method='post' "
-        "action='/checkcaptcha'><div class='smart-captcha' data-sitekey='ysc1_x'></div>"
-        "<button>Continue</button></form></main>"
+        "<main><h1>Сіз робот емес екеніңізді растаңыз</h1><p>Сіздің желіңізден тым көп сұрау "
+        "келіп түсті. Сайтқа кіруді жалғастыру үшін төмендегі белгіні қойыңыз.</p><form "
+        "method='post' action='/checkcaptcha'><div class='smart-captcha' data-sitekey='ysc1_x'>"
+        "</div><button>Жалғастыру</button></form></main>"
     )
-    html = f"<html><head><title>Check</title>{head}</head><body>{body}</body></html>"
+    html = f"<html><head><title>Almatelecom</title>{head}</head><body>{body}</body></html>"
     assert wall(html) == "bot_check"
 
 
