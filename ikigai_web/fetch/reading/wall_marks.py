@@ -356,7 +356,7 @@ SERVER_DEFAULT_TITLE = lazy(
 # Paywall, LaterPay, Ghost's and Substack's upgrade prompts). Searched in one container's
 # attributes at a time, on a short page only.
 PAYWALL_BOX = lazy(
-    r"pay-?wall|reg-?wall|meter(?:ed)?[-_]?(?:wall|box|gate|prompt|limit)"
+    r"pay-?wall|reg-?wall|meter(?:ed)?[-_]?(?:wall|box|gate|prompt|limit|content)"
     r"|premium[-_]?(?:wall|gate|lock|box|prompt|only)|(?:article|content|story)[-_]?lock"
     r"|subscri(?:ber|ption|be)s?[-_]?(?:only|wall|gate|lock|box|prompt|cta)"
     r"|locked[-_]?(?:content|article|story|chapter|episode|viewer)|upgrade[-_]?cta"

@@ -166,3 +166,39 @@ def test_a_shell_asking_for_javascript_by_its_persian_name_needs_javascript():
     )
     document = html_to_markdown(page(body, "پرداخت‌یار"), "https://pay.test/dashboard")
     assert "NEEDS_JAVASCRIPT" in [w["code"] for w in document.warnings]
+
+
+# ---------------------------------------------------------------- members' posts and lost items
+
+
+def test_a_members_only_story_under_its_first_line_is_a_paywall():
+    # Medium's own box, `meteredContent`, and a prompt in Spanish.
+    body = (
+        "<main><article><h1>Lo que aprendí cerrando mi restaurante</h1><p>Después de once "
+        "años bajé la persiana por última vez.</p><div class='meteredContent'><h2>Esta "
+        "historia es solo para miembros</h2><a href='/plans'>Hazte miembro</a></div>"
+        "</article></main>"
+    )
+    document = html_to_markdown(page(body, "Lo que aprendí"), "https://blog.test/@c/lo-que-8c1f")
+    assert document.wall == "paywall"
+
+
+def test_a_free_story_that_invites_to_become_a_member_is_content():
+    text = "".join(
+        f"<p>Capítulo {n}: después de once años bajé la persiana de la casa, y los vecinos "
+        "vinieron a despedirse con flores, pan y las recetas que nunca les di.</p>"
+        for n in range(1, 12)
+    )
+    body = (
+        f"<main><article><h1>Lo que aprendí</h1>{text}<div class='cta'>¿Te gustó? "
+        "<a href='/plans'>Hazte miembro</a></div></article></main>"
+    )
+    assert html_to_markdown(page(body, "Lo que aprendí"), "https://blog.test/@c/x").wall is None
+
+
+def test_a_blog_post_deleted_by_its_author_is_not_found():
+    body = (
+        "<main><div class='error-msg'><h2>抱歉\uff0c您要找的文章不存在</h2><p>此文章可能已被作者"
+        "刪除或設為隱藏。</p><a href='/blog'>回到部落格首頁</a></div></main>"
+    )
+    assert wall(page(body, "小美的生活日記"), "https://blog.test/blog/post/224813") == "not_found"
