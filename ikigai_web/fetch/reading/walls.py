@@ -1091,11 +1091,15 @@ def _long_wall(found: Clues, html: str, shown: int) -> Verdict | None:
     """A wall longer than most: a web server's default page (its own files name it), or a
     consent page."""
     if shown <= _CUT_SHORT and (
-        _in_markup(wall_marks.SERVER_DEFAULT, html[:_MARKUP].lower())
-        or wall_marks.SERVER_DEFAULT_TITLE.fullmatch(found.title) is not None
+        _in_markup(wall_marks.SERVER_DEFAULT, html[:_MARKUP].lower()) or _default_title(found)
     ):
         return Verdict("parked")
     return _consent_page(found, html, shown)
+
+
+def _default_title(found: Clues) -> bool:
+    """Whether the page's whole title is a web server's default page's."""
+    return wall_marks.SERVER_DEFAULT_TITLE.fullmatch(found.title) is not None
 
 
 def _consent_page(found: Clues, html: str, shown: int) -> Verdict | None:
@@ -1271,8 +1275,9 @@ def _score(name: str, page: _Page, *, known: bool = False) -> int:
     # A placeholder's own sentence is all there is of it: a page with no way into its site
     # (no link to any other page of it, no search) that its title names one too.
     placeholder = name == "parked" and page.found.leads_nowhere and _titled(phrases, page)
-    own_prose = built < _STRONG and not (known or placeholder)
-    own_prose = own_prose and not _names_itself(phrases.strong, page)
+    own_prose = (
+        built < _STRONG and not (known or placeholder) and not _names_itself(phrases.strong, page)
+    )
     undated = name in _UNDATED_KINDS or (name == "sign_in" and not built)
     if (own_prose and _prose(name, page.markdown, notice=heading) >= _PROSE) or (
         undated and page.found.dated and not known
@@ -1376,9 +1381,8 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
     if name == "consent":
         return _dialog_points(page, worded=worded)
     if name == "parked":
-        default = wall_marks.SERVER_DEFAULT_TITLE.fullmatch(found.title) is not None
         return (
-            _STRONG * (_in_markup(wall_marks.PARKED, markup) or default)
+            _STRONG * (_in_markup(wall_marks.PARKED, markup) or _default_title(found))
             + bool(_DOMAIN_FOR_SALE.search(page.said.text)) * _STRONG
         )
     if name == "error_page":
