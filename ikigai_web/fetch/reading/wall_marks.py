@@ -526,3 +526,16 @@ def firewall_headers(headers: Mapping[str, str]) -> bool:
         return True
     cookie = headers.get("set-cookie", "")[:4096]
     return any(_CHALLENGE_COOKIES.search(part) for part in cookie.split(",")[:50])
+
+
+# A CDN's error page numbers its cause, the same number in every language it is shown in:
+# Cloudflare's 1009 is a country its customer banned, 1015 a rate limit its customer set.
+# Any other number (1020's firewall rule, 1010's browser signature) is judged as before.
+_CDN_CODE = lazy(r"""class=["']?cf-error-code["']?[^>]{0,80}>\s*(\d{4})\s*<""")
+_CDN_CODE_KINDS = {"1009": "region_block", "1015": "rate_limited"}
+
+
+def cdn_code(markup: str) -> str | None:
+    """The wall a CDN's numbered error page names (markup lower-cased), or None."""
+    found = _CDN_CODE.search(markup)
+    return _CDN_CODE_KINDS.get(found.group(1)) if found else None

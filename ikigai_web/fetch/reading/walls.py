@@ -414,6 +414,10 @@ class Clues(NamedTuple):
     main_beside_dialog: int = -1  # ...and in the main region outside them (-1: none marked)
     age_box: bool = False  # a container named for an age check, or a choice that names an age
     region_box: bool = False  # a container named for a region block ("geo-block")
+    # Two or three choices side by side, of a few words each, that lead nowhere else on the
+    # site (buttons, this page with a query, its home, away): a warning's "continue" and
+    # "leave", whatever their words.
+    crossroads: bool = False
     gone_box: bool = False  # a container or picture named for an item gone ("listing-expired")
     # The page marks a main region and it holds no words: what it withholds stands elsewhere
     # (a consent platform's message, drawn over the empty region by its script).
@@ -567,6 +571,10 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
         or _age_question(tree, choices, url)
         or _age_target(tree),
         "region_box": region_box,
+        "crossroads": any(
+            all(_answers(choice, url, most=_CHOICE_WORDS) for choice in box)
+            for box in _side_by_side(choices)
+        ),
         "gone_box": _gone_box(tree),
         "main_empty": _main_empty(tree),
         "account_form": any(map(_posts_to_sign_in, _forms_of(signing))),
@@ -692,12 +700,12 @@ def _gone_box(tree: HtmlElement) -> bool:
     return any(wall_marks.GONE_LABEL.search(label.lower()) for label in labels)
 
 
-def _answers(choice: HtmlElement, url: str) -> bool:
-    """A choice of a word or two that answers where it stands (see _age_question): a
-    button, or a link to this page or the site's root (with a query or a fragment), or away
-    from the site."""
+def _answers(choice: HtmlElement, url: str, most: int = _ANSWER_WORDS) -> bool:
+    """A choice of a word or two (`most`) that answers where it stands (see _age_question):
+    a button, or a link to this page or the site's root (with a query or a fragment), or
+    away from the site."""
     words = len(_choice_text(choice).split())
-    if not 0 < words <= _ANSWER_WORDS or choice.xpath(_IN_CHROME):
+    if not 0 < words <= most or choice.xpath(_IN_CHROME):
         return False
     if choice.tag != "a":
         return True
@@ -1041,7 +1049,7 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     if paywall and not over and found.main_empty:
         over = _withheld(found, markdown, html[:_MARKUP].lower())
     if paywall and (found.declared_free is False or not over):
-        return Verdict("paywall")
+        return Verdict("sign_in" if _members_sign_in(found, markdown, html, shown) else "paywall")
     if (
         found.words == 0
         and not scripted
@@ -1060,6 +1068,17 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     if shown > _SHORT:
         return _long_wall(found, html, shown) or (Verdict("paywall") if paywall else None)
     return _by_words(found, markdown, html, shown) or (Verdict("paywall") if paywall else None)
+
+
+def _members_sign_in(found: Clues, markdown: str, html: str, shown: int) -> bool:
+    """Whether a members' prompt stands over a log-in form that is the page: members sign
+    in, and nothing is offered for sale. A page that declares its article paywalled, or
+    shows a paywall's own box, sells it."""
+    if found.declared_free is False or found.paywall_box or found.scholarly_gate:
+        return False
+    said = wall_phrases.said(found.text or markdown)
+    page = _Page(found, said, html[:_MARKUP].lower(), shown, markdown)
+    return _built("sign_in", page, worded=False) >= _STRONG
 
 
 def _by_words(found: Clues, markdown: str, html: str, shown: int) -> Verdict | None:
@@ -1376,8 +1395,9 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
         scan = short and found.qr_sign_in
         points = _STRONG * form + _STRONG * idp + found.identifier + (_STRONG + 1) * widget
         return points + 2 * _STRONG * choice + (_STRONG + 1) * (scan + eid)
-    if name == "age_gate":
-        return _STRONG * (found.birth or found.age_box) * short
+    if name == "age_gate":  # a form or choice that asks the age, or a warning's way on
+        gate = found.birth or found.age_box or (worded and found.crossroads)
+        return _STRONG * gate * short
     if name == "consent":
         return _dialog_points(page, worded=worded)
     if name == "parked":
@@ -1613,8 +1633,9 @@ def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return 
     if not _refusal(status):
         return "error_page"  # a failure on the way or at the site, whatever its page says
     markup = html[:MARKUP_READ].lower()  # wall_marks' patterns are searched lower-cased
-    if status in _SIGN_IN:  # unless a check's own script asks (Qrator's is sent with 401)
-        return "bot_check" if _in_markup(wall_marks.CHALLENGE, markup) else "sign_in"
+    outright = _named_outright(status, markup)
+    if outright:
+        return outright
     challenged = _challenged(headers, markup)
     if challenged and wall_marks.challenge_headers(headers):
         return "bot_check"  # the check says so in its own header: the page need not be read
@@ -1633,6 +1654,15 @@ def of_status(  # noqa: PLR0911 - the rules in the order they apply, one return 
         return "bot_check"
     # An error page without a word says nothing the status does not: a plain error, no wall.
     return "error_page" if status >= 500 else None if said == "empty" else said
+
+
+def _named_outright(status: int, markup: str) -> str | None:
+    """A refusal named before its page is read: a 401 or 407 is a sign-in unless a check's
+    own script asks (Qrator's is sent with 401); a CDN's numbered error page names its cause
+    by its number, the same in every language (Cloudflare's 1009, 1015)."""
+    if status in _SIGN_IN:
+        return "bot_check" if _in_markup(wall_marks.CHALLENGE, markup) else "sign_in"
+    return wall_marks.cdn_code(markup)
 
 
 def _refused_as(status: int, said: str) -> str:

@@ -370,6 +370,18 @@ def test_a_checks_block_page_that_says_it_blocks_the_region_is_a_region_block():
     assert of_status(403, {}, html, lambda: None) == "bot_check"
 
 
+@pytest.mark.parametrize(
+    ("code", "kind"), [("1009", "region_block"), ("1015", "rate_limited"), ("1020", "bot_check")]
+)
+def test_a_cdns_numbered_error_page_names_its_cause_in_any_language(code, kind):
+    # The number is the CDN's own, the same under any wording: the page's words say nothing.
+    html = (
+        "<div id='cf-error-details'><h1><span class='cf-error-type'>Virhe</span>"
+        f'<span class="cf-error-code">{code}</span></h1><p>Pääsy estetty.</p></div>'
+    )
+    assert of_status(429 if code == "1015" else 403, {}, html, lambda: "bot_check") == kind
+
+
 @pytest.mark.parametrize("status", [403, 503])
 @pytest.mark.parametrize("said", ["rate_limited", "bot_check"])
 def test_a_firewalls_limit_is_its_block_of_this_client_whatever_the_status(status, said):

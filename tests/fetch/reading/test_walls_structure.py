@@ -202,3 +202,53 @@ def test_a_blog_post_deleted_by_its_author_is_not_found():
         "刪除或設為隱藏。</p><a href='/blog'>回到部落格首頁</a></div></main>"
     )
     assert wall(page(body, "小美的生活日記"), "https://blog.test/blog/post/224813") == "not_found"
+
+
+# ---------------------------------------------------------------- warnings with a way on
+
+
+WARNING = (
+    "<div class='warn'><h2>Aviso de conteúdo</h2><p>O blog que você está prestes a visualizar "
+    "pode conter conteúdo apenas para adultos. A plataforma não analisa nem endossa o conteúdo "
+    "deste ou de qualquer outro blog hospedado aqui. Para mais informações sobre as nossas "
+    "políticas de conteúdo, consulte os termos de serviço.</p>{choices}</div>"
+)
+
+
+def test_a_content_warning_whose_choices_lead_on_or_away_is_an_age_gate():
+    choices = (
+        "<a href='?warned=1'>Entendo e quero continuar</a>"
+        "<a href='https://other.test/'>Não quero continuar</a>"
+    )
+    html = page(WARNING.format(choices=choices), "Aviso de conteúdo")
+    assert wall(html, "https://diario.test/2026/11/post.html") == "age_gate"
+
+
+def test_a_content_warning_over_links_into_its_site_is_content():
+    # Choices that lead elsewhere on the site are a page's own links, not a gate's way on.
+    choices = "<a href='/sobre'>Sobre este blog e o autor</a><a href='/arquivo'>Arquivo</a>"
+    html = page(WARNING.format(choices=choices), "Aviso de conteúdo")
+    assert wall(html, "https://diario.test/2026/11/post.html") is None
+
+
+# ---------------------------------------------------------------- members sign in
+
+
+MEMBERS = (
+    "<div class='board-login'><h2>회원 전용 게시판입니다</h2><p>로그인 후 이용하실 수 있습니다."
+    "</p>{form}</div>"
+)
+FORM = (
+    "<form method='post' action='/member/login'><label>아이디<input name='user_id'></label>"
+    "<label>비밀번호<input type='password' name='passwd'></label><button>로그인</button></form>"
+)
+
+
+def test_a_members_board_behind_a_log_in_form_is_a_sign_in():
+    html = page(MEMBERS.format(form=FORM), "로그인 - 동네요가")
+    assert wall(html, "https://yoga.test/board/notice/215") == "sign_in"
+
+
+def test_a_members_prompt_with_no_log_in_form_stays_a_paywall():
+    html = page(MEMBERS.format(form="<a href='/join'>회원 가입</a>"), "공지사항 - 동네요가")
+    assert wall(html, "https://yoga.test/board/notice/215") == "paywall"
