@@ -317,6 +317,20 @@ class Sheet:
             return None
         return frozenset(index.by_key) | frozenset(index.simple)
 
+    def filters(self) -> dict[Token, frozenset[frozenset[Token]]] | None:
+        """What `keys` says, with what an element's ancestors must hold for a rule filed by
+        each key to apply to it (its entries' `needs`; an empty set when one needs nothing):
+        `.menu a` styles no link outside a menu."""
+        index = self.index
+        if index.others:
+            return None
+        found: dict[Token, frozenset[frozenset[Token]]] = {
+            key: frozenset({frozenset()}) for key in index.simple
+        }
+        for key, entries in index.by_key.items():
+            found[key] = found.get(key, frozenset()) | {entry.needs for entry in entries}
+        return found
+
     def compiled(self) -> bool:
         """Whether any selector was compiled (one not a simple compound): matching it needs
         cssselect2's view of an element's ancestors and siblings."""

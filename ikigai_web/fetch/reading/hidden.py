@@ -36,6 +36,7 @@ from ikigai_web.fetch.reading.looks import (
     computed,
     on_picture,
     resolved,
+    seen_plain,
     style_unseen,
 )
 
@@ -51,6 +52,7 @@ __all__ = ["MARK", "Sheet", "Unseen", "reached", "read_sheet", "remove_unseen", 
 # Set by the browser on an element it found invisible (see browser.py).
 MARK = "data-web-fetch-hidden"
 _NO_SHEET = Sheet()
+_NOTHING: frozenset[Any] = frozenset()
 # What can hide an element where no style sheet rule applies.
 _STYLED = f"boolean(.//*[@style or @hidden or @color or @bgcolor or @text or @{MARK}] | .//dialog)"
 _MAX_ELEMENTS = 20_000  # matched against the style sheets; the rest by their own style alone
@@ -200,7 +202,12 @@ class _Walk:
         self.most = 0.0  # characters: a hidden part this large is the page's own content
         self.walked = 0  # elements
         self.owning = 0  # frames on the walk's stack whose own text is unseen
-        self.leads: set[HtmlElement] | None = None  # what may be styled, and its ancestors
+        self.leads: _Leads | None = None  # what may be styled, and its ancestors
+        # Each part the walk skipped, with the look of its parent (see `_look_of`).
+        self.skipped: dict[HtmlElement, Look] = {}
+        self.keyed: set[HtmlElement] | None = None  # see `_keyed`, made when first asked
+        self.body: HtmlElement | None = None
+        self.plain_seen: dict[int, tuple[Look, bool]] = {}  # `seen_plain` of a look, by id
         self.streamed = False  # the `hidden` parts hold most of the text
         self.memo: dict[tuple[Any, ...], tuple[Look, str | None, dict[str, str]]] = {}
 
@@ -209,7 +216,8 @@ class _Walk:
         parts = body.xpath(".//*[@hidden][not(ancestor::*[@hidden])]")
         self.streamed = sum(len(part.text_content()) for part in parts) >= self.most
         top = body.getroottree().getroot()
-        self.leads = _leads(body, self.sheet.keys())
+        self.body = body
+        self.leads = _leads(body, self.sheet.filters())
         if self.sheet.compiled():  # selectors that look at an element's neighbours
             import cssselect2
 
@@ -247,11 +255,7 @@ class _Walk:
                 self.owning -= frame.own
                 self._leave(frame, stack[-1][0] if stack else None)
             elif isinstance(child.etree_element.tag, str):
-                if (
-                    not self.owning
-                    and self.leads is not None
-                    and child.etree_element not in self.leads
-                ):
+                if not self.owning and self._skips(child.etree_element, frame.look):
                     continue  # nothing in it is styled: it is seen as its parent is
                 entered = self._enter(child, frame)
                 if entered is None and _says(child.etree_element):
@@ -262,6 +266,38 @@ class _Walk:
                     self._into(entered.tokens)
                     self.owning += entered.own
                     stack.append((entered, child.iter_children()))
+
+    def _skips(self, element: HtmlElement, look: Look) -> bool:
+        """Whether a part under a seen parent of this look is seen as a whole: no rule nor
+        its markup styles anything in it, and what HTML styles by its tag (a link) shows
+        under this look, as it does under most (see `seen_plain`)."""
+        leads = self.leads
+        if leads is None or element in leads.styled:
+            return False
+        if element in leads.tagged:
+            found = self.plain_seen.get(id(look))
+            if found is None:
+                found = self.plain_seen[id(look)] = (look, seen_plain(look))
+            if not found[1]:
+                return False
+        self.skipped[element] = look
+        return True
+
+    def _look_of(self, element: HtmlElement | None) -> Look | None:
+        """The element's look where the walk gave it one. One in a part the walk skips
+        (`_skips`) has its cursor from the part's parent; it is told where the walk used to
+        enter it (`_keyed`), so a control is found as it always was."""
+        if element is None:
+            return None
+        look = self.looks.get(element)
+        if look is not None or not self.skipped:
+            return look
+        part = next((up for up in (element, *element.iterancestors()) if up in self.skipped), None)
+        if part is None:
+            return None
+        if self.keyed is None:
+            self.keyed = _keyed(self.body, self.sheet.keys() or frozenset())
+        return self.skipped[part] if element in self.keyed else None
 
     def _enter(self, wrapper: Any, parent: _Frame) -> _Frame | None:
         """The element's frame, or None when it goes as a whole (its subtree is not walked)."""
@@ -443,7 +479,7 @@ class _Walk:
         if after:  # a control after a part names what it opens: any button does not
             return False
         # One the walk skipped looks as its parent does (see `_leads`).
-        look = self.looks.get(near) or self.looks.get(near.getparent())
+        look = self._look_of(near) or self._look_of(near.getparent())
         clickable = (
             near.tag in _CONTROLS
             or near.get("role") == "button"
@@ -486,23 +522,89 @@ def _says(element: HtmlElement) -> bool:
     return bool(element.text_content().strip()) or bool(element.xpath(_ALT))
 
 
-def _leads(body: HtmlElement, keys: frozenset[Token] | None) -> set[HtmlElement] | None:
-    """The elements of the body that a rule (filed by one of `keys`) or their markup may
-    style, and their ancestors; None when a rule may style any element. Any other subtree
-    looks as its parent does, so under a seen parent the walk skips it: most of a page."""
-    if keys is None:
+class _Leads(NamedTuple):
+    """What the walk must enter (see `_leads`): `styled`, the elements a rule or their markup
+    may style, and their ancestors; `tagged`, those HTML styles by their tag alone (a link's
+    colour, a control's own background), and their ancestors."""
+
+    styled: set[HtmlElement]
+    tagged: set[HtmlElement]
+
+
+def _leads(
+    body: HtmlElement, filters: dict[Token, frozenset[frozenset[Token]]] | None
+) -> _Leads | None:
+    """The elements of the body a rule of the sheet (filed by one of `filters`' keys, and
+    whose ancestors hold what it needs) or their markup may style, or HTML styles by their tag,
+    each with its ancestors; None when a rule may style any element. Any other subtree looks as
+    its parent does, so under a seen parent the walk skips it: most of a page."""
+    if filters is None:
         return None
+    free = frozenset(key for key, needs in filters.items() if frozenset() in needs)
+    bound = {key: needs for key, needs in filters.items() if key not in free}
+    needed = frozenset(token for needs in bound.values() for need in needs for token in need)
+    # What an element and its ancestors hold of what rules need, kept only where it is any.
+    held: dict[HtmlElement, frozenset[Token]] = {}
+    top = frozenset(t for up in (body, *body.iterancestors()) for t in tokens_of(up) if t in needed)
+    if top:
+        held[body] = top
+    found = _Leads(set(), set())
+    for element in body.iter():
+        if not isinstance(element.tag, str) or element is body:
+            continue
+        tokens = tokens_of(element)
+        above = held.get(element.getparent(), _NOTHING) if held else _NOTHING
+        kind = _styled_here(element, tokens, free, bound, above)
+        if kind is not None:
+            _with_ancestors(found.styled if kind else found.tagged, element)
+        if needed and (mine := needed.intersection(tokens)):
+            held[element] = above | mine
+        elif above:
+            held[element] = above
+    return found
+
+
+def _with_ancestors(leads: set[HtmlElement], element: HtmlElement) -> None:
+    up: HtmlElement | None = element
+    while up is not None and up not in leads:
+        leads.add(up)
+        up = up.getparent()
+
+
+def _styled_here(
+    element: HtmlElement,
+    tokens: list[Token],
+    free: frozenset[Token],
+    bound: dict[Token, frozenset[frozenset[Token]]],
+    above: frozenset[Token],
+) -> bool | None:
+    """True when a rule or the element's markup may style it, False when HTML styles it by
+    its tag alone (it declares nothing), None when it looks as its parent does."""
+    if element.get("style") is not None or element.get("hidden") is not None:
+        return True
+    if element.tag == "dialog" or any(True for _ in _hints(element)):
+        return True
+    if element.get(MARK) is not None or not free.isdisjoint(tokens):
+        return True
+    for token in tokens:
+        needs = bound.get(token)
+        if needs is not None and any(need <= above for need in needs):
+            return True
+    return False if element.tag in _OWN_LOOK else None
+
+
+def _keyed(body: HtmlElement, keys: frozenset[Token]) -> set[HtmlElement]:
+    """The elements of the body that have a key of the sheet's or are not plain, and their
+    ancestors: those the walk gave a look before `_leads` read what rules' ancestors need
+    and what HTML styles by its tag (see `_Walk._look_of`)."""
     leads: set[HtmlElement] = set()
     for element in body.iter():
-        if isinstance(element.tag, str) and _styled_here(element, keys):
-            up: HtmlElement | None = element
-            while up is not None and up not in leads:
-                leads.add(up)
-                up = up.getparent()
+        if isinstance(element.tag, str) and _old_styled_here(element, keys):
+            _with_ancestors(leads, element)
     return leads
 
 
-def _styled_here(element: HtmlElement, keys: frozenset[Token]) -> bool:
+def _old_styled_here(element: HtmlElement, keys: frozenset[Token]) -> bool:
     if not _plain(element) or element.get("style") is not None:
         return True
     return any(token in keys for token in tokens_of(element))

@@ -478,6 +478,25 @@ def _unpainted(look: Look) -> bool:
     return background is not None and not look.layered and look.inked and _same(ink, background)
 
 
+def seen_plain(look: Look) -> bool:
+    """Whether whatever declares nothing of its own is seen under this look, as most is:
+    what it inherits hides nothing, and neither ink HTML may give it (the look's own, a
+    link's blue) is lost on the one background that can be behind it (a control the browser
+    paints has none known). This holds for all such elements below it too (see `computed`:
+    a tag alone changes only the link's colour and a control's background)."""
+    if look.opacity <= _FAINT or look.scale <= _SMALL or look.font_px < _READABLE:
+        return False
+    if look.visibility != "visible":
+        return False
+    inks = (look.fill,) if look.fill is not None else (look.color, _LINK)
+    if any(ink[3] < _INVISIBLE_INK for ink in inks):
+        return False
+    background = look.background
+    if background is None or look.layered or not look.inked:
+        return True
+    return not any(_same(ink, background) for ink in inks)
+
+
 def on_picture(element: HtmlElement, look: Look) -> bool:
     """Whether text in its background's colour may stand on a picture beside it, or beside a
     box it is in (a hero image under its heading): then it is seen. Not when it is

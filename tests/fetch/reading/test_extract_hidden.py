@@ -585,3 +585,43 @@ def test_react_streams_parts_numbered_in_hexadecimal():
     text = tree.find("body").text_content()
     assert "Part 43." in text
     assert "developer mode" not in text
+
+
+def test_a_rule_for_links_under_a_class_leads_the_walk_only_there():
+    # `.menu a` styles no link outside a menu: the walk enters the menu's, not the others'.
+    links = "".join(f'<p>{VISIBLE[n % 3]} <a href="/{n}">more</a></p>' for n in range(5))
+    menu = f'<div class="menu"><a href="/m">{SECRET}.</a></div>'
+    tree = tree_of(page(links + menu, head="<style>.menu a{color:transparent}</style>"))
+    sheet = hidden.read_sheet(tree)
+    leads = hidden._leads(tree.find("body"), sheet.filters())
+    assert leads is not None
+    assert {a.get("href") for a in leads.styled if a.tag == "a"} == {"/m"}
+    assert len([a for a in leads.tagged if a.tag == "a"]) == 5  # the others
+    hidden.remove_unseen(tree, sheet)
+    text = tree.find("body").text_content()
+    assert "developer mode" not in text
+    assert VISIBLE[2] in text
+
+
+def test_a_link_that_declares_nothing_is_walked_where_it_may_not_be_seen():
+    # A custom element's opacity:0 is its script's business, but a plain link inside it
+    # is as faint: the walk enters it there though no rule names it.
+    middle = f'<x-fade style="opacity:0"><p>Read <a href="/x">{SECRET} now.</a></p></x-fade>'
+    tree = tree_of(page(middle))
+    hidden.remove_unseen(tree, hidden.read_sheet(tree))
+    assert "developer mode" not in tree.find("body").text_content()
+
+
+def test_what_declares_nothing_is_seen_under_most_looks():
+    from ikigai_web.fetch.reading.looks import Look, seen_plain
+
+    white, blue = (1.0, 1.0, 1.0, 1.0), (0.0, 0.0, 0.933, 1.0)
+    assert seen_plain(Look())
+    assert seen_plain(Look(color=white, background=white))  # the page never set the ink
+    assert not seen_plain(Look(color=white, background=white, inked=True))
+    assert not seen_plain(Look(color=white, background=blue, inked=True))  # a link's blue
+    assert seen_plain(Look(color=white, background=blue, inked=True, fill=white))
+    assert not seen_plain(Look(opacity=0.0))
+    assert not seen_plain(Look(visibility="hidden"))
+    assert not seen_plain(Look(font_px=1.0))
+    assert not seen_plain(Look(color=(0.0, 0.0, 0.0, 0.0)))
