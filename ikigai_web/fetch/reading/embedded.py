@@ -26,16 +26,15 @@ _NOT_PROSE = re.compile(r"^(?:https?:|/|\{|\[|data:)")
 
 def embedded_markdown(signals: Signals, *, include_links: bool) -> str:
     """Markdown of the prose in the page's JSON-LD and app data; "" when there is none."""
-    import orjson
-
     from ikigai_web.fetch.reading.markdown import html_markdown
+    from ikigai_web.fetch.reading.signals import json_value
 
     texts = list(_ld_texts(signals))
     for script in signals.app_data:
         data = script.strip().removeprefix("window.__NUXT__=").removesuffix(";")
         try:
-            texts += _strings(orjson.loads(data), 0)
-        except orjson.JSONDecodeError:
+            texts += _strings(json_value(data), 0)
+        except ValueError:
             continue
     blocks: list[str] = []
     seen: set[str] = set()

@@ -4,6 +4,7 @@ and the data a JavaScript app embeds for its first render. Read before scripts a
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -14,6 +15,12 @@ if TYPE_CHECKING:
 _MAX_SCRIPT = 2_000_000  # characters of one JSON script read; a larger one is skipped
 _MAX_OBJECTS = 500
 _MAX_DEPTH = 12
+# What the standard library's parser reads otherwise than orjson did (which the readers of a
+# page's JSON were written against): a surrogate, raw or escaped, orjson refuses unless
+# paired. Rare enough to hand such text to orjson itself, whose import (uuid, platform) a
+# fresh process otherwise does without.
+_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+_INT64 = range(-(2**63), 2**64)  # orjson's integers; beyond them, a float
 # Scripts in which apps hand their first render's data to the browser.
 _APP_DATA = (
     '//script[@id="__NEXT_DATA__" or @id="__NUXT_DATA__" or @type="application/json"]'
@@ -43,16 +50,49 @@ def read(tree: HtmlElement) -> Signals:
 
 
 def _ld_roots(tree: HtmlElement) -> Iterator[Any]:
-    import orjson
-
     for script in tree.xpath('//script[contains(@type, "ld+json")]'):
         text = script.text or ""
         if len(text) > _MAX_SCRIPT:
             continue
         try:
-            yield orjson.loads(text.strip().removesuffix(";"))
-        except orjson.JSONDecodeError:
+            yield json_value(text.strip().removesuffix(";"))
+        except ValueError:
             continue
+
+
+def json_value(text: str) -> Any:
+    """`text` parsed as orjson.loads parses it; ValueError where orjson refuses it (NaN and
+    Infinity, a number beyond a double, nesting over 1,024 levels, a lone surrogate)."""
+    import json
+
+    if _SURROGATE.search(text):
+        return _orjson_value(text)
+    try:
+        return json.loads(text, parse_constant=_refused, parse_float=_float, parse_int=_int)
+    except RecursionError:  # deeper than this stack allows, which orjson may yet read
+        return _orjson_value(text)
+
+
+def _orjson_value(text: str) -> Any:
+    import orjson
+
+    return orjson.loads(text)  # its JSONDecodeError is a ValueError
+
+
+def _refused(name: str) -> Any:
+    raise ValueError(f"not JSON: {name}")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"beyond a double: {text}")
+    return value
+
+
+def _int(text: str) -> int | float:
+    value = int(text)
+    return value if value in _INT64 else _float(text)
 
 
 def _objects(roots: tuple[Any, ...]) -> Iterator[dict[str, Any]]:
