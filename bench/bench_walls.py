@@ -145,6 +145,14 @@ def load(corpus: Path) -> tuple[list[Page], dict[str, Site]]:
     return pages, sites
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hangs up early (web-fetch stops reading at its limits) is no
+        error of the corpus: it is passed over; any other is printed as before."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -153,7 +161,9 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             served = site.answer(self.path)
             self.send_response(served.status)
             for name, value in served.headers:
-                self.send_header(name, value)
+                # A value past Latin-1 (a realm in Ukrainian) goes as its UTF-8 bytes, as
+                # servers send it; http.server would refuse to encode it.
+                self.send_header(name, value.encode().decode("latin-1"))
             self.send_header("Content-Length", str(len(served.body)))
             self.end_headers()
             self.wfile.write(served.body)
@@ -167,9 +177,7 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def serving(sites: dict[str, Site]) -> Iterator[dict[str, str]]:
     """Each site on a loopback server of its own: its base URL by name."""
-    servers = {
-        name: ThreadingHTTPServer(("127.0.0.1", 0), _handler(site)) for name, site in sites.items()
-    }
+    servers = {name: _Server(("127.0.0.1", 0), _handler(site)) for name, site in sites.items()}
     for server in servers.values():
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -182,6 +182,7 @@ _DESCRIBED = (
     "article", "newsarticle", "blogposting", "techarticle", "scholarlyarticle", "report",
     "webpage", "aboutpage", "product", "event", "recipe", "howto", "course",
 )  # fmt: skip
+_NOFRAMES = 200_000  # characters of a frameset's <noframes> read as its body
 _SHELL_WORDS = 50  # fewer words outside <noscript> than this: the page needs JavaScript
 _NOSCRIPT_TEXT = "boolean(//body//noscript[normalize-space()])"
 # A type's region gives way to the article candidate when over this share of its text is link
@@ -543,6 +544,7 @@ def _parse(
     if _controls(sample) > _MAX_CONTROL * len(sample):
         raise ToolError(ErrorCode.PARSE_ERROR, _unparsable(url, "it is binary data, not text"))
     tree, warnings = _tree(text, url)
+    _frames_read(tree)
     if declared:  # read with the page, then removed with its other scripts
         tree.extend(_tree(declared.replace("\x00", ""), url)[0].xpath("//script"))
     signals = read(tree)
@@ -650,6 +652,20 @@ def _unescaped(text: str | None) -> str | None:
         return text
     text = text.replace(_ESC_MARK, "\x1b").replace(_BEL_MARK, "\x07")
     return without_escapes(text).replace("\x1b", "").replace("\x07", "")
+
+
+def _frames_read(tree: HtmlElement) -> None:
+    """A frameset page's body: what its <noframes> says, parsed (the parser keeps it as raw
+    text, tags and all), as a browser without frames shows it: a forwarding domain's only
+    words ("this domain is parked") are there."""
+    import lxml.html
+
+    frameset = tree.find("frameset")
+    if frameset is None or tree.find("body") is not None:
+        return
+    said = "".join(fallback.text or "" for fallback in frameset.iter("noframes"))
+    body = lxml.html.fragment_fromstring(said[:_NOFRAMES], create_parent="body")
+    frameset.addnext(body)
 
 
 def _without_fallbacks(tree: HtmlElement) -> None:

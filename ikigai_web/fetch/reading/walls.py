@@ -75,6 +75,8 @@ _CUT_SHORT = 350
 _TEASER_SHORT = 250
 _PROMPT_WORDS = 25  # a gate's prompt is a line of its own, not a sentence of an article
 _LEAD_WORDS = 4  # ...that starts with it, or nearly
+_BARE_WORDS = 2  # a prompt of this many words alone on its line is a button's label...
+_BARE_PROMPTS = 2  # ...and a gate shows at least this many such, where it says no more
 _DECLARED_SHARE = 0.5  # the text shown is under half the length the page declares
 _PART_WORDS = 10  # a declared paywalled part holding fewer words than this is empty
 _NEEDED = 3  # points a wall needs...
@@ -247,6 +249,7 @@ _SEEN = (
     "contains(translate(@style, 'DISPLAYNOE ', 'displaynoe'), 'display:none')])"
 )
 _FIELDS = f"//input[(not(@type) or @type!='hidden') and {_SEEN}]"
+_SCRIPTED_FIELDS = "//input[(not(@type) or @type!='hidden') and not(ancestor-or-self::*[@hidden])]"
 _PASSWORD = f"//input[translate(@type, 'PASSWORD', 'password')='password' and {_SEEN}]"
 # Containers a consent dialog or age check may be named as: a main region too (a consent
 # step drawn as a page of its own, its main region named for consent).
@@ -324,6 +327,13 @@ _WAY_IN = lazy(
 )
 # The controls a person chooses with, and the attributes that name them in markup.
 _CHOICES = "//a | //button | //input[@type='submit' or @type='button']"
+# A choice that names an account by its address: an account chooser's ("Choose an account").
+_ACCOUNTS = (
+    "//*[@role='link' or @role='button' or self::button"
+    " or self::a[not(starts-with(normalize-space(@href), 'mailto:'))]]"
+)
+_MOST_ACCOUNTS = 20  # choices looked at for an address
+_ADDRESS = lazy(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _CONTROL_NAMES = ("id", "class", "name", "data-action", "data-role")
 _ACCEPT = lazy(r"accept|agree|consent|allow[-_]?all")  # searched lower-cased
 _FEW_CHOICES = 8  # a consent step offers a few controls; a page with more is something else
@@ -403,6 +413,7 @@ class Clues(NamedTuple):
     declared_words: int = 0  # the article's length by its JSON-LD (wordCount, articleBody)
     # The structure of a short page (left at its default on a long one):
     identifier: bool = False  # a field for an e-mail address, phone or user name
+    scripted_password: bool = False  # a password field its script shows, and none shown
     birth: bool = False  # fields for a date of birth (a date, selects of days or years)
     typed: bool = False  # a field to write text in (a search box, a contact form's message)
     form_words: int = 0  # words of the form around a password or account field
@@ -441,6 +452,9 @@ class Clues(NamedTuple):
     # (a link, form or button leading to a sign-in), both outside the page's header,
     # navigation and footer: a messenger's or an e-ID's log-in, scanned with its app.
     qr_sign_in: bool = False
+    # A choice (a link, a button) outside the page's chrome whose text is an account's
+    # e-mail address, not a link to write to it: an account chooser, in any language.
+    account_choice: bool = False
     paywall_box: bool = False  # a shown box named for a paywall, with a way to act (subscribe)
     # A scholarly work's own metadata (the citation_ tags Google Scholar reads, Dublin Core's
     # identifier) and a way to buy it or to sign in through an institution (the publishing
@@ -531,7 +545,10 @@ def _may_be_filled(body: HtmlElement) -> bool:
 
 def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
     """The forms and dialogs of a short page (see Clues)."""
-    fields = tree.xpath(_FIELDS)
+    # A form its script shows once it runs (hidden by an inline style until then) stands
+    # for the page's when no field is shown: a gateway's log-on is all such a page has.
+    shown = tree.xpath(_FIELDS)
+    fields = shown or tree.xpath(_SCRIPTED_FIELDS)
     kinds = [str(f.get("type") or "text").lower() for f in fields]
     named = [_field_names(field) for field in fields]
     identifier = any(
@@ -553,12 +570,14 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
     # 2,000 links.
     targets = "\n".join(str(target) for target in tree.xpath(_TARGETS)[:_MOST_TARGETS])
     providers = _providers(tree, targets)
+    accounts = _account_choice(tree)  # an account to choose is a way in
     way_in = bool(signing) or providers >= _PROVIDERS or bool(_WAY_IN.search(targets.lower()))
     return {
-        "way_in": way_in,
+        "way_in": way_in or accounts,
         "providers": providers,
         **_eid_ways(tree, signing, named=providers > 0),
         "identifier": identifier,
+        "scripted_password": not shown and "password" in kinds,
         "birth": birth,
         "typed": typed,
         **_sign_in_form(signing),
@@ -580,6 +599,7 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
         "account_form": any(map(_posts_to_sign_in, _forms_of(signing))),
         "consent_choice": len(choices) <= _FEW_CHOICES and any(map(_accepts, choices)),
         "qr_sign_in": _qr_sign_in(tree),
+        "account_choice": accounts,
         "paywall_box": _paywall_box(tree),
         "scholarly_gate": _scholarly_gate(tree, targets.lower(), url),
         "search_box": _own_search(tree),
@@ -599,6 +619,12 @@ def _scholarly_gate(tree: HtmlElement, targets: str, url: str) -> bool:
     if tree.xpath(_SCHOLARLY) or _DOI.search(unquote(url)):
         return True
     return any(_DOI.search(unquote(way)) for way in ways)
+
+
+def _account_choice(tree: HtmlElement) -> bool:
+    """Whether a choice outside the page's chrome names an account by its address."""
+    choices = tree.xpath(f"{_ACCOUNTS}{_OUTSIDE_CHROME}")[:_MOST_ACCOUNTS]
+    return any(_ADDRESS.search(choice.text_content() or "") for choice in choices)
 
 
 def _qr_sign_in(tree: HtmlElement) -> bool:
@@ -902,7 +928,8 @@ def _form_words(field: HtmlElement) -> tuple[int, str]:
     box = _field_box(field)
     if box is None:
         return 0, ""
-    text = _card(box).text_content()
+    # Its parts apart: text_content() runs a label into the next field's ("nhậpEmail").
+    text = " ".join(_card(box).itertext())
     return len(text.split()) + len(box.xpath(".//input | .//button")), text
 
 
@@ -1049,7 +1076,7 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     if paywall and not over and found.main_empty:
         over = _withheld(found, markdown, html[:_MARKUP].lower())
     if paywall and (found.declared_free is False or not over):
-        return Verdict("sign_in" if _members_sign_in(found, markdown, html, shown) else "paywall")
+        return Verdict(_prompted(found, markdown, html, shown))
     if (
         found.words == 0
         and not scripted
@@ -1070,15 +1097,18 @@ def judge(found: Clues, markdown: str, html: str, *, scripted: bool) -> Verdict 
     return _by_words(found, markdown, html, shown) or (Verdict("paywall") if paywall else None)
 
 
-def _members_sign_in(found: Clues, markdown: str, html: str, shown: int) -> bool:
-    """Whether a members' prompt stands over a log-in form that is the page: members sign
-    in, and nothing is offered for sale. A page that declares its article paywalled, or
-    shows a paywall's own box, sells it."""
+def _prompted(found: Clues, markdown: str, html: str, shown: int) -> str:
+    """The gate a prompt to subscribe or to sign in stands for: a paywall, unless the page
+    is built as another gate and does not sell its article (declares it paywalled, shows a
+    paywall's own box): a log-in form that is the page is a sign-in (members sign in), an
+    age check's form or choices an age gate ("over 19: log in", "under 19: leave")."""
     if found.declared_free is False or found.paywall_box or found.scholarly_gate:
-        return False
+        return "paywall"
     said = wall_phrases.said(found.text or markdown)
     page = _Page(found, said, html[:_MARKUP].lower(), shown, markdown)
-    return _built("sign_in", page, worded=False) >= _STRONG
+    if _built("age_gate", page, worded=False) >= _STRONG:
+        return "age_gate"
+    return "sign_in" if _built("sign_in", page, worded=False) >= _STRONG else "paywall"
 
 
 def _by_words(found: Clues, markdown: str, html: str, shown: int) -> Verdict | None:
@@ -1377,22 +1407,27 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
     if name == "sign_in":  # a form and not one word: a page whose text did not come
         # the form and its card hold nearly all of a short page (or it is a short page with
         # no way into its site: a portal's log-in with its notices and help lines), or of
-        # the content however long the card is
-        beside = page.shown - found.form_words
+        # the content however long the card is; its lines asking for JavaScript are the
+        # page's own notice to browsers without it, no content beside the form
+        markdown = _past_javascript(page.markdown)
+        shown = size(markdown)
+        short = shown <= _FORM_SHORT
+        beside = shown - found.form_words
         alone = found.words > 0 and (
             (short and (beside <= _BESIDE_FORM or (found.leads_nowhere and found.form_centred)))
-            or _beside_form(page.markdown, found.form_text) <= _BESIDE_FORM
+            or _beside_form(markdown, found.form_text) <= _BESIDE_FORM
         )
         idp = alone and _in_markup(wall_marks.IDENTITY, markup)
-        form = (found.password or found.account_form) and alone
+        form = (found.password or found.scripted_password or found.account_form) and alone
         widget = _sign_in_widget(page)
         # a choice of identity providers (national e-IDs, accounts), or one e-ID as the way
         # in ("log in with DigiD"), as a provider's button is, and little else beside them
         providers_alone = short or page.shown - found.provider_words <= _BESIDE_PROVIDERS
         choice = providers_alone and found.providers >= _PROVIDERS
         eid = providers_alone and found.eid_way
-        # a code to scan with the app one is signed in to, and a way in (a number instead)
-        scan = short and found.qr_sign_in
+        # a code to scan with the app one is signed in to, and a way in (a number instead),
+        # or accounts to choose from
+        scan = short and (found.qr_sign_in or found.account_choice)
         points = _STRONG * form + _STRONG * idp + found.identifier + (_STRONG + 1) * widget
         return points + 2 * _STRONG * choice + (_STRONG + 1) * (scan + eid)
     if name == "age_gate":  # a form or choice that asks the age, or a warning's way on
@@ -1417,6 +1452,22 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
     if name == "region_block":
         return _STRONG * found.region_box * short
     return 0
+
+
+def _past_javascript(markdown: str) -> str:
+    """The text without its short lines that ask for JavaScript (they name it so in every
+    language, or say it in the words of the phrase data)."""
+    asking = wall_phrases.listed("javascript")
+    kept = [
+        line
+        for line in markdown.split("\n")
+        if size(line) > _JAVASCRIPT_WORDS
+        or (
+            "javascript" not in (said := wall_phrases.said(line)).text
+            and wall_phrases.found(asking, said) is None
+        )
+    ]
+    return "\n".join(kept)
 
 
 def _starts_with_a_trace(text: str) -> bool:
@@ -1568,13 +1619,26 @@ def _prompt(text: str) -> bool:
     """A subscribe prompt standing alone (a gate's own line), not a phrase inside prose."""
     low = wall_phrases.normal(text)
     spans = [found.span() for found in _PAYWALL.finditer(low)] + _listed_prompts(low)
+    bare = 0
     for start_at, end_at in spans:
         start = low.rfind("\n", 0, start_at) + 1
         end = low.find("\n", end_at)
         line = low[start : len(low) if end < 0 else end]
         if size(line) <= _PROMPT_WORDS and size(low[start:start_at]) <= _LEAD_WORDS:
-            return True
-    return False
+            if not _bare(low[start_at:end_at], line):
+                return True
+            bare += 1
+    # A button of a word or two ("Subscribe") closes a free article as well as a gate: a
+    # gate says more ("Already a subscriber?" beside it, "to keep reading").
+    return bare >= _BARE_PROMPTS
+
+
+def _bare(phrase: str, line: str) -> bool:
+    """Whether a prompt is a word or two standing alone on its line: a button's label."""
+    words = len(phrase.split())
+    return (
+        words <= _BARE_WORDS and len(line.split()) <= words + 1 and not reaches(phrase, _FIRST_CJK)
+    )
 
 
 def _listed_prompts(low: str) -> list[tuple[int, int]]:

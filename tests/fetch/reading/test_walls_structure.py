@@ -252,3 +252,123 @@ def test_a_members_board_behind_a_log_in_form_is_a_sign_in():
 def test_a_members_prompt_with_no_log_in_form_stays_a_paywall():
     html = page(MEMBERS.format(form="<a href='/join'>회원 가입</a>"), "공지사항 - 동네요가")
     assert wall(html, "https://yoga.test/board/notice/215") == "paywall"
+
+
+# ---------------------------------------------------------------- log-on pages of work
+
+
+def test_a_log_on_page_with_its_lines_asking_for_javascript_is_a_sign_in():
+    body = (
+        "<div id='header'><img src='/adfs/portal/logo/logo.png' alt='Groupe Valmont'></div>"
+        "<div id='loginMessage'>Connectez-vous avec votre compte d'organisation</div>"
+        "<form method='post' action='/adfs/ls/'><label>ID d'utilisateur</label>"
+        "<input name='UserName' type='email'><label>Mot de passe</label>"
+        "<input name='Password' type='password'><span role='button'>Connexion</span></form>"
+        "<p>Pour toute difficulté de connexion, contactez le Service Desk au 3456.</p>"
+        "<div id='noScript'><p>JavaScript est requis. Ce navigateur web ne prend pas en charge "
+        "JavaScript ou JavaScript est désactivé dans ce navigateur web.</p><p>Pour savoir si "
+        "votre navigateur web prend en charge JavaScript ou pour activer JavaScript, consultez "
+        "l'aide du navigateur web.</p></div>"
+    )
+    assert wall(page(body, "Connexion"), "https://sso.test/adfs/ls/?SAMLRequest=x") == "sign_in"
+
+
+def test_a_gateways_form_its_script_shows_is_the_pages_sign_in():
+    body = (
+        "<div id='auth' style='display:none'><form method='post' action='/p/u/logon.do'>"
+        "<div>Meld u aan met uw netwerkaccount.</div><label>Gebruikersnaam<input name='login'>"
+        "</label><label>Wachtwoord<input type='password' name='passwd'></label>"
+        "<input type='submit' value='Aanmelden'></form></div>"
+    )
+    assert wall(page(body, "Gateway"), "https://gw.test/logon/LogonPoint/index.html") == "sign_in"
+
+
+def test_a_hidden_log_in_dialog_beside_an_article_is_no_sign_in():
+    text = " ".join(["De gemeente opent in maart een nieuw zwembad aan de rand van de stad."] * 6)
+    body = (
+        f"{NAV}<main><h1>Nieuw zwembad</h1><p>{text}</p></main><div style='display:none'>"
+        "<form action='/login'><input name='user'><input type='password' name='pw'>"
+        "<button>Inloggen</button></form></div>"
+    )
+    assert wall(page(body, "Nieuw zwembad | Studio Nord")) is None
+
+
+def test_labels_of_a_form_laid_out_in_a_table_are_words_apart():
+    # text_content() would run each label into the next ("Đăng nhậpEmail"): none is known.
+    body = (
+        "<form method='post' action='/login'><div>VCoin</div><div>Đăng nhập</div><div>Email"
+        "</div><input type='email' name='email'><div>Mật khẩu</div><input type='password' "
+        "name='password'><button>Đăng nhập</button><a href='/forgot'>Quên mật khẩu?</a>"
+        "<a href='/signup'>Tạo tài khoản VCoin</a><div>hoặc</div><a href='/oauth/google'>Tiếp "
+        "tục với Google</a><a href='/oauth/apple'>Tiếp tục với Apple</a></form>"
+        "<h2>Đăng nhập bằng mã QR</h2><p>Mở ứng dụng VCoin trên điện thoại và quét mã để đăng "
+        "nhập.</p>"
+    )
+    assert wall(page(body, "Đăng nhập | VCoin"), "https://vcoin.test/vi/login") == "sign_in"
+
+
+def test_an_account_chooser_is_a_sign_in_in_any_language():
+    body = (
+        "<h1>Scegli un account</h1><div>per continuare su Fogli</div><ul><li><div role='link'>"
+        "<div>Marta Ricci</div><div>marta.ricci@gufo.test</div><div>Disconnesso</div></div></li>"
+        "<li><div role='link'>Usa un altro account</div></li></ul>"
+    )
+    assert wall(page(body, "Fogli \u2013 Scegli un account"), "https://accounts.gufo.test/v3") == (
+        "sign_in"
+    )
+
+
+def test_a_contact_page_with_an_address_to_write_to_is_content():
+    body = (
+        f"{NAV}<main><h1>Contatti</h1><p>Scrivici per preventivi e appuntamenti.</p>"
+        "<a href='mailto:info@studio.test'>info@studio.test</a></main>"
+    )
+    assert wall(page(body, "Contatti | Studio Nord")) is None
+
+
+# ---------------------------------------------------------------- prompts and their gates
+
+
+ARTICLE = (
+    "<p>Festivalen i Lakselv har sluppet resten av artistene til årets utgave, og blant navnene "
+    "er flere kjente band.</p><p>\u2013 Vi har aldri hatt et sterkere program, sier festivalsjefen."
+    "</p><p>Festivalen arrangeres i juli, og dagspass koster 1 290 kroner.</p>"
+)
+
+
+def test_a_free_article_closed_by_a_subscribe_button_is_content():
+    body = f"{NAV}<article>{ARTICLE}<div class='cta'><a href='/abonnement'>Bli abonnent</a></div>"
+    assert wall(page(body + "</article>", "Festival | Avisa")) is None
+
+
+def test_a_gate_with_its_button_and_its_question_is_a_paywall():
+    gate = (
+        "<div class='cta'><a href='/abonnement'>Bli abonnent</a></div><div class='login'>"
+        "Allerede abonnent?</div>"
+    )
+    body = f"{NAV}<article>{ARTICLE}{gate}</article>"
+    assert wall(page(body, "Festival | Avisa")) == "paywall"
+
+
+def test_an_age_check_that_asks_to_log_in_is_an_age_gate():
+    body = (
+        "<div class='adult'><p>이 정보내용은 청소년유해매체물로서 19세 미만의 청소년이 이용할 수 "
+        "없습니다.</p><div><a href='/login?returnUrl=%2Fdetail'>19세 이상 로그인 후 이용</a>"
+        "<a href='/'>19세 미만 나가기</a></div></div>"
+    )
+    assert wall(page(body, "웹툰"), "https://toon.test/detail?titleId=7") == "age_gate"
+
+
+# ---------------------------------------------------------------- frames
+
+
+def test_a_frameset_reads_its_noframes_as_its_body():
+    html = (
+        "<html><head><title>konzert-fotos.test</title></head><frameset rows='100%,*'>"
+        "<frame src='https://parking.test/?domain=konzert-fotos.test'><noframes><body>"
+        "<h1>konzert-fotos.test</h1><p>Diese Domain wurde bei einem Hoster registriert und ist "
+        "derzeit geparkt.</p></body></noframes></frameset></html>"
+    )
+    found = html_to_markdown(html, "https://konzert-fotos.test/")
+    assert "<p>" not in found.markdown
+    assert found.wall == "parked"
