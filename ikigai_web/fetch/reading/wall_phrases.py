@@ -65,12 +65,23 @@ def said(text: str) -> Said:
 
 
 def normal(text: str) -> str:
-    """Lower case, without the dot Turkish İ leaves (İ lowers to i and a combining dot), and
-    with typographic apostrophes as the data writes them."""
+    """Lower case, without the dot Turkish İ leaves (İ lowers to i and a combining dot), with
+    typographic apostrophes and Romanian's comma-below letters as the data writes them."""
     return text.lower().translate(_NORMAL)
 
 
-_NORMAL = str.maketrans({"\u0307": None, "\u2019": "'", "\u02bc": "'", "\u2018": "'"})
+# Romanian's s and t with a comma below are written with a cedilla as often (the older
+# encodings had only those): both are read as the cedilla, as the data writes them.
+_NORMAL = str.maketrans(
+    {
+        "\u0307": None,
+        "\u2019": "'",
+        "\u02bc": "'",
+        "\u2018": "'",
+        "\u0219": "\u015f",
+        "\u021b": "\u0163",
+    }
+)
 
 
 @cache

@@ -59,6 +59,7 @@ _CONSENT_WORDS = 700
 # ...while the page outside its dialog shows at most this many.
 _OUTSIDE_DIALOG = 40
 _FORM_SHORT = 60  # a form is the page's main region when the page shows at most this much...
+_AGE_SHORT = 90  # ...an age check's with the warnings the law makes it show ("drink responsibly")
 _BESIDE_FORM = 25  # ...and at most this much outside it (or of the content's own beside it)
 _WORD = re.compile(r"\w+")
 _FORM_TEXT = 20_000  # characters of a form's text kept to compare with the content
@@ -75,6 +76,7 @@ _CUT_SHORT = 350
 _TEASER_SHORT = 250
 _PROMPT_WORDS = 25  # a gate's prompt is a line of its own, not a sentence of an article
 _LEAD_WORDS = 4  # ...that starts with it, or nearly
+_LIST_ITEM = lazy(r"\s*(?:[-*+]|\d{1,3}[.)])\s")  # a line of markdown that is a list's item
 _BARE_WORDS = 2  # a prompt of this many words alone on its line is a button's label...
 _BARE_PROMPTS = 2  # ...and a gate shows at least this many such, where it says no more
 _DECLARED_SHARE = 0.5  # the text shown is under half the length the page declares
@@ -1432,7 +1434,7 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
         return points + 2 * _STRONG * choice + (_STRONG + 1) * (scan + eid)
     if name == "age_gate":  # a form or choice that asks the age, or a warning's way on
         gate = found.birth or found.age_box or (worded and found.crossroads)
-        return _STRONG * gate * short
+        return _STRONG * gate * (page.shown <= _AGE_SHORT)
     if name == "consent":
         return _dialog_points(page, worded=worded)
     if name == "parked":
@@ -1612,15 +1614,34 @@ def _paywall(found: Clues, markdown: str, shown: int) -> bool:
         return True  # a paper's abstract, where its publisher sells the rest
     if shown > _TEASER_SHORT:
         return False
-    return found.paywall_box or any(map(_prompt, (found.text, markdown)))
+    if found.paywall_box or _prompt(markdown):
+        return True
+    # The visible text, a line a text node, holds the prompts extraction left out (a gate's
+    # box is no content), but a bold term splits a list item's sentence into nodes ("- **Hard
+    # paywall**: for subscribers only"): a prompt in an item of the content's lists is the
+    # article's, not a gate's.
+    return _prompt(found.text, judged=_listed_in(markdown))
 
 
-def _prompt(text: str) -> bool:
-    """A subscribe prompt standing alone (a gate's own line), not a phrase inside prose."""
+def _listed_in(markdown: str) -> frozenset[str]:
+    """The prompts the items of the text's lists hold."""
+    items = "\n".join(line for line in markdown.split("\n") if _LIST_ITEM.match(line))
+    if not items:
+        return frozenset()
+    said = wall_phrases.said(items)
+    listed = wall_phrases.all_found(wall_phrases.listed("paywall"), said)
+    return frozenset(found.group() for found in _PAYWALL.finditer(said.text)).union(listed)
+
+
+def _prompt(text: str, judged: frozenset[str] = frozenset()) -> bool:
+    """A subscribe prompt standing alone (a gate's own line), not a phrase inside prose;
+    `judged`: prompts read elsewhere, passed over."""
     low = wall_phrases.normal(text)
     spans = [found.span() for found in _PAYWALL.finditer(low)] + _listed_prompts(low)
     bare = 0
     for start_at, end_at in spans:
+        if low[start_at:end_at] in judged:
+            continue
         start = low.rfind("\n", 0, start_at) + 1
         end = low.find("\n", end_at)
         line = low[start : len(low) if end < 0 else end]

@@ -372,3 +372,30 @@ def test_a_frameset_reads_its_noframes_as_its_body():
     found = html_to_markdown(html, "https://konzert-fotos.test/")
     assert "<p>" not in found.markdown
     assert found.wall == "parked"
+
+
+# ---------------------------------------------------------------- o: lists, age checks, blocks
+
+
+def test_an_encyclopedias_list_item_that_says_subscribers_only_is_content():
+    # A bold term splits the item into text nodes; the content's own line is the item's.
+    items = (
+        "<li><b>Hard paywall</b> \u2013 all of the content is for subscribers only.</li>"
+        "<li><b>Metered paywall</b> \u2013 a few free articles a month, then a prompt.</li>"
+    )
+    body = (
+        f"{NAV}<main><h1>Paywall</h1><p>A paywall limits access to a site's content to "
+        f"readers who pay for it.</p><h2>Kinds</h2><ul>{items}</ul></main>"
+    )
+    assert wall(page(body, "Paywall - Encyclopedia")) is None
+
+
+def test_an_age_check_with_the_warnings_the_law_makes_it_show_is_an_age_gate():
+    body = (
+        "<div class='gate'><p>このサイトはお酒に関する情報が含まれているため、20歳以上の方を対象と"
+        "しています。</p><h2>あなたは20歳以上ですか\uff1f</h2><div><button>はい</button><button>いいえ"
+        "</button></div><p>飲酒は20歳になってから。飲酒運転は法律で禁止されています。妊娠中や授乳"
+        "期の飲酒は、胎児・乳児の発育に悪影響を与えるおそれがあります。</p><p>20歳未満の方の"
+        "飲酒は法律で禁止されています。お酒は楽しく適量を。</p></div>"
+    )
+    assert wall(page(body, "蔵元酒造"), "https://sake.test/") == "age_gate"
