@@ -59,7 +59,8 @@ _CONSENT_WORDS = 700
 # ...while the page outside its dialog shows at most this many.
 _OUTSIDE_DIALOG = 40
 _FORM_SHORT = 60  # a form is the page's main region when the page shows at most this much...
-_AGE_SHORT = 90  # ...an age check's with the warnings the law makes it show ("drink responsibly")
+_AGE_SHORT = 90  # ...an age check's that says so, with the warnings the law makes it show
+_CARD_WORDS = 250  # ...of a card at most this long: a page wrapped in one <form> is no card
 _BESIDE_FORM = 25  # ...and at most this much outside it (or of the content's own beside it)
 _WORD = re.compile(r"\w+")
 _FORM_TEXT = 20_000  # characters of a form's text kept to compare with the content
@@ -547,10 +548,7 @@ def _may_be_filled(body: HtmlElement) -> bool:
 
 def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
     """The forms and dialogs of a short page (see Clues)."""
-    # A form its script shows once it runs (hidden by an inline style until then) stands
-    # for the page's when no field is shown: a gateway's log-on is all such a page has.
-    shown = tree.xpath(_FIELDS)
-    fields = shown or tree.xpath(_SCRIPTED_FIELDS)
+    fields, scripted = _fields(tree)
     kinds = [str(f.get("type") or "text").lower() for f in fields]
     named = [_field_names(field) for field in fields]
     identifier = any(
@@ -566,6 +564,7 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
         if kind in ("password", "email", "tel") or (kind == "text" and _IDENTIFIER.search(name))
     ]
     dialog, age_box, region_box, dialogs = _boxes(tree)
+    form = _sign_in_form(signing)
     choices = tree.xpath(_CHOICES)
     title = _squash(tree.findtext(".//title") or "").casefold()
     # Every target searched at once, lower-cased: a call a target cost 30 ms on a page of
@@ -579,10 +578,10 @@ def _structure(tree: HtmlElement, words: int, url: str) -> dict[str, Any]:
         "providers": providers,
         **_eid_ways(tree, signing, named=providers > 0),
         "identifier": identifier,
-        "scripted_password": not shown and "password" in kinds,
+        "scripted_password": scripted,
         "birth": birth,
         "typed": typed,
-        **_sign_in_form(signing),
+        **form,
         "option_words": sum(len((o.text or "").split()) for o in tree.iter("option")),
         "dialog_words": dialog,
         "outside_dialog": max(words - dialog, 0) if dialog else _READ_WORDS,
@@ -621,6 +620,22 @@ def _scholarly_gate(tree: HtmlElement, targets: str, url: str) -> bool:
     if tree.xpath(_SCHOLARLY) or _DOI.search(unquote(url)):
         return True
     return any(_DOI.search(unquote(way)) for way in ways)
+
+
+def _fields(tree: HtmlElement) -> tuple[list[HtmlElement], bool]:
+    """The fields a person fills in, and whether they are a form its script shows: when no
+    field is shown, a log-in form hidden by an inline style until its script runs stands
+    for the page's (a gateway's log-on is all such a page has), if it has words of its own
+    (labels, a heading): a hidden form of bare fields is a framework's helper for password
+    managers (Discourse's), not what the page shows."""
+    shown = tree.xpath(_FIELDS)
+    if shown:
+        return shown, False
+    hidden = tree.xpath(_SCRIPTED_FIELDS)
+    passwords = [field for field in hidden if str(field.get("type")).lower() == "password"]
+    if passwords and _form_words(passwords[0])[1].split():
+        return hidden, True
+    return [], False
 
 
 def _account_choice(tree: HtmlElement) -> bool:
@@ -1417,7 +1432,10 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
         beside = shown - found.form_words
         alone = found.words > 0 and (
             (short and (beside <= _BESIDE_FORM or (found.leads_nowhere and found.form_centred)))
-            or _beside_form(markdown, found.form_text) <= _BESIDE_FORM
+            or (
+                found.form_words <= _CARD_WORDS
+                and _beside_form(markdown, found.form_text) <= _BESIDE_FORM
+            )
         )
         idp = alone and _in_markup(wall_marks.IDENTITY, markup)
         form = (found.password or found.scripted_password or found.account_form) and alone
@@ -1434,7 +1452,7 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
         return points + 2 * _STRONG * choice + (_STRONG + 1) * (scan + eid)
     if name == "age_gate":  # a form or choice that asks the age, or a warning's way on
         gate = found.birth or found.age_box or (worded and found.crossroads)
-        return _STRONG * gate * (page.shown <= _AGE_SHORT)
+        return _STRONG * gate * (short or (page.shown <= _AGE_SHORT and _says_age(page)))
     if name == "consent":
         return _dialog_points(page, worded=worded)
     if name == "parked":
@@ -1454,6 +1472,13 @@ def _built(name: str, page: _Page, *, worded: bool) -> int:  # noqa: PLR0911 - o
     if name == "region_block":
         return _STRONG * found.region_box * short
     return 0
+
+
+def _says_age(page: _Page) -> bool:
+    """Whether the page says what only age checks say (a strong phrase): such a check may
+    show the warnings the law makes it show beside its form ("drinking under 20 is
+    forbidden by law"), where a shop's filters of ages stay a shop's."""
+    return wall_phrases.found(wall_phrases.kind("age_gate").strong, page.said) is not None
 
 
 def _past_javascript(markdown: str) -> str:

@@ -399,3 +399,16 @@ def test_an_age_check_with_the_warnings_the_law_makes_it_show_is_an_age_gate():
         "飲酒は法律で禁止されています。お酒は楽しく適量を。</p></div>"
     )
     assert wall(page(body, "蔵元酒造"), "https://sake.test/") == "age_gate"
+
+
+def test_a_hidden_form_of_bare_fields_is_no_sign_in():
+    # Discourse's form for password managers: no label, no heading, hidden on every page.
+    body = (
+        "<div><a href='https://news.test/'>news</a> <a href='https://calc.test/'>calc</a></div>"
+        "<section id='main'></section><form id='hidden-login-form' method='post' "
+        "action='/login' style='display: none;'><input name='username' type='text'>"
+        "<input name='password' type='password'><input type='submit' value='Log In'></form>"
+    )
+    assert wall(page(body, "What's your range? - Forum"), "https://forum.test/t/range/1") != (
+        "sign_in"
+    )
