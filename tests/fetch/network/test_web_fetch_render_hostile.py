@@ -378,6 +378,12 @@ def test_an_unsettled_page_that_shows_less_than_it_was_sent_with_comes_as_sent(
     assert [w["code"] for w in answer["warnings"]] == ["RENDER_UNSETTLED"]
 
 
+# Under the default of 8 s, and long enough for a busy machine's first navigation: the page
+# must load within the setting and a second's grace, or its browser is stopped before the
+# settle step this test watches (it failed so under load at 0.5 s).
+SETTLE = "3"
+
+
 @needs_browser
 @pytest.mark.loopback
 def test_the_settle_time_is_a_setting(sites, isolated_env, monkeypatch):
@@ -393,10 +399,10 @@ def test_the_settle_time_is_a_setting(sites, isolated_env, monkeypatch):
 
     monkeypatch.setattr(browser, "_settle", noted)
     environ = {"IKIGAI_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1", "IKIGAI_WEB_FETCH_ROBOTS": "0",
-               "IKIGAI_WEB_FETCH_CACHE_TTL": "0", "IKIGAI_WEB_FETCH_RENDER_SETTLE": "0.5",
+               "IKIGAI_WEB_FETCH_CACHE_TTL": "0", "IKIGAI_WEB_FETCH_RENDER_SETTLE": SETTLE,
                "IKIGAI_WEB_TIMEOUT": str(MAX_TIMEOUT)}  # fmt: skip
     answer = web_fetch.execute({"url": site.url("/app")}, Settings(environ=environ))
-    assert given and given[0] <= 0.5  # noqa: PT018 - one wait, noted
+    assert given and given[0] <= float(SETTLE)  # noqa: PT018 - one wait, noted
     assert "RENDER_UNSETTLED" in [w["code"] for w in answer["warnings"]]
 
 
