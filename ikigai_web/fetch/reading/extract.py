@@ -555,8 +555,10 @@ def _parse(
     own = _own_words(tree)
     shell = own < _SHELL_WORDS
     loading = 0 < own <= walls.LOADING_WORDS and bool(tree.xpath(_NOSCRIPT_TEXT))
-    if shell:  # what a browser without JavaScript shows is the content
-        for element in tree.iter("noscript"):
+    for element in list(tree.iter("noscript")):
+        # what a browser without JavaScript shows is the content: a shell's <noscript>, and
+        # the paywall's notice a page shows such browsers in place of its article
+        if shell or walls.paywall_fallback(element):
             element.drop_tag()
     _remove(tree, "//noscript")
     clean_tree(tree, url)

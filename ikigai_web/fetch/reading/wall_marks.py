@@ -147,6 +147,10 @@ CAPTCHA_BOX = _any_case(
     r"captcha\.awswaf",
     r"frc-captcha",  # Friendly Captcha
     r"altcha-widget",
+    r"mtcaptcha",
+    r"arkoselabs",  # Arkose Labs' FunCaptcha, its script and its token's field
+    r"funcaptcha",
+    r"fc-token",
     r"mcaptcha",
     r"captcha-container",
     r"id=[\"']?captcha",
@@ -260,6 +264,7 @@ CONSENT = _any_case(
     r"gdpr-consent",
     r"kvkk",
     r"szn-cmp",  # Seznam's
+    r"contentpass",  # "pay or accept": subscribe, or accept advertising's tracking
     r"privacy-?gate",  # a publisher's privacy gate, its scripts and styles under that name
 )
 # A portal's consent page, sent in place of any page until a choice is made: its forms post
@@ -353,8 +358,8 @@ SERVER_DEFAULT_TITLE = lazy(
 )
 # A paywall's box by its class or id: the generic names publishers' templates give it, and
 # the elements of the paywall products (Piano/Tinypass, Poool, Zephr, Pelcro, Steady, Leaky
-# Paywall, LaterPay, Ghost's and Substack's upgrade prompts). Searched in one container's
-# attributes at a time, on a short page only.
+# Paywall, LaterPay, Ghost's and Substack's upgrade prompts, membership plugins' notices).
+# Searched in one container's attributes at a time, on a short page only.
 PAYWALL_BOX = lazy(
     r"pay-?wall|reg-?wall|meter(?:ed)?[-_]?(?:wall|box|gate|prompt|limit|content)"
     r"|premium[-_]?(?:wall|gate|lock|box|prompt|only)|(?:article|content|story)[-_]?lock"
@@ -363,7 +368,11 @@ PAYWALL_BOX = lazy(
     # A serial's paid chapter or episode: a web novel's or a comic's viewer, locked.
     r"|(?:vip|paid|chapter|episode)[-_]?(?:lock|limit|wall|gate)"
     r"|(?:viewer|chapter|episode|reader)[-_]?locked|tp-(?:modal|container|iframe)"
-    r"|piano[-_]?(?:inline|offer|paywall|template)|tinypass|poool|zephr|pelcro|lp[-_]paywall",
+    r"|piano[-_]?(?:inline|offer|paywall|template)|tinypass|poool|zephr|pelcro|lp[-_]paywall"
+    # WordPress's membership plugins' notices in place of a post (Paid Memberships Pro,
+    # MemberPress, Restrict Content Pro, WooCommerce Memberships)
+    r"|pmpro_content_message|mepr-unauthorized-message|rcp-woocommerce-no-access"
+    r"|wc-memberships-(?:content-)?restrict|memberful|locked[-_]?post",
     re.IGNORECASE,
 )
 # The boot files and roots of frameworks that draw the whole page in the browser (Blazor
@@ -498,6 +507,13 @@ SIGN_IN_WIDGET = _any_case(
     r"simplesaml",
     r"/adfs/ls",
     r"/cas/login",
+    # The widgets of FirebaseUI, Supabase's Auth UI, Descope and authentik, and Clerk's
+    # sign-in route in a Next.js app (its script is on every page of the app, the route not)
+    r"firebaseui-auth-container",
+    r"supabase-auth-ui",
+    r"descope-wc",
+    r"ak-flow-executor",
+    r"sign-in/(?:%5b%5b|\[\[)\.\.\.sign-in",
 )
 
 

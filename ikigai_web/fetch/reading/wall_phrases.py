@@ -28,6 +28,7 @@ _MARKS = (
     "\u102b-\u103e\u1056-\u1059\u17b4-\u17d3"
 )
 _WORD = re.compile(f"[\\w{_MARKS}]+")
+_CLITIC = lazy(r"[\u0621-\u064a\u05d0-\u05ea]{3}")  # a word of Arabic's or Hebrew's letters
 # Scripts written without spaces between words: their phrases are found by substring.
 _UNSPACED = lazy(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _FIRST_UNSPACED = "\u0e00"
@@ -61,7 +62,12 @@ class Said(NamedTuple):
 def said(text: str) -> Said:
     """`text` prepared for matching (see Said)."""
     low = " ".join(normal(text).split())
-    return Said(f" {low} ", frozenset(word[:_KEY] for word in _WORD.findall(low)))
+    words = _WORD.findall(low)
+    keys = {word[:_KEY] for word in words}
+    # Arabic and Hebrew write "and", "with", "for", "the" as a letter or two joined to the
+    # word after them ("بأعمال صيانة", "with maintenance works"): a phrase may start past them.
+    keys.update(word[cut : cut + _KEY] for word in words if _CLITIC.match(word) for cut in (1, 2))
+    return Said(f" {low} ", frozenset(keys))
 
 
 def normal(text: str) -> str:

@@ -135,7 +135,7 @@ _TIME_WINDOW = lazy(
     r"(?<!\d)[0-2]?\d[:\uff1a][0-5]\d(?!\d).*?(?<!\d)[0-2]?\d[:\uff1a][0-5]\d(?!\d)"
 )
 _SEGMENTS = lazy(r"\s+[|\u2013\u2014\u00b7:-]\s+|\s*[|\u00b7\u00bb\u203a/\uff5c]\s*")
-_SENTENCES = lazy(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
+_SENTENCES = lazy(r"(?<=[.!?\u3002\uff01\uff1f])\s*")
 _LINK_TARGET = lazy(r"\]\([^)]*\)")
 # What no phrase list can hold: a domain's own name before "is for sale".
 _DOMAIN_FOR_SALE = lazy(r"[\w-]+(?:\.[\w-]+)+ (?:is|may be|might be) for sale")
@@ -808,6 +808,16 @@ def _paywall_box(tree: HtmlElement) -> bool:
     return False
 
 
+def paywall_fallback(noscript: HtmlElement) -> bool:
+    """Whether a <noscript> holds a paywall's box with a way on (wall_marks.PAYWALL_BOX): the
+    notice a page shows browsers without scripts where its paywall's script would stand."""
+    for box in noscript.iterdescendants():
+        label = f"{box.get('id') or ''} {box.get('class') or ''}"
+        if label != " " and wall_marks.PAYWALL_BOX.search(label) and box.xpath(_ACTIONABLE):
+            return True
+    return False
+
+
 def _own_search(tree: HtmlElement) -> bool:
     """Whether a search field stands in the page's own region rather than its header or menu."""
     for field in tree.xpath(_SEARCH):
@@ -1393,17 +1403,37 @@ def _prose(name: str, markdown: str, *, notice: bool = False) -> int:
     """Words of the page's own sentences: long ones that do not say what a wall of kind
     `name` says (a wall's own sentences do; an article's, a post's, a product's do not).
     `notice`: the page's title or heading names the wall."""
-    phrases = wall_phrases.kind(name)
+    phrases, asking = wall_phrases.kind(name), wall_phrases.listed("javascript")
     total = 0  # a wall's own sentences say what it is; a word it shares with others does not
-    for sentence in _SENTENCES.split(_LINK_TARGET.sub("]", markdown)):
+    for sentence in _sentences(_LINK_TARGET.sub("]", markdown)):
         words = _words(sentence)
         # A maintenance notice's own sentence gives its window of time, in any language:
         # under a heading that names it (a timetable's hours are prose like any other).
         windowed = notice and name == "error_page" and _TIME_WINDOW.search(sentence) is not None
         if words >= _PROSE_SENTENCE and not windowed:
-            strong = wall_phrases.found(phrases.strong, wall_phrases.said(sentence))
-            total += 0 if strong else words
+            # a line asking for JavaScript is a notice to browsers without it, no prose
+            said = wall_phrases.said(sentence)
+            own = wall_phrases.found(phrases.strong, said) or wall_phrases.found(asking, said)
+            total += 0 if own else words
     return total
+
+
+def _sentences(text: str) -> list[str]:
+    """The text's sentences: split at a full stop, a question or exclamation mark (or their
+    CJK forms) and at line ends, but not at a full stop a digit or a small letter follows
+    ("dne 15. 1. 2026", "z. B. die", "example.com"): dates and abbreviations in many
+    languages, which would cut a sentence into short ones that read as a notice's."""
+    sentences: list[str] = []
+    for line in text.split("\n"):
+        start = 0
+        for stop in _SENTENCES.finditer(line):
+            head = line[stop.end() : stop.end() + 1]
+            if line[stop.start() - 1 : stop.start()] == "." and (head.isdigit() or head.islower()):
+                continue  # the sentence goes on past this stop
+            sentences.append(line[start : stop.start()])
+            start = stop.end()
+        sentences.append(line[start:])
+    return [sentence for sentence in sentences if sentence.strip()]
 
 
 def _words(sentence: str) -> int:

@@ -412,3 +412,49 @@ def test_a_hidden_form_of_bare_fields_is_no_sign_in():
     assert wall(page(body, "What's your range? - Forum"), "https://forum.test/t/range/1") != (
         "sign_in"
     )
+
+
+# ---------------------------------------------------------------- sentences cut at a date
+
+
+def test_a_notice_withdrawn_on_a_date_written_with_stops_is_not_found():
+    # "dne 15. 1. 2026": the stops of a date do not cut the notice into short sentences.
+    body = (
+        "<main><h1>Úřední deska</h1><div class='alert'>Dokument „Rozpočet obce na rok 2026“ "
+        "byl sejmut z úřední desky dne 15. 1. 2026 a již není k dispozici.</div><p><a "
+        "href='/deska/'>Zpět na seznam dokumentů</a></p></main>"
+    )
+    assert wall(page(body, "Úřední deska"), "https://obec.test/deska/rozpocet.html") == "not_found"
+
+
+def test_a_short_news_item_with_a_date_written_with_stops_is_content():
+    body = (
+        "<main><h1>Úřední deska</h1><p>Zastupitelstvo obce schválilo dne 15. 1. 2026 nový "
+        "rozpočet, opravu návsi a příspěvek hasičům na novou stříkačku pro letní soutěže. "
+        "Dokument o dotaci již není k dispozici.</p></main>"
+    )
+    assert wall(page(body, "Úřední deska"), "https://obec.test/deska/zprava.html") is None
+
+
+# ---------------------------------------------------------------- a plugin's notice
+
+
+def test_a_membership_plugins_notice_under_a_posts_first_line_is_a_paywall():
+    body = (
+        "<main><article class='post pmpro-no-access'><h1>Pronóstico del clásico</h1><div "
+        "class='entry-content'><p>Ambos equipos llegan invictos. Nuestra apuesta…</p><div "
+        "class='pmpro_content_message'>Este contenido es solo para miembros <a href='/planes/'>"
+        "Oro</a>.<br>¿Ya eres miembro? <a href='/login/'>Inicia sesión aquí</a></div></div>"
+        "</article></main>"
+    )
+    assert wall(page(body, "Pronóstico del clásico"), "https://tips.test/vip/clasico/") == "paywall"
+
+
+def test_a_video_that_asks_to_sign_in_to_confirm_the_age_is_an_age_gate():
+    body = (
+        "<div class='ytp-error'><div class='ytp-error-content-wrap-reason'><span>Zaloguj się, "
+        "aby potwierdzić swój wiek</span></div><div><span>Ten film może być nieodpowiedni dla "
+        "niektórych użytkowników.</span></div><a href='/signin?next=%2Fwatch'>Zaloguj się</a>"
+        "</div>"
+    )
+    assert wall(page(body, "VidTube"), "https://vid.test/watch?v=Qm7xZ3Ta0bE") == "age_gate"
