@@ -800,22 +800,19 @@ def _accepts(control: HtmlElement) -> bool:
 def _paywall_box(tree: HtmlElement) -> bool:
     """Whether a box named for a paywall (wall_marks.PAYWALL_BOX) is shown and offers a way
     on (a link, a button, a form): a template that is hidden until needed does not count."""
-    for box in tree.xpath(_NAMED):
-        if not wall_marks.PAYWALL_BOX.search(f"{box.get('id') or ''} {box.get('class') or ''}"):
-            continue
-        if box.xpath(_ACTIONABLE) and box.xpath(_SHOWN):
-            return True
-    return False
+    return any(_paywall_named(box) and box.xpath(_SHOWN) for box in tree.xpath(_NAMED))
 
 
 def paywall_fallback(noscript: HtmlElement) -> bool:
     """Whether a <noscript> holds a paywall's box with a way on (wall_marks.PAYWALL_BOX): the
     notice a page shows browsers without scripts where its paywall's script would stand."""
-    for box in noscript.iterdescendants():
-        label = f"{box.get('id') or ''} {box.get('class') or ''}"
-        if label != " " and wall_marks.PAYWALL_BOX.search(label) and box.xpath(_ACTIONABLE):
-            return True
-    return False
+    return any(map(_paywall_named, noscript.xpath(".//*[@class or @id]")))
+
+
+def _paywall_named(box: HtmlElement) -> bool:
+    """Whether a box is named for a paywall (its class or id) and offers a way on."""
+    label = f"{box.get('id') or ''} {box.get('class') or ''}"
+    return bool(wall_marks.PAYWALL_BOX.search(label) and box.xpath(_ACTIONABLE))
 
 
 def _own_search(tree: HtmlElement) -> bool:
@@ -1403,7 +1400,7 @@ def _prose(name: str, markdown: str, *, notice: bool = False) -> int:
     """Words of the page's own sentences: long ones that do not say what a wall of kind
     `name` says (a wall's own sentences do; an article's, a post's, a product's do not).
     `notice`: the page's title or heading names the wall."""
-    phrases, asking = wall_phrases.kind(name), wall_phrases.listed("javascript")
+    phrases = wall_phrases.kind(name)
     total = 0  # a wall's own sentences say what it is; a word it shares with others does not
     for sentence in _sentences(_LINK_TARGET.sub("]", markdown)):
         words = _words(sentence)
@@ -1413,7 +1410,7 @@ def _prose(name: str, markdown: str, *, notice: bool = False) -> int:
         if words >= _PROSE_SENTENCE and not windowed:
             # a line asking for JavaScript is a notice to browsers without it, no prose
             said = wall_phrases.said(sentence)
-            own = wall_phrases.found(phrases.strong, said) or wall_phrases.found(asking, said)
+            own = wall_phrases.found(phrases.strong, said) is not None or _asks_javascript(said)
             total += 0 if own else words
     return total
 
@@ -1514,17 +1511,12 @@ def _says_age(page: _Page) -> bool:
 def _past_javascript(markdown: str) -> str:
     """The text without its short lines that ask for JavaScript (they name it so in every
     language, or say it in the words of the phrase data)."""
-    asking = wall_phrases.listed("javascript")
-    kept = [
-        line
-        for line in markdown.split("\n")
-        if size(line) > _JAVASCRIPT_WORDS
-        or (
-            "javascript" not in (said := wall_phrases.said(line)).text
-            and wall_phrases.found(asking, said) is None
-        )
-    ]
-    return "\n".join(kept)
+    return "\n".join(line for line in markdown.split("\n") if not asks_for_javascript(line))
+
+
+def _asks_javascript(said: wall_phrases.Said) -> bool:
+    """Whether a line says what pages asking for JavaScript say (the phrase data)."""
+    return wall_phrases.found(wall_phrases.listed("javascript"), said) is not None
 
 
 def _starts_with_a_trace(text: str) -> bool:
@@ -1643,9 +1635,7 @@ def asks_for_javascript(markdown: str) -> bool:
         return False
     text = wall_phrases.said(markdown)
     # JavaScript is named so in every language: a shell's few words that name it ask for it.
-    return "javascript" in text.text or (
-        wall_phrases.found(wall_phrases.listed("javascript"), text) is not None
-    )
+    return "javascript" in text.text or _asks_javascript(text)
 
 
 def boots_an_app(markdown: str, html: str) -> bool:
